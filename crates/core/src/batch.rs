@@ -1,0 +1,236 @@
+//! Columnar, owned batches of parsed records: what the parse workers hand to the store,
+//! the reports and the replay, with the bad lines found on the way.
+
+use std::net::IpAddr;
+
+use crate::record::Record;
+
+/// A column of optional text. Bytes that are not valid UTF-8 are stored as `\xHH`
+/// escapes (the convention Apache itself uses), so every value is valid UTF-8 and
+/// nothing of the original is lost.
+#[derive(Clone, Debug, Default)]
+pub struct TextColumn {
+    data: String,
+    ends: Vec<u32>,
+    valid: Vec<bool>,
+}
+
+impl TextColumn {
+    /// Appends a value (`None` = null).
+    pub fn push(&mut self, v: Option<&[u8]>) {
+        match v {
+            Some(bytes) => {
+                push_escaped(&mut self.data, bytes);
+                self.valid.push(true);
+            }
+            None => self.valid.push(false),
+        }
+        self.ends.push(self.data.len() as u32);
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether the column is empty.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The i-th value.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        if !self.valid[i] {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        Some(&self.data[start..self.ends[i] as usize])
+    }
+
+    /// All values in order.
+    pub fn iter(&self) -> impl Iterator<Item = Option<&str>> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+
+    /// Bytes of text held.
+    pub fn text_bytes(&self) -> usize {
+        self.data.len()
+    }
+}
+
+/// Appends `bytes` to `out`, escaping invalid UTF-8 as `\xHH`.
+pub fn push_escaped(out: &mut String, mut bytes: &[u8]) {
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.push_str(s);
+                return;
+            }
+            Err(e) => {
+                let good = e.valid_up_to();
+                // SAFETY-free: from_utf8 said these bytes are valid.
+                out.push_str(std::str::from_utf8(&bytes[..good]).unwrap_or_default());
+                let bad = e.error_len().unwrap_or(bytes.len() - good);
+                for b in &bytes[good..good + bad] {
+                    out.push_str("\\x");
+                    out.push(HEX[(b >> 4) as usize] as char);
+                    out.push(HEX[(b & 15) as usize] as char);
+                }
+                bytes = &bytes[good + bad..];
+            }
+        }
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// A line that could not be parsed.
+#[derive(Clone, Debug)]
+pub struct BadLine {
+    /// 1-based line number in its input.
+    pub line: u64,
+    /// Why it was rejected.
+    pub reason: &'static str,
+    /// The line as read (without the newline); for over-long lines only the head.
+    pub raw: Vec<u8>,
+}
+
+/// Parsed records of one chunk, in line order, plus its bad lines.
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    /// Arrival, UTC ms since the epoch.
+    pub ts_ms: Vec<i64>,
+    /// Timestamp precision as decimal digits (0, 3, 6).
+    pub precision: Vec<u8>,
+    /// Client as written.
+    pub client: TextColumn,
+    /// Client address, when the client is one.
+    pub ip: Vec<Option<IpAddr>>,
+    /// identd field.
+    pub ident: TextColumn,
+    /// Authenticated user.
+    pub user: TextColumn,
+    /// Method.
+    pub method: TextColumn,
+    /// Path without query.
+    pub path: TextColumn,
+    /// Query without `?`.
+    pub query: TextColumn,
+    /// Protocol.
+    pub protocol: TextColumn,
+    /// Status.
+    pub status: Vec<u16>,
+    /// Body bytes.
+    pub bytes: Vec<Option<u64>>,
+    /// Referer.
+    pub referer: TextColumn,
+    /// User agent.
+    pub user_agent: TextColumn,
+    /// Host.
+    pub host: TextColumn,
+    /// Request time in µs.
+    pub request_time_us: Vec<Option<u64>>,
+    /// X-Forwarded-For.
+    pub xff: TextColumn,
+    /// Cookie header present.
+    pub has_cookie: Vec<Option<bool>>,
+    /// Line number of each record.
+    pub line: Vec<u64>,
+    /// Lines rejected in this chunk, in order.
+    pub bad: Vec<BadLine>,
+    /// Lines read in this chunk (records + bad + skipped directives).
+    pub lines: u64,
+    /// Lines that are format directives (`#Fields:` …) or blank: neither records nor bad.
+    pub skipped: u64,
+}
+
+impl Batch {
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.ts_ms.len()
+    }
+
+    /// Whether there are no records.
+    pub fn is_empty(&self) -> bool {
+        self.ts_ms.is_empty()
+    }
+
+    /// Appends one record found on `line`.
+    pub fn push(&mut self, r: &Record<'_>, line: u64) {
+        self.ts_ms.push(r.ts_ms);
+        self.precision.push(r.precision.digits());
+        self.client.push(Some(r.client));
+        self.ip.push(r.ip);
+        self.ident.push(r.ident);
+        self.user.push(r.user);
+        self.method.push(r.method);
+        self.path.push(r.path);
+        self.query.push(r.query);
+        self.protocol.push(r.protocol);
+        self.status.push(r.status);
+        self.bytes.push(r.bytes);
+        self.referer.push(r.referer);
+        self.user_agent.push(r.user_agent);
+        self.host.push(r.host);
+        self.request_time_us.push(r.request_time_us);
+        self.xff.push(r.xff);
+        self.has_cookie.push(r.has_cookie);
+        self.line.push(line);
+    }
+
+    /// Keeps only the records whose index satisfies `keep` (bad lines untouched).
+    pub fn retain_indices(&self, idx: &[usize]) -> Batch {
+        let mut out = Batch::default();
+        for &i in idx {
+            out.ts_ms.push(self.ts_ms[i]);
+            out.precision.push(self.precision[i]);
+            out.client.push(self.client.get(i).map(str::as_bytes));
+            out.ip.push(self.ip[i]);
+            out.ident.push(self.ident.get(i).map(str::as_bytes));
+            out.user.push(self.user.get(i).map(str::as_bytes));
+            out.method.push(self.method.get(i).map(str::as_bytes));
+            out.path.push(self.path.get(i).map(str::as_bytes));
+            out.query.push(self.query.get(i).map(str::as_bytes));
+            out.protocol.push(self.protocol.get(i).map(str::as_bytes));
+            out.status.push(self.status[i]);
+            out.bytes.push(self.bytes[i]);
+            out.referer.push(self.referer.get(i).map(str::as_bytes));
+            out.user_agent
+                .push(self.user_agent.get(i).map(str::as_bytes));
+            out.host.push(self.host.get(i).map(str::as_bytes));
+            out.request_time_us.push(self.request_time_us[i]);
+            out.xff.push(self.xff.get(i).map(str::as_bytes));
+            out.has_cookie.push(self.has_cookie[i]);
+            out.line.push(self.line[i]);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_utf8_is_escaped_not_lost() {
+        let mut s = String::new();
+        push_escaped(&mut s, b"SEARCH /\x90\x90\x02ok \xe2\x82");
+        assert_eq!(s, "SEARCH /\\x90\\x90\x02ok \\xe2\\x82");
+        let mut t = String::new();
+        push_escaped(&mut t, "caf\u{e9}".as_bytes());
+        assert_eq!(t, "caf\u{e9}");
+    }
+
+    #[test]
+    fn text_column_keeps_nulls_and_order() {
+        let mut c = TextColumn::default();
+        c.push(Some(b"a"));
+        c.push(None);
+        c.push(Some(b""));
+        c.push(Some(b"xyz"));
+        assert_eq!(
+            c.iter().collect::<Vec<_>>(),
+            vec![Some("a"), None, Some(""), Some("xyz")]
+        );
+    }
+}

@@ -1,0 +1,16 @@
+//! logscope-core: the polars-free heart of logscope — log sources, format parsers,
+//! request classification and the rate-limiter replay engine.
+//!
+//! Everything here streams and is deterministic: time always comes from the log,
+//! never from the wall clock.
+
+pub mod batch;
+pub mod escape;
+pub mod parse;
+pub mod pipeline;
+pub mod record;
+pub mod replay;
+pub mod source;
+pub mod time;
+
+pub use record::{Precision, Record};

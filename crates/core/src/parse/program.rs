@@ -1,0 +1,921 @@
+//! The compiled form of a text log format: a list of literals and fields, and the one
+//! generic matcher ([`TextParser`]) that runs it over a line without allocating.
+//!
+//! Every text format — the predefined ones and the user's nginx/Apache format strings —
+//! compiles into a [`Program`]. Each field's end is found by the literal that follows it
+//! (memchr), by its fixed width (CLF time), by its own syntax (strftime times), or, for
+//! a field between double quotes, by the next unescaped `"` (`\"` is an escape, as
+//! Apache writes it; nginx writes `"` as `\x22`, which needs no special case).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use memchr::{memchr, memrchr};
+
+use super::{FormatError, LineParser, ParseError, ParseOptions};
+use crate::record::{Precision, Record};
+use crate::time::{self, ClfTime};
+
+/// Unit of a request-duration field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RtUnit {
+    /// Seconds, with or without a fraction (`%T`, `%{s}T`).
+    Secs,
+    /// Seconds with a mandatory fraction (nginx `$request_time`, `0.005`).
+    SecsFrac,
+    /// Whole milliseconds (`%{ms}T`).
+    Millis,
+    /// Whole microseconds (`%D`, `%{us}T`).
+    Micros,
+    /// Seconds with a fraction, `-1` meaning not available (AWS processing times).
+    SecsOrNeg,
+}
+
+/// One element of a strftime-like time pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TItem {
+    Lit(u8),
+    Year,
+    Month,
+    MonthAbbr,
+    Day,
+    Hour,
+    Minute,
+    Second,
+    Zone,
+    EpochSecs,
+}
+
+/// How a time field is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum TimeKind {
+    /// `dd/Mon/yyyy:HH:MM:SS ±hhmm`, 26 bytes (`$time_local`, Apache `%t` inside `[]`).
+    Clf,
+    /// ISO 8601 / RFC 3339 (`$time_iso8601`); a missing zone uses the default offset.
+    Iso,
+    /// Epoch seconds with an optional fraction (`$msec`, `%{sec}t`).
+    EpochSecs,
+    /// Epoch milliseconds, integer (`%{msec}t`).
+    EpochMillis,
+    /// Epoch microseconds, integer (`%{usec}t`).
+    EpochMicros,
+    /// Millisecond fraction to add to a seconds timestamp (`%{msec_frac}t`).
+    FracMillis,
+    /// Microsecond fraction to add to a seconds timestamp (`%{usec_frac}t`).
+    FracMicros,
+    /// A strftime pattern (`%{%Y-%m-%d %H:%M:%S}t`).
+    Strftime(Box<[TItem]>),
+}
+
+/// What a field is, i.e. where its value goes in the [`Record`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum FieldKind {
+    Client,
+    /// `address:port` (AWS): the port is dropped.
+    ClientPort,
+    Ident,
+    User,
+    Host,
+    /// Host with an optional `:port` suffix to strip (`%v:%p` of vhost formats).
+    HostPort,
+    /// A timestamp; `completion` when it stamps the end of the request (nginx, Caddy).
+    Time {
+        kind: TimeKind,
+        completion: bool,
+    },
+    Request,
+    /// A request line whose target may be absolute (`GET https://host:443/p HTTP/1.1`,
+    /// AWS): the authority goes to `host`, the rest to path/query.
+    RequestAbs,
+    Method,
+    Path,
+    Query,
+    Uri,
+    Protocol,
+    Status,
+    Bytes,
+    Referer,
+    UserAgent,
+    Xff,
+    Cookie,
+    ReqTime(RtUnit),
+    Ignore,
+}
+
+impl FieldKind {
+    fn is_number(&self) -> bool {
+        matches!(
+            self,
+            FieldKind::Status | FieldKind::Bytes | FieldKind::ReqTime(_) | FieldKind::Time { .. }
+        )
+    }
+
+    fn is_time(&self) -> bool {
+        matches!(self, FieldKind::Time { .. })
+    }
+}
+
+/// How the matcher finds where a field ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// At the next unescaped `"` (the field sits between double quotes).
+    Quoted,
+    /// At the first occurrence of the first byte of the literal that follows.
+    Lit,
+    /// After exactly this many bytes.
+    Fixed(usize),
+    /// Where its own syntax stops (strftime patterns).
+    SelfDelim,
+    /// At the end of the line.
+    Eol,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Field {
+    kind: FieldKind,
+    end: End,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Tok {
+    Lit(Box<[u8]>),
+    Field(Field),
+}
+
+/// What may follow the last token of a format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Trailing {
+    /// Nothing: the format matches the whole line.
+    None,
+    /// Any number of extra ` "…"` fields (the combined family).
+    Quoted,
+    /// Anything after a space (AWS logs, which add fields at the end over time).
+    Any,
+}
+
+/// A compiled text format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Program {
+    toks: Vec<Tok>,
+    /// What may follow the last token.
+    trailing: Trailing,
+    /// Strip an extra pair of double quotes around the whole line.
+    strip_outer: bool,
+}
+
+/// Builds a [`Program`] token by token, checking that fields can be delimited.
+#[derive(Debug, Default)]
+pub(crate) struct Builder {
+    toks: Vec<Tok>,
+    /// Column (1-based) and token text of each field, for error messages.
+    origins: Vec<(usize, String)>,
+}
+
+impl Builder {
+    pub(crate) fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Appends literal bytes (merged with a preceding literal).
+    pub(crate) fn lit(&mut self, b: &[u8]) {
+        if b.is_empty() {
+            return;
+        }
+        if let Some(Tok::Lit(prev)) = self.toks.last_mut() {
+            let mut v = prev.to_vec();
+            v.extend_from_slice(b);
+            *prev = v.into_boxed_slice();
+        } else {
+            self.toks.push(Tok::Lit(b.into()));
+        }
+    }
+
+    /// Appends a field. `col` (1-based) and `token` describe it in error messages.
+    pub(crate) fn field(
+        &mut self,
+        kind: FieldKind,
+        col: usize,
+        token: &str,
+    ) -> Result<(), FormatError> {
+        if let Some(Tok::Field(prev)) = self.toks.last_mut() {
+            // `%U%q`: path immediately followed by `?query` is one request target.
+            if prev.kind == FieldKind::Path && kind == FieldKind::Query {
+                prev.kind = FieldKind::Uri;
+                return Ok(());
+            }
+            let self_delimiting = matches!(
+                prev.kind,
+                FieldKind::Time {
+                    kind: TimeKind::Clf | TimeKind::Strftime(_),
+                    ..
+                }
+            );
+            if !self_delimiting {
+                let (pcol, ptok) = self.origins.last().cloned().unwrap_or_default();
+                return Err(FormatError::Adjacent {
+                    col,
+                    token: token.to_string(),
+                    prev_col: pcol,
+                    prev: ptok,
+                });
+            }
+        }
+        self.toks.push(Tok::Field(Field {
+            kind,
+            end: End::Eol,
+        }));
+        self.origins.push((col, token.to_string()));
+        Ok(())
+    }
+
+    /// Index the next token will have (for [`Builder::set_kind`]).
+    pub(crate) fn field_index(&self) -> usize {
+        self.toks.len()
+    }
+
+    /// Changes the kind of the field at token index `idx`.
+    pub(crate) fn set_kind(&mut self, idx: usize, kind: FieldKind) {
+        if let Some(Tok::Field(f)) = self.toks.get_mut(idx) {
+            f.kind = kind;
+        }
+    }
+
+    /// Whether any field so far is of this kind (used for precedence, e.g. `%O` vs `%b`).
+    pub(crate) fn has(&self, pred: impl Fn(&FieldKind) -> bool) -> bool {
+        self.toks
+            .iter()
+            .any(|t| matches!(t, Tok::Field(f) if pred(&f.kind)))
+    }
+
+    /// Finishes the program: decides how each field ends and checks that there is a
+    /// timestamp.
+    pub(crate) fn finish(mut self, trailing: Trailing) -> Result<Program, FormatError> {
+        if self.toks.is_empty() {
+            return Err(FormatError::Empty);
+        }
+        if !self.has(FieldKind::is_time) {
+            return Err(FormatError::NoTime);
+        }
+        let n = self.toks.len();
+        for i in 0..n {
+            let prev_quote =
+                i > 0 && matches!(&self.toks[i - 1], Tok::Lit(l) if l.ends_with(b"\""));
+            let next = self.toks.get(i + 1).cloned();
+            if let Tok::Field(f) = &mut self.toks[i] {
+                f.end = match (&f.kind, &next) {
+                    (
+                        FieldKind::Time {
+                            kind: TimeKind::Clf,
+                            ..
+                        },
+                        _,
+                    ) => End::Fixed(ClfTime::LEN),
+                    (
+                        FieldKind::Time {
+                            kind: TimeKind::Strftime(_),
+                            ..
+                        },
+                        _,
+                    ) => End::SelfDelim,
+                    (_, Some(Tok::Lit(l))) if prev_quote && l.starts_with(b"\"") => End::Quoted,
+                    (_, Some(Tok::Lit(_))) => End::Lit,
+                    (_, None) => End::Eol,
+                    (_, Some(Tok::Field(_))) => unreachable!("checked in Builder::field"),
+                };
+            }
+        }
+        let strip_outer = !matches!(&self.toks[0], Tok::Lit(l) if l.starts_with(b"\""));
+        Ok(Program {
+            toks: self.toks,
+            trailing,
+            strip_outer,
+        })
+    }
+}
+
+/// Position of the first `"` in `s` not escaped by an odd number of backslashes.
+#[inline]
+pub(crate) fn find_quote(s: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    loop {
+        let i = from + memchr(b'"', &s[from..])?;
+        let mut j = i;
+        while j > 0 && s[j - 1] == b'\\' {
+            j -= 1;
+        }
+        if (i - j) % 2 == 0 {
+            return Some(i);
+        }
+        from = i + 1;
+    }
+}
+
+/// Parses a dotted-quad IPv4 address strictly (four 1–3 digit octets ≤ 255).
+#[inline]
+fn parse_ipv4(b: &[u8]) -> Option<Ipv4Addr> {
+    if b.len() < 7 || b.len() > 15 {
+        return None;
+    }
+    let mut oct = [0u8; 4];
+    let mut k = 0;
+    let mut v: u32 = 0;
+    let mut nd = 0;
+    for &c in b {
+        if c == b'.' {
+            if nd == 0 || k == 3 {
+                return None;
+            }
+            oct[k] = v as u8;
+            k += 1;
+            v = 0;
+            nd = 0;
+        } else {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 || nd == 3 {
+                return None;
+            }
+            v = v * 10 + d as u32;
+            if v > 255 {
+                return None;
+            }
+            nd += 1;
+        }
+    }
+    if k != 3 || nd == 0 {
+        return None;
+    }
+    oct[3] = v as u8;
+    Some(Ipv4Addr::from(oct))
+}
+
+/// `client` as an IP address when it is one (IPv4, IPv6, `[IPv6]`); host names → `None`.
+#[inline]
+pub(crate) fn parse_ip(b: &[u8]) -> Option<IpAddr> {
+    if let Some(v4) = parse_ipv4(b) {
+        return Some(IpAddr::V4(v4));
+    }
+    memchr(b':', b)?;
+    let b = b
+        .strip_prefix(b"[")
+        .and_then(|x| x.strip_suffix(b"]"))
+        .unwrap_or(b);
+    let s = std::str::from_utf8(b).ok()?;
+    s.parse::<Ipv6Addr>().ok().map(IpAddr::V6)
+}
+
+/// `None` for `-` and empty.
+#[inline]
+pub(crate) fn dash_none(v: &[u8]) -> Option<&[u8]> {
+    if v.is_empty() || v == b"-" {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+/// `None` for `-` only (an empty header is kept as `Some("")`).
+#[inline]
+fn dash_only(v: &[u8]) -> Option<&[u8]> {
+    if v == b"-" { None } else { Some(v) }
+}
+
+/// Splits a request target into path and query at the first `?`.
+#[inline]
+pub(crate) fn split_target<'a>(t: &'a [u8], rec: &mut Record<'a>) {
+    match memchr(b'?', t) {
+        Some(i) => {
+            rec.path = Some(&t[..i]);
+            rec.query = Some(&t[i + 1..]);
+        }
+        None => rec.path = if t.is_empty() { None } else { Some(t) },
+    }
+}
+
+/// Removes `:port` from `host:port`, `[v6]:port` and (AWS) `v6:port`.
+pub(crate) fn strip_port(b: &[u8]) -> &[u8] {
+    if let Some(rest) = b.strip_prefix(b"[") {
+        return match memchr(b']', rest) {
+            Some(i) => &rest[..i],
+            None => b,
+        };
+    }
+    match memrchr(b':', b) {
+        Some(i) if b[i + 1..].iter().all(u8::is_ascii_digit) => &b[..i],
+        _ => b,
+    }
+}
+
+/// Splits an absolute-form target `scheme://authority/path` into authority and path.
+fn split_absolute(t: &[u8]) -> Option<(&[u8], &[u8])> {
+    let i = memchr::memmem::find(t, b"://")?;
+    if i == 0 || !t[..i].iter().all(u8::is_ascii_alphabetic) {
+        return None;
+    }
+    let rest = &t[i + 3..];
+    let end = rest
+        .iter()
+        .position(|c| *c == b'/' || *c == b'?')
+        .unwrap_or(rest.len());
+    Some((&rest[..end], &rest[end..]))
+}
+
+/// Whether `b` looks like a protocol token (`HTTP/1.1`, `http/1.0`, `HTTP/V1.0`).
+#[inline]
+fn looks_proto(b: &[u8]) -> bool {
+    b.len() >= 5 && b[..5].eq_ignore_ascii_case(b"HTTP/")
+}
+
+/// Splits a request line (`GET /a?b HTTP/1.1`) into method, path, query and protocol.
+/// `-` and empty give all `None`; a missing protocol gives `protocol: None`.
+#[inline]
+pub(crate) fn split_request<'a>(v: &'a [u8], rec: &mut Record<'a>) {
+    if v.is_empty() || v == b"-" {
+        return;
+    }
+    let (method, rest) = match memchr(b' ', v) {
+        Some(i) => (&v[..i], &v[i + 1..]),
+        None => (v, &v[v.len()..]),
+    };
+    rec.method = if method.is_empty() {
+        None
+    } else {
+        Some(method)
+    };
+    if rest.is_empty() {
+        return;
+    }
+    let target = match memrchr(b' ', rest) {
+        Some(i) if looks_proto(&rest[i + 1..]) => {
+            rec.protocol = Some(&rest[i + 1..]);
+            &rest[..i]
+        }
+        _ if looks_proto(rest) && memchr(b' ', rest).is_none() => {
+            // `GET HTTP/1.0`: no target at all.
+            rec.protocol = Some(rest);
+            &rest[..0]
+        }
+        _ => rest,
+    };
+    split_target(target, rec);
+}
+
+/// Parses a request duration into microseconds.
+#[inline]
+fn parse_rt(v: &[u8], unit: RtUnit) -> Option<u64> {
+    match unit {
+        RtUnit::Micros => time::parse_uint(v),
+        RtUnit::Millis => time::parse_uint(v)?.checked_mul(1000),
+        RtUnit::Secs => time::parse_decimal_micros(v).map(|(us, _)| us as u64),
+        RtUnit::SecsOrNeg if v == b"-1" => None,
+        RtUnit::SecsOrNeg | RtUnit::SecsFrac => {
+            memchr(b'.', v)?;
+            time::parse_decimal_micros(v).map(|(us, _)| us as u64)
+        }
+    }
+}
+
+#[inline]
+fn parse_status(v: &[u8]) -> Option<u16> {
+    if v.len() != 3 {
+        return None;
+    }
+    let a = v[0].wrapping_sub(b'0');
+    let b = v[1].wrapping_sub(b'0');
+    let c = v[2].wrapping_sub(b'0');
+    if a > 9 || b > 9 || c > 9 {
+        return None;
+    }
+    Some(a as u16 * 100 + b as u16 * 10 + c as u16)
+}
+
+/// Time being assembled from one or more time fields of a line.
+#[derive(Clone, Copy, Debug, Default)]
+struct TimeAcc {
+    have: bool,
+    us: i64,
+    prec: Precision,
+    completion: bool,
+    frac_us: Option<(i64, Precision)>,
+}
+
+impl TimeAcc {
+    #[inline]
+    fn offer(&mut self, us: i64, prec: Precision, completion: bool) {
+        if !self.have || prec > self.prec {
+            self.have = true;
+            self.us = us;
+            self.prec = prec;
+            self.completion = completion;
+        }
+    }
+}
+
+/// Parses a strftime pattern at the start of `s`; returns local-or-UTC µs, the zone
+/// offset if the pattern had `%z` (or `%s`, which is UTC), and the bytes consumed.
+fn parse_strftime(items: &[TItem], s: &[u8]) -> Option<(i64, Option<i32>, usize)> {
+    let mut i = 0;
+    let (mut y, mut mo, mut d, mut h, mut mi, mut se) = (1970i64, 1u32, 1u32, 0u32, 0u32, 0u32);
+    let mut off = None;
+    let mut epoch: Option<i64> = None;
+    let num = |i: &mut usize, max: usize| -> Option<u32> {
+        let start = *i;
+        let mut v = 0u32;
+        while *i < s.len() && *i - start < max && s[*i].is_ascii_digit() {
+            v = v * 10 + (s[*i] - b'0') as u32;
+            *i += 1;
+        }
+        if *i == start { None } else { Some(v) }
+    };
+    for it in items {
+        match *it {
+            TItem::Lit(c) => {
+                if s.get(i) != Some(&c) {
+                    return None;
+                }
+                i += 1;
+            }
+            TItem::Year => y = num(&mut i, 4)? as i64,
+            TItem::Month => mo = num(&mut i, 2)?,
+            TItem::Day => {
+                if s.get(i) == Some(&b' ') {
+                    i += 1; // %e pads with a space
+                }
+                d = num(&mut i, 2)?
+            }
+            TItem::Hour => h = num(&mut i, 2)?,
+            TItem::Minute => mi = num(&mut i, 2)?,
+            TItem::Second => se = num(&mut i, 2)?,
+            TItem::MonthAbbr => {
+                mo = time::month_from_abbr(s.get(i..i + 3)?)?;
+                i += 3;
+            }
+            TItem::Zone => {
+                let z = s.get(i..i + 5)?;
+                off = Some(time::parse_offset(z)?);
+                i += 5;
+            }
+            TItem::EpochSecs => {
+                let start = i;
+                while i < s.len() && s[i].is_ascii_digit() {
+                    i += 1;
+                }
+                epoch = Some(time::parse_uint(&s[start..i])? as i64);
+            }
+        }
+    }
+    if let Some(e) = epoch {
+        return Some((e * 1_000_000, Some(0), i));
+    }
+    let days = time::checked_days(y, mo, d)?;
+    let tod = time::checked_hms(h, mi, se)?;
+    Some(((days * time::SECS_PER_DAY + tod) * 1_000_000, off, i))
+}
+
+/// The generic matcher: runs a [`Program`] over lines.
+pub(crate) struct TextParser {
+    prog: std::sync::Arc<Program>,
+    clf: ClfTime,
+    default_offset: i32,
+}
+
+impl TextParser {
+    pub(crate) fn new(prog: std::sync::Arc<Program>, opts: &ParseOptions) -> TextParser {
+        TextParser {
+            prog,
+            clf: ClfTime::new(),
+            default_offset: opts.default_offset_secs,
+        }
+    }
+}
+
+impl LineParser for TextParser {
+    fn parse<'a>(&'a mut self, line: &'a [u8]) -> Result<Record<'a>, ParseError> {
+        let TextParser {
+            prog,
+            clf,
+            default_offset,
+        } = self;
+        let mut line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            return Err(ParseError::Empty);
+        }
+        if prog.strip_outer && line.len() >= 2 && line[0] == b'"' && line[line.len() - 1] == b'"' {
+            line = &line[1..line.len() - 1];
+        }
+        let mut rec = Record::default();
+        let mut t = TimeAcc::default();
+        let mut rt: Option<u64> = None;
+        let toks = &prog.toks;
+        let mut pos = 0usize;
+        for (i, tok) in toks.iter().enumerate() {
+            let rest = &line[pos..];
+            match tok {
+                Tok::Lit(l) => {
+                    if !rest.starts_with(l) {
+                        return Err(if l.starts_with(rest) {
+                            ParseError::Truncated
+                        } else {
+                            ParseError::Mismatch
+                        });
+                    }
+                    pos += l.len();
+                }
+                Tok::Field(f) => {
+                    let (v, used) = match f.end {
+                        End::Quoted => {
+                            let n = find_quote(rest).ok_or(ParseError::UnterminatedQuote)?;
+                            (&rest[..n], n)
+                        }
+                        End::Lit => {
+                            let Tok::Lit(l) = &toks[i + 1] else {
+                                unreachable!()
+                            };
+                            // The field ends at the first byte of the next literal; the
+                            // literal itself is checked next (no searching further: a
+                            // field never contains its delimiter).
+                            let n = memchr(l[0], rest).ok_or(ParseError::Truncated)?;
+                            (&rest[..n], n)
+                        }
+                        End::Fixed(n) => {
+                            if rest.len() < n {
+                                return Err(ParseError::BadTimestamp);
+                            }
+                            (&rest[..n], n)
+                        }
+                        End::Eol if f.kind.is_number() => {
+                            // A number ends at a space; what follows is trailing data.
+                            let n = memchr(b' ', rest).unwrap_or(rest.len());
+                            (&rest[..n], n)
+                        }
+                        End::Eol | End::SelfDelim => (rest, rest.len()),
+                    };
+                    let mut used = used;
+                    match &f.kind {
+                        FieldKind::Client => {
+                            if v.is_empty() {
+                                return Err(ParseError::MissingClient);
+                            }
+                            rec.client = v;
+                            rec.ip = parse_ip(v);
+                        }
+                        FieldKind::ClientPort => {
+                            let c = strip_port(v);
+                            if c.is_empty() || c == b"-" {
+                                return Err(ParseError::MissingClient);
+                            }
+                            rec.client = c;
+                            rec.ip = parse_ip(c);
+                        }
+                        FieldKind::Ident => rec.ident = dash_none(v),
+                        FieldKind::User => rec.user = dash_none(v),
+                        FieldKind::Host => {
+                            if rec.host.is_none() {
+                                rec.host = dash_none(v)
+                            }
+                        }
+                        FieldKind::HostPort => {
+                            let h = match memrchr(b':', v) {
+                                Some(c)
+                                    if c + 1 < v.len()
+                                        && v[c + 1..].iter().all(u8::is_ascii_digit) =>
+                                {
+                                    &v[..c]
+                                }
+                                _ => v,
+                            };
+                            rec.host = dash_none(h);
+                        }
+                        FieldKind::Time { kind, completion } => {
+                            let completion = *completion;
+                            match kind {
+                                TimeKind::Clf => {
+                                    let s = clf.parse(v).ok_or(ParseError::BadTimestamp)?;
+                                    t.offer(s * 1_000_000, Precision::Second, completion);
+                                }
+                                TimeKind::Iso => {
+                                    let it =
+                                        time::parse_iso8601(v).ok_or(ParseError::BadTimestamp)?;
+                                    t.offer(
+                                        it.utc_us(*default_offset),
+                                        Precision::from_digits(it.frac_digits),
+                                        completion,
+                                    );
+                                }
+                                TimeKind::EpochSecs => {
+                                    let (us, dg) = time::parse_decimal_micros(v)
+                                        .ok_or(ParseError::BadTimestamp)?;
+                                    t.offer(us, Precision::from_digits(dg), completion);
+                                }
+                                TimeKind::EpochMillis => {
+                                    let ms = time::parse_uint(v).ok_or(ParseError::BadTimestamp)?;
+                                    t.offer(ms as i64 * 1000, Precision::Milli, completion);
+                                }
+                                TimeKind::EpochMicros => {
+                                    let us = time::parse_uint(v).ok_or(ParseError::BadTimestamp)?;
+                                    t.offer(us as i64, Precision::Micro, completion);
+                                }
+                                TimeKind::FracMillis | TimeKind::FracMicros => {
+                                    let (want, scale, p) = if *kind == TimeKind::FracMillis {
+                                        (3, 1000, Precision::Milli)
+                                    } else {
+                                        (6, 1, Precision::Micro)
+                                    };
+                                    if v.len() != want {
+                                        return Err(ParseError::BadTimestamp);
+                                    }
+                                    let f = time::parse_uint(v).ok_or(ParseError::BadTimestamp)?;
+                                    t.frac_us = Some((f as i64 * scale, p));
+                                }
+                                TimeKind::Strftime(items) => {
+                                    let (us, off, n) = parse_strftime(items, rest)
+                                        .ok_or(ParseError::BadTimestamp)?;
+                                    used = n;
+                                    let utc =
+                                        us - off.unwrap_or(*default_offset) as i64 * 1_000_000;
+                                    t.offer(utc, Precision::Second, completion);
+                                }
+                            }
+                        }
+                        FieldKind::Request => split_request(v, &mut rec),
+                        FieldKind::RequestAbs => {
+                            split_request(v, &mut rec);
+                            if let Some(p) = rec.path
+                                && let Some((host, path)) = split_absolute(p)
+                            {
+                                if rec.host.is_none() {
+                                    rec.host = Some(host);
+                                }
+                                rec.path = if path.is_empty() { None } else { Some(path) };
+                            }
+                        }
+                        FieldKind::Method => rec.method = dash_none(v),
+                        FieldKind::Path => rec.path = dash_none(v),
+                        FieldKind::Query => {
+                            let q = v.strip_prefix(b"?").unwrap_or(v);
+                            rec.query = dash_none(q);
+                        }
+                        FieldKind::Uri => {
+                            if let Some(u) = dash_none(v) {
+                                split_target(u, &mut rec);
+                            }
+                        }
+                        FieldKind::Protocol => rec.protocol = dash_none(v),
+                        FieldKind::Status => {
+                            rec.status = parse_status(v).ok_or(if v.is_empty() {
+                                ParseError::MissingStatus
+                            } else {
+                                ParseError::BadStatus
+                            })?;
+                        }
+                        FieldKind::Bytes => {
+                            rec.bytes = if v == b"-" {
+                                None
+                            } else {
+                                Some(time::parse_uint(v).ok_or(ParseError::BadBytes)?)
+                            };
+                        }
+                        FieldKind::Referer => rec.referer = dash_only(v),
+                        FieldKind::UserAgent => rec.user_agent = dash_only(v),
+                        FieldKind::Xff => rec.xff = dash_none(v),
+                        FieldKind::Cookie => rec.has_cookie = Some(dash_none(v).is_some()),
+                        FieldKind::ReqTime(unit) => {
+                            if v != b"-" && !(*unit == RtUnit::SecsOrNeg && v == b"-1") {
+                                let us = parse_rt(v, *unit).ok_or(ParseError::BadRequestTime)?;
+                                rt = Some(us);
+                                rec.request_time_us = Some(us);
+                            }
+                        }
+                        FieldKind::Ignore => {}
+                    }
+                    pos += used;
+                }
+            }
+        }
+        if pos < line.len() {
+            let mut r = &line[pos..];
+            match prog.trailing {
+                Trailing::None => return Err(ParseError::TrailingData),
+                Trailing::Any => {
+                    if r[0] != b' ' {
+                        return Err(ParseError::TrailingData);
+                    }
+                }
+                Trailing::Quoted => {
+                    while !r.is_empty() {
+                        r = r.strip_prefix(b" \"").ok_or(ParseError::TrailingData)?;
+                        let n = find_quote(r).ok_or(ParseError::UnterminatedQuote)?;
+                        r = &r[n + 1..];
+                    }
+                }
+            }
+        }
+        if !t.have {
+            return Err(ParseError::BadTimestamp);
+        }
+        let mut us = t.us;
+        let mut prec = t.prec;
+        if let Some((f, p)) = t.frac_us
+            && prec == Precision::Second
+        {
+            us += f;
+            prec = p;
+        }
+        if t.completion
+            && let Some(rt) = rt
+        {
+            us -= rt as i64;
+        }
+        rec.ts_ms = us.div_euclid(1000);
+        rec.precision = prec;
+        Ok(rec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv4_strict() {
+        assert_eq!(parse_ipv4(b"1.2.3.4"), Some(Ipv4Addr::new(1, 2, 3, 4)));
+        assert_eq!(
+            parse_ipv4(b"255.255.255.255"),
+            Some(Ipv4Addr::new(255, 255, 255, 255))
+        );
+        for bad in [
+            &b"4.83.226.437"[..],
+            b"1.2.3",
+            b"1.2.3.4.5",
+            b"1..3.4",
+            b"1.2.3.4 ",
+            b"1234.1.1.1",
+            b"a.b.c.d",
+        ] {
+            assert_eq!(parse_ipv4(bad), None);
+        }
+        assert_eq!(
+            parse_ip(b"2001:41d0:8:f69::1"),
+            Some("2001:41d0:8:f69::1".parse().unwrap())
+        );
+        assert_eq!(parse_ip(b"[::1]"), Some(IpAddr::V6(Ipv6Addr::LOCALHOST)));
+        assert_eq!(parse_ip(b"in24.inetnebr.com"), None);
+    }
+
+    #[test]
+    fn quotes() {
+        assert_eq!(find_quote(br#"abc" x"#), Some(3));
+        assert_eq!(find_quote(br#"a\"b" x"#), Some(4));
+        assert_eq!(find_quote(br#"a\\" x"#), Some(3));
+        assert_eq!(find_quote(br#"a\\\"" x"#), Some(5));
+        assert_eq!(find_quote(br#"abc"#), None);
+    }
+
+    #[test]
+    fn request_lines() {
+        type Case<'c> = (&'c [u8], Opt<'c>, Opt<'c>, Opt<'c>, Opt<'c>);
+        type Opt<'c> = Option<&'c [u8]>;
+        let cases: &[Case] = &[
+            (
+                b"GET /a?b=1&c HTTP/1.1",
+                Some(b"GET"),
+                Some(b"/a"),
+                Some(b"b=1&c"),
+                Some(b"HTTP/1.1"),
+            ),
+            (b"GET /", Some(b"GET"), Some(b"/"), None, None),
+            (
+                b"get /x HTTP/V1.0",
+                Some(b"get"),
+                Some(b"/x"),
+                None,
+                Some(b"HTTP/V1.0"),
+            ),
+            (b"-", None, None, None, None),
+            (b"", None, None, None, None),
+            (b"quit", Some(b"quit"), None, None, None),
+            (
+                b"GET /a b c HTTP/1.0",
+                Some(b"GET"),
+                Some(b"/a b c"),
+                None,
+                Some(b"HTTP/1.0"),
+            ),
+            (
+                b"GET /? HTTP/1.0",
+                Some(b"GET"),
+                Some(b"/"),
+                Some(b""),
+                Some(b"HTTP/1.0"),
+            ),
+            (b"GET HTTP/1.0", Some(b"GET"), None, None, Some(b"HTTP/1.0")),
+        ];
+        for (line, m, p, q, pr) in cases {
+            let mut r = Record::default();
+            split_request(line, &mut r);
+            let l = String::from_utf8_lossy(line);
+            assert_eq!(r.method, *m, "{l}");
+            assert_eq!(r.path, *p, "{l}");
+            assert_eq!(r.query, *q, "{l}");
+            assert_eq!(r.protocol, *pr, "{l}");
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! The parallel parse pipeline: one reader thread (mapping or decompressing), parse
+//! workers on every core, and in-order delivery of [`Batch`]es to the caller.
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crossbeam_channel::bounded;
+
+use crate::batch::{BadLine, Batch};
+use crate::parse::{Format, LineParser, ParseOptions};
+use crate::source::{Chunk, Compression, Event, ReadOptions, Reader, SourceError};
+
+/// How to run the pipeline.
+#[derive(Clone, Debug, Default)]
+pub struct PipelineOptions {
+    /// Parse threads (0 = one per core).
+    pub threads: usize,
+    /// Reading options (chunk size, line limit, skip).
+    pub read: ReadOptions,
+    /// Parser options.
+    pub parse: ParseOptions,
+    /// Raw on-disk bytes read so far, for progress bars.
+    pub progress: Option<Arc<AtomicU64>>,
+}
+
+/// What one input yielded.
+#[derive(Debug, Default)]
+pub struct InputStats {
+    /// Lines read (records + bad + skipped).
+    pub lines: u64,
+    /// Records parsed.
+    pub records: u64,
+    /// Bad lines.
+    pub bad: u64,
+    /// Blank lines and format directives.
+    pub skipped: u64,
+    /// Content bytes consumed, counted from the start of the content (skipped ones
+    /// included): where a later ingest of the same content resumes.
+    pub content_end: u64,
+    /// Lines consumed from the start of the content (skipped ones included).
+    pub lines_end: u64,
+    /// The input's compression.
+    pub compression: Option<Compression>,
+    /// A damaged compressed stream: lines before the damage were delivered.
+    pub damage: Option<SourceError>,
+}
+
+/// Reason given for lines over the length limit.
+pub const LONG_LINE: &str = "line longer than the limit";
+
+/// Parses one opened input with `format`, calling `sink` with each batch in input order.
+///
+/// Returns an error only when the input cannot be opened or read at all; damage in a
+/// compressed stream ends the input early and is reported in [`InputStats::damage`].
+/// If `sink` breaks, reading stops and the stats cover what was delivered.
+pub fn run<F>(
+    mut reader: Reader,
+    format: &Format,
+    opts: &PipelineOptions,
+    mut sink: F,
+) -> Result<InputStats, SourceError>
+where
+    F: FnMut(Batch) -> ControlFlow<()>,
+{
+    let compression = reader.compression();
+    let threads = if opts.threads == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        opts.threads
+    };
+    // Formats whose parser carries state from line to line (W3C `#Fields`) run on one
+    // worker so that state follows the file.
+    let threads = if format.is_stateful() { 1 } else { threads };
+    let max_line = opts.read.max_line;
+
+    let (chunk_tx, chunk_rx) = bounded::<(u64, Work)>(threads * 2);
+    let (batch_tx, batch_rx) = bounded::<(u64, Batch)>(threads * 2);
+    let mut stats = InputStats {
+        compression: Some(compression),
+        ..InputStats::default()
+    };
+
+    std::thread::scope(|scope| {
+        // Reader.
+        let progress = opts.progress.clone();
+        let reader_handle = scope.spawn(move || {
+            let mut seq = 0u64;
+            let mut last_raw = 0u64;
+            let mut damage = None;
+            while let Some(ev) = reader.next_event() {
+                if let Some(p) = &progress {
+                    let raw = reader.raw_pos();
+                    p.fetch_add(raw.saturating_sub(last_raw), Ordering::Relaxed);
+                    last_raw = raw;
+                }
+                let work = match ev {
+                    Ok(Event::Chunk(c)) => Work::Chunk(c),
+                    Ok(Event::LongLine {
+                        line, len, head, ..
+                    }) => Work::Long { line, len, head },
+                    Err(e) => {
+                        damage = Some(e);
+                        break;
+                    }
+                };
+                if chunk_tx.send((seq, work)).is_err() {
+                    break;
+                }
+                seq += 1;
+            }
+            drop(chunk_tx);
+            (reader.content_pos(), reader.next_line() - 1, damage)
+        });
+
+        // Workers.
+        for _ in 0..threads {
+            let rx = chunk_rx.clone();
+            let tx = batch_tx.clone();
+            let mut parser = format.parser(&opts.parse);
+            scope.spawn(move || {
+                for (seq, work) in rx {
+                    let batch = match work {
+                        Work::Chunk(c) => parse_chunk(parser.as_mut(), &c, max_line),
+                        Work::Long { line, len, head } => {
+                            let mut b = Batch {
+                                lines: 1,
+                                ..Batch::default()
+                            };
+                            let _ = len;
+                            b.bad.push(BadLine {
+                                line,
+                                reason: LONG_LINE,
+                                raw: head,
+                            });
+                            b
+                        }
+                    };
+                    if tx.send((seq, batch)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(chunk_rx);
+        drop(batch_tx);
+
+        // In-order delivery.
+        let mut pending: BTreeMap<u64, Batch> = BTreeMap::new();
+        let mut next = 0u64;
+        let mut stopped = false;
+        for (seq, batch) in batch_rx.iter() {
+            if stopped {
+                continue;
+            }
+            pending.insert(seq, batch);
+            while let Some(b) = pending.remove(&next) {
+                next += 1;
+                stats.lines += b.lines;
+                stats.records += b.len() as u64;
+                stats.bad += b.bad.len() as u64;
+                stats.skipped += b.skipped;
+                if sink(b).is_break() {
+                    stopped = true;
+                    break;
+                }
+            }
+        }
+        let (content_end, lines_end, damage) = reader_handle.join().expect("reader thread");
+        stats.content_end = content_end;
+        stats.lines_end = lines_end;
+        stats.damage = damage;
+    });
+    match stats.damage.take() {
+        Some(e @ SourceError::Damaged { .. }) => stats.damage = Some(e),
+        Some(e) if stats.lines == 0 => return Err(e),
+        other => stats.damage = other,
+    }
+    Ok(stats)
+}
+
+enum Work {
+    Chunk(Chunk),
+    Long { line: u64, len: u64, head: Vec<u8> },
+}
+
+/// Parses the lines of one chunk.
+pub fn parse_chunk(parser: &mut dyn LineParser, chunk: &Chunk, max_line: usize) -> Batch {
+    let mut batch = Batch::default();
+    let data: &[u8] = chunk;
+    let mut line_no = chunk.first_line;
+    let mut start = 0usize;
+    while start < data.len() {
+        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+        let mut line = &data[start..end];
+        if let [rest @ .., b'\r'] = line {
+            line = rest;
+        }
+        batch.lines += 1;
+        if line.len() > max_line {
+            batch.bad.push(BadLine {
+                line: line_no,
+                reason: LONG_LINE,
+                raw: line[..200].to_vec(),
+            });
+        } else if line.iter().all(|b| b.is_ascii_whitespace()) {
+            batch.skipped += 1;
+        } else {
+            match parser.parse(line) {
+                Ok(rec) => batch.push(&rec, line_no),
+                Err(e) if e.is_skip() => batch.skipped += 1,
+                Err(e) => batch.bad.push(BadLine {
+                    line: line_no,
+                    reason: e.reason(),
+                    raw: line.to_vec(),
+                }),
+            }
+        }
+        line_no += 1;
+        start = end + 1;
+    }
+    batch
+}

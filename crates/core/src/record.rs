@@ -1,0 +1,92 @@
+//! The parsed form of one log line: a reusable, allocation-free view of its fields.
+
+use std::net::IpAddr;
+
+/// How precise a record's timestamp is, as the log wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Precision {
+    /// Whole seconds (`[10/Oct/2000:13:55:36 -0700]`).
+    #[default]
+    Second,
+    /// Milliseconds (`$msec`, Caddy `ts`).
+    Milli,
+    /// Microseconds (Apache `%{usec_frac}t`, ISO with 6 decimals).
+    Micro,
+}
+
+impl Precision {
+    /// Number of decimal digits after the second.
+    pub fn digits(self) -> u8 {
+        match self {
+            Precision::Second => 0,
+            Precision::Milli => 3,
+            Precision::Micro => 6,
+        }
+    }
+
+    /// Inverse of [`Precision::digits`].
+    pub fn from_digits(d: u8) -> Precision {
+        match d {
+            0 => Precision::Second,
+            1..=3 => Precision::Milli,
+            _ => Precision::Micro,
+        }
+    }
+}
+
+/// One request, as parsed from one line.
+///
+/// Text fields borrow from the line where they can; parsers that must unescape
+/// (JSON) write into the record's own scratch buffers, which are reused from line
+/// to line, so steady-state parsing does not allocate.
+///
+/// `None` means the log does not carry the field, or carries `-` for it.
+#[derive(Clone, Debug, Default)]
+pub struct Record<'a> {
+    /// Arrival time (when the server started handling the request), UTC, in
+    /// milliseconds since the Unix epoch. For logs that stamp completion (Caddy `ts`,
+    /// nginx `$msec`) this is completion − request time.
+    pub ts_ms: i64,
+    /// Precision of the timestamp in the log.
+    pub precision: Precision,
+    /// The client as written (`%h`, `$remote_addr`, Caddy `client_ip`): an address
+    /// or, in old logs, a host name.
+    pub client: &'a [u8],
+    /// `client` parsed as an address, when it is one.
+    pub ip: Option<IpAddr>,
+    /// `%l` (identd), rarely meaningful; `None` for `-`.
+    pub ident: Option<&'a [u8]>,
+    /// Authenticated user (`%u`, `$remote_user`, Caddy `user_id`); `None` for `-`/empty.
+    pub user: Option<&'a [u8]>,
+    /// Request method (`GET`), `None` when the request line is `-` or empty.
+    pub method: Option<&'a [u8]>,
+    /// Request target without the query string.
+    pub path: Option<&'a [u8]>,
+    /// Query string without the `?`, `None` when there is no `?`.
+    pub query: Option<&'a [u8]>,
+    /// Protocol (`HTTP/1.1`); `None` when the request line has none.
+    pub protocol: Option<&'a [u8]>,
+    /// Final status code.
+    pub status: u16,
+    /// Response body bytes; `None` for `-`.
+    pub bytes: Option<u64>,
+    /// Referer header; `None` for `-`.
+    pub referer: Option<&'a [u8]>,
+    /// User-Agent header; `None` for `-`.
+    pub user_agent: Option<&'a [u8]>,
+    /// Virtual host / Host header.
+    pub host: Option<&'a [u8]>,
+    /// Time to serve the request, in microseconds.
+    pub request_time_us: Option<u64>,
+    /// X-Forwarded-For header as logged.
+    pub xff: Option<&'a [u8]>,
+    /// Whether the request carried a Cookie header, where the log can tell.
+    pub has_cookie: Option<bool>,
+}
+
+impl<'a> Record<'a> {
+    /// Arrival time in whole seconds since the epoch (floor).
+    pub fn ts_secs(&self) -> i64 {
+        self.ts_ms.div_euclid(1000)
+    }
+}

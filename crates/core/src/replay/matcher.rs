@@ -1,0 +1,188 @@
+//! Which requests a rule covers (matchers) and which it lets through untouched
+//! (exemptions).
+
+use ipnet::IpNet;
+use regex::bytes::Regex;
+
+use super::key::canonical;
+use super::request::Request;
+
+/// Conditions on a request; all given ones must hold (a list matches if any entry does).
+/// The empty matcher matches every request.
+#[derive(Clone, Debug, Default)]
+pub struct Matcher {
+    /// Path starts with one of these.
+    pub path_prefix: Vec<Vec<u8>>,
+    /// Path is one of these.
+    pub path: Vec<Vec<u8>>,
+    /// Path matches.
+    pub path_regex: Option<Regex>,
+    /// Query string matches (a request without a query is matched as empty).
+    pub query_regex: Option<Regex>,
+    /// Method is one of these (case-insensitive).
+    pub method: Vec<Vec<u8>>,
+    /// Status is one of these.
+    pub status: Vec<u16>,
+    /// Host is one of these (case-insensitive).
+    pub host: Vec<Vec<u8>>,
+    /// User agent matches (a missing agent is matched as empty).
+    pub ua_regex: Option<Regex>,
+    /// Referer matches (a missing referer is matched as empty).
+    pub referer_regex: Option<Regex>,
+    /// Referer present (true) or absent (false).
+    pub has_referer: Option<bool>,
+    /// Cookie header present or absent (requests whose log cannot tell never match).
+    pub has_cookie: Option<bool>,
+    /// The caller's heavy flag.
+    pub heavy: Option<bool>,
+    /// Identified (true) or anonymous (false) client.
+    pub identified: Option<bool>,
+    /// Client address in one of these networks.
+    pub cidr: Vec<IpNet>,
+    /// None of these sub-matchers may match.
+    pub not: Vec<Matcher>,
+}
+
+impl Matcher {
+    /// Whether this matcher has no condition (matches everything).
+    pub fn is_empty(&self) -> bool {
+        self.path_prefix.is_empty()
+            && self.path.is_empty()
+            && self.path_regex.is_none()
+            && self.query_regex.is_none()
+            && self.method.is_empty()
+            && self.status.is_empty()
+            && self.host.is_empty()
+            && self.ua_regex.is_none()
+            && self.referer_regex.is_none()
+            && self.has_referer.is_none()
+            && self.has_cookie.is_none()
+            && self.heavy.is_none()
+            && self.identified.is_none()
+            && self.cidr.is_empty()
+            && self.not.is_empty()
+    }
+
+    /// Whether `req` satisfies every condition.
+    pub fn matches(&self, req: &Request<'_>) -> bool {
+        let path = req.path.unwrap_or(b"");
+        if !self.path_prefix.is_empty() && !self.path_prefix.iter().any(|p| path.starts_with(p)) {
+            return false;
+        }
+        if !self.path.is_empty() && !self.path.iter().any(|p| p.as_slice() == path) {
+            return false;
+        }
+        if let Some(re) = &self.path_regex
+            && !re.is_match(path)
+        {
+            return false;
+        }
+        if let Some(re) = &self.query_regex
+            && !re.is_match(req.query.unwrap_or(b""))
+        {
+            return false;
+        }
+        if !self.method.is_empty() {
+            let m = req.method.unwrap_or(b"");
+            if !self.method.iter().any(|x| x.eq_ignore_ascii_case(m)) {
+                return false;
+            }
+        }
+        if !self.status.is_empty() && !self.status.contains(&req.status) {
+            return false;
+        }
+        if !self.host.is_empty() {
+            let h = req.host.unwrap_or(b"");
+            if !self.host.iter().any(|x| x.eq_ignore_ascii_case(h)) {
+                return false;
+            }
+        }
+        if let Some(re) = &self.ua_regex
+            && !re.is_match(req.user_agent.unwrap_or(b""))
+        {
+            return false;
+        }
+        if let Some(re) = &self.referer_regex
+            && !re.is_match(req.referer.unwrap_or(b""))
+        {
+            return false;
+        }
+        if let Some(want) = self.has_referer
+            && req.referer.is_some_and(|r| !r.is_empty()) != want
+        {
+            return false;
+        }
+        if let Some(want) = self.has_cookie
+            && req.has_cookie != Some(want)
+        {
+            return false;
+        }
+        if let Some(want) = self.heavy
+            && req.heavy != want
+        {
+            return false;
+        }
+        if let Some(want) = self.identified
+            && req.identified != want
+        {
+            return false;
+        }
+        if !self.cidr.is_empty() && !in_any(&self.cidr, req) {
+            return false;
+        }
+        !self.not.iter().any(|m| m.matches(req))
+    }
+}
+
+/// Requests a rule (or a whole policy) lets through without counting them: the story of
+/// seed 004, where the service's own credentialed traffic must not be limited.
+#[derive(Clone, Debug, Default)]
+pub struct Exempt {
+    /// Client networks that are never limited.
+    pub cidr: Vec<IpNet>,
+    /// User agents that are never limited.
+    pub ua_regex: Option<Regex>,
+    /// Identified clients are never limited.
+    pub identified: bool,
+    /// These authenticated users are never limited.
+    pub users: Vec<Vec<u8>>,
+}
+
+impl Exempt {
+    /// Whether nothing is exempt.
+    pub fn is_empty(&self) -> bool {
+        self.cidr.is_empty() && self.ua_regex.is_none() && !self.identified && self.users.is_empty()
+    }
+
+    /// Whether `req` is exempt.
+    pub fn covers(&self, req: &Request<'_>) -> bool {
+        if self.identified && req.identified {
+            return true;
+        }
+        if !self.cidr.is_empty() && in_any(&self.cidr, req) {
+            return true;
+        }
+        if let Some(re) = &self.ua_regex
+            && req.user_agent.is_some_and(|ua| re.is_match(ua))
+        {
+            return true;
+        }
+        if !self.users.is_empty()
+            && let Some(u) = req.user
+            && self.users.iter().any(|x| x.as_slice() == u)
+        {
+            return true;
+        }
+        false
+    }
+}
+
+fn in_any(nets: &[IpNet], req: &Request<'_>) -> bool {
+    match req.ip {
+        Some(ip) => {
+            let ip = canonical(ip);
+            nets.iter().any(|n| n.contains(&ip))
+        }
+        None => false,
+    }
+}

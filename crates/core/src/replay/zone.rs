@@ -1,0 +1,239 @@
+//! A zone: one limit's parameters plus the per-key state of its algorithm; the low-level
+//! entry point `Zone::check(now, key, cost)` for callers with their own keys.
+
+use super::caddy::caddy;
+use super::fixed_window::FixedWindow;
+use super::gcra::Gcra;
+use super::leaky_queue::LeakyQueue;
+use super::nginx::{NODELAY_MILLI, NginxLimit, NginxZone, NgxRc};
+use super::sliding_log::SlidingLog;
+use super::sliding_window::SlidingWindow;
+use super::spec::{Algorithm, LimitSpec, NginxDelay, SpecError};
+use super::store::{Lookup, Store};
+use super::token_bucket::TokenBucket;
+
+/// Index of a zone inside its policy.
+pub type ZoneId = u16;
+
+enum Kind {
+    Nginx(NginxZone),
+    Log(Store<SlidingLog>),
+    Token(Store<TokenBucket>),
+    Gcra(Store<Gcra>),
+    Fixed(Store<FixedWindow>),
+    Sliding(Store<SlidingWindow>),
+    Leaky(Store<LeakyQueue>),
+}
+
+macro_rules! each_store {
+    ($kind:expr, $s:ident => $e:expr, $n:ident => $ne:expr) => {
+        match $kind {
+            Kind::Nginx($n) => $ne,
+            Kind::Log($s) => $e,
+            Kind::Token($s) => $e,
+            Kind::Gcra($s) => $e,
+            Kind::Fixed($s) => $e,
+            Kind::Sliding($s) => $e,
+            Kind::Leaky($s) => $e,
+        }
+    };
+}
+
+/// What one zone decided for one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Passed at once.
+    Admit,
+    /// Passed after waiting this many ms.
+    Delay(u32),
+    /// Refused.
+    Refuse,
+}
+
+/// Per-zone tallies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZoneCounters {
+    /// Requests this zone judged (key present).
+    pub checked: u64,
+    /// Requests it let through (including delayed ones).
+    pub passed: u64,
+    /// Requests it delayed.
+    pub delayed: u64,
+    /// Requests it refused.
+    pub refused: u64,
+    /// Requests it skipped because their key was empty or missing.
+    pub skipped: u64,
+    /// Cost it charged.
+    pub cost_charged: u64,
+    /// Requests whose cost field was missing (charged 0).
+    pub cost_missing: u64,
+}
+
+/// One limit with its per-key state.
+pub struct Zone {
+    name: String,
+    spec: LimitSpec,
+    kind: Kind,
+    default_limit: NginxLimit,
+    pub(crate) counters: ZoneCounters,
+}
+
+impl Zone {
+    /// A zone for `spec`; `max_keys` bounds nginx zones (see [`NginxZone::new`]).
+    pub fn new(name: impl Into<String>, spec: LimitSpec) -> Result<Zone, SpecError> {
+        Zone::with_max_keys(name, spec, None)
+    }
+
+    /// Like [`Zone::new`], with a node cap for nginx zones.
+    pub fn with_max_keys(
+        name: impl Into<String>,
+        spec: LimitSpec,
+        max_keys: Option<usize>,
+    ) -> Result<Zone, SpecError> {
+        spec.validate().map_err(|problem| SpecError {
+            spec: spec.to_string(),
+            problem,
+        })?;
+        let (n, w) = spec.rate.reduced();
+        let b = spec.burst();
+        let kind = match spec.algorithm {
+            Algorithm::Nginx => Kind::Nginx(NginxZone::new(spec.rate.nginx_milli(), max_keys)),
+            Algorithm::SlidingLog => Kind::Log(Store::new(SlidingLog::new(
+                spec.rate.count(),
+                spec.rate.window_ms(),
+            ))),
+            Algorithm::Caddy => {
+                Kind::Log(Store::new(caddy(spec.rate.count(), spec.rate.window_ms())))
+            }
+            Algorithm::TokenBucket => Kind::Token(Store::new(TokenBucket::new(n, w, b))),
+            Algorithm::Gcra => Kind::Gcra(Store::new(Gcra::new(n, w, b))),
+            Algorithm::FixedWindow => Kind::Fixed(Store::new(FixedWindow::new(
+                spec.rate.count(),
+                spec.rate.window_ms(),
+            ))),
+            Algorithm::SlidingWindow => Kind::Sliding(Store::new(SlidingWindow::new(
+                spec.rate.count(),
+                spec.rate.window_ms(),
+            ))),
+            Algorithm::LeakyQueue => Kind::Leaky(Store::new(LeakyQueue::new(n, w, b))),
+        };
+        let default_limit = nginx_limit(b, spec.delay);
+        Ok(Zone {
+            name: name.into(),
+            spec,
+            kind,
+            default_limit,
+            counters: ZoneCounters::default(),
+        })
+    }
+
+    /// The zone's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The zone's limit.
+    pub fn spec(&self) -> &LimitSpec {
+        &self.spec
+    }
+
+    /// Tallies so far.
+    pub fn counters(&self) -> &ZoneCounters {
+        &self.counters
+    }
+
+    /// Keys held now (memory is proportional to this).
+    pub fn live_keys(&self) -> usize {
+        each_store!(&self.kind, s => s.live_keys(), n => n.live_keys())
+    }
+
+    /// Most keys held at once.
+    pub fn peak_keys(&self) -> usize {
+        each_store!(&self.kind, s => s.peak_keys(), n => n.peak_keys())
+    }
+
+    /// Judges one request at `now_ms` for `key` (empty = the site-wide bucket) costing
+    /// `cost`, and charges it if admitted. Times must not go backwards by much (a
+    /// decision-time ordered stream); the counters are not touched.
+    pub fn check(&mut self, now_ms: i64, key: &[u8], cost: u64) -> Outcome {
+        let lim = self.default_limit;
+        match self.lookup(now_ms, key, cost, &lim, true) {
+            Lookup::Admit(0) => Outcome::Admit,
+            Lookup::Admit(d) => Outcome::Delay(d),
+            _ => Outcome::Refuse,
+        }
+    }
+
+    /// The default nginx parameters of this zone (`burst`, `delay`).
+    pub(crate) fn default_limit(&self) -> NginxLimit {
+        self.default_limit
+    }
+
+    pub(crate) fn is_nginx(&self) -> bool {
+        matches!(self.kind, Kind::Nginx(_))
+    }
+
+    #[inline]
+    pub(crate) fn lookup(
+        &mut self,
+        now: i64,
+        key: &[u8],
+        cost: u64,
+        lim: &NginxLimit,
+        account: bool,
+    ) -> Lookup {
+        match &mut self.kind {
+            Kind::Nginx(z) => match z.lookup(now, key, cost, lim, account) {
+                NgxRc::Ok(e) => Lookup::Admit(clamp_ms(z.delay_ms(e, lim))),
+                NgxRc::Busy => Lookup::Busy,
+                NgxRc::Again => Lookup::Pending,
+            },
+            Kind::Log(s) => s.lookup(now, key, cost, account),
+            Kind::Token(s) => s.lookup(now, key, cost, account),
+            Kind::Gcra(s) => s.lookup(now, key, cost, account),
+            Kind::Fixed(s) => s.lookup(now, key, cost, account),
+            Kind::Sliding(s) => s.lookup(now, key, cost, account),
+            Kind::Leaky(s) => s.lookup(now, key, cost, account),
+        }
+    }
+
+    /// Charges the pending request; returns its delay in ms.
+    pub(crate) fn account(&mut self, now: i64, cost: u64, lim: &NginxLimit) -> u32 {
+        match &mut self.kind {
+            Kind::Nginx(z) => {
+                let e = z.account(now, cost);
+                clamp_ms(z.delay_ms(e, lim))
+            }
+            Kind::Log(s) => s.account(now, cost),
+            Kind::Token(s) => s.account(now, cost),
+            Kind::Gcra(s) => s.account(now, cost),
+            Kind::Fixed(s) => s.account(now, cost),
+            Kind::Sliding(s) => s.account(now, cost),
+            Kind::Leaky(s) => s.account(now, cost),
+        }
+    }
+
+    /// Drops the pending request uncharged.
+    pub(crate) fn release(&mut self) {
+        if let Kind::Nginx(z) = &mut self.kind {
+            z.release();
+        }
+    }
+}
+
+/// nginx's stored form of `burst`/`delay`.
+pub(crate) fn nginx_limit(burst: u64, delay: NginxDelay) -> NginxLimit {
+    NginxLimit {
+        burst_milli: burst.saturating_mul(1000),
+        delay_milli: match delay {
+            NginxDelay::Default => 0,
+            NginxDelay::NoDelay => NODELAY_MILLI,
+            NginxDelay::Delay(d) => d.saturating_mul(1000).min(NODELAY_MILLI),
+        },
+    }
+}
+
+#[inline]
+fn clamp_ms(ms: u64) -> u32 {
+    ms.min(u32::MAX as u64) as u32
+}

@@ -1,0 +1,139 @@
+//! `logscope info`: what the dataset holds — sources, rows, months, time range, size.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::bail;
+use clap::Args;
+use logscope_core::escape;
+use serde::Serialize;
+
+use crate::render::summary::{mb, rfc3339_ms, thousands};
+use crate::store::Dataset;
+
+/// Arguments of `logscope info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// Print the description as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct SourceOut {
+    names: Vec<String>,
+    format: String,
+    lines: u64,
+    records: u64,
+    bad: u64,
+    content_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct MonthOut {
+    month: String,
+    rows: u64,
+    files: usize,
+}
+
+#[derive(Serialize)]
+struct InfoOut {
+    dataset: String,
+    ingests: u64,
+    rows: u64,
+    parts: usize,
+    bytes_on_disk: u64,
+    first: Option<String>,
+    last: Option<String>,
+    months: Vec<MonthOut>,
+    sources: Vec<SourceOut>,
+}
+
+/// Runs `logscope info`.
+pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
+    let ds = Dataset::open_read(data);
+    if !ds.exists() {
+        bail!(
+            "{}: no dataset here yet; run `logscope ingest FILE` first (or point --data / LOGSCOPE_DATA at one)",
+            data.display()
+        );
+    }
+    let m = ds.manifest()?;
+    let mut months: BTreeMap<String, (u64, usize)> = BTreeMap::new();
+    let mut bytes = 0u64;
+    for p in &m.parts {
+        let e = months.entry(p.month.clone()).or_default();
+        e.0 += p.rows;
+        e.1 += 1;
+        bytes += std::fs::metadata(data.join(&p.path))
+            .map(|md| md.len())
+            .unwrap_or(0);
+    }
+    let out = InfoOut {
+        dataset: data.display().to_string(),
+        ingests: m.ingests,
+        rows: m.rows(),
+        parts: m.parts.len(),
+        bytes_on_disk: bytes,
+        first: m.parts.iter().map(|p| p.min_ts_ms).min().map(rfc3339_ms),
+        last: m.parts.iter().map(|p| p.max_ts_ms).max().map(rfc3339_ms),
+        months: months
+            .into_iter()
+            .map(|(month, (rows, files))| MonthOut { month, rows, files })
+            .collect(),
+        sources: m
+            .sources
+            .iter()
+            .map(|s| SourceOut {
+                names: s.names.clone(),
+                format: s.format.clone(),
+                lines: s.lines,
+                records: s.records,
+                bad: s.bad,
+                content_bytes: s.content_bytes,
+            })
+            .collect(),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&out)?);
+        return Ok(super::exit::OK);
+    }
+    println!("dataset {}", escape::terminal_str(&out.dataset, 300));
+    println!(
+        "{} rows in {} Parquet files ({} on disk), {} ingests",
+        thousands(out.rows),
+        out.parts,
+        mb(out.bytes_on_disk),
+        out.ingests
+    );
+    if let (Some(a), Some(b)) = (&out.first, &out.last) {
+        println!("time range {a} .. {b}");
+    }
+    println!("months:");
+    for mo in &out.months {
+        println!(
+            "  month={}  {:>12} rows  {} files",
+            mo.month,
+            thousands(mo.rows),
+            mo.files
+        );
+    }
+    println!("sources ({}):", out.sources.len());
+    for s in &out.sources {
+        let names: Vec<String> = s
+            .names
+            .iter()
+            .map(|n| escape::terminal_str(n, 80))
+            .collect();
+        println!(
+            "  {}  [{}] {} lines, {} records, {} bad, {}",
+            names.join(" = "),
+            escape::terminal_str(&s.format, 60),
+            thousands(s.lines),
+            thousands(s.records),
+            thousands(s.bad),
+            mb(s.content_bytes)
+        );
+    }
+    Ok(super::exit::OK)
+}

@@ -1,0 +1,80 @@
+//! Command-line interface: argument definitions and dispatch to the commands.
+
+pub mod detect;
+pub mod info;
+pub mod ingest;
+pub mod inputs;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Exit codes, as documented in README.md.
+pub mod exit {
+    /// Everything worked.
+    pub const OK: i32 = 0;
+    /// An error: nothing was written.
+    pub const ERROR: i32 = 1;
+    /// Bad usage (flags, arguments).
+    pub const USAGE: i32 = 2;
+    /// Done, but some input had more bad lines than `--max-bad` allows.
+    pub const TOO_MANY_BAD: i32 = 3;
+    /// Done, but a compressed input was truncated or corrupt (lines before the damage kept).
+    pub const DAMAGED: i32 = 4;
+}
+
+/// logscope: access-log analysis and forensics.
+///
+/// Ingest web-server logs into a local Parquet dataset, then ask what happened, who it
+/// was, whether you were up, and what a rate limit would have done.
+#[derive(Debug, Parser)]
+#[command(
+    name = "logscope",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Dataset directory [default: $XDG_DATA_HOME/logscope or ~/.local/share/logscope].
+    #[arg(long, global = true, env = "LOGSCOPE_DATA", value_name = "DIR")]
+    pub data: Option<PathBuf>,
+
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse logs and add them to the dataset (idempotent: nothing is added twice).
+    Ingest(ingest::IngestArgs),
+    /// Show which format a log file is in, and how sure the detection is.
+    Detect(detect::DetectArgs),
+    /// Describe the dataset: sources, rows, time range, months, size on disk.
+    Info(info::InfoArgs),
+}
+
+/// The dataset directory to use.
+pub fn data_dir(cli: &Option<PathBuf>) -> PathBuf {
+    if let Some(d) = cli {
+        return d.clone();
+    }
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|x| !x.is_empty()) {
+        return PathBuf::from(x).join("logscope");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|x| !x.is_empty()) {
+        return PathBuf::from(h).join(".local/share/logscope");
+    }
+    PathBuf::from(".logscope")
+}
+
+/// Runs the parsed command line; returns the process exit code.
+pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    let data = data_dir(&cli.data);
+    match cli.command {
+        Command::Ingest(args) => ingest::run(&data, args),
+        Command::Detect(args) => detect::run(args),
+        Command::Info(args) => info::run(&data, args),
+    }
+}

@@ -1,0 +1,141 @@
+//! Text rendering of the ingest summary, `info` and `detect`.
+
+use std::fmt::Write;
+
+use logscope_core::escape;
+
+use crate::cli::ingest::IngestSummary;
+
+/// RFC 3339 UTC with milliseconds, e.g. `2015-05-17T10:05:03.000Z`.
+pub fn rfc3339_ms(ms: i64) -> String {
+    match chrono::DateTime::from_timestamp_millis(ms) {
+        Some(t) => t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        None => format!("{ms}ms"),
+    }
+}
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Percentage with two decimals, `-` when the denominator is 0.
+pub fn pct(num: u64, den: u64) -> String {
+    if den == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.2}%", 100.0 * num as f64 / den as f64)
+    }
+}
+
+/// Bytes as `12.3 MB` (10^6).
+pub fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// The human summary printed after `logscope ingest`.
+pub fn ingest_text(s: &IngestSummary) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "ingested {} input{} into {} (ingest #{})",
+        s.files.len(),
+        if s.files.len() == 1 { "" } else { "s" },
+        escape::terminal_str(&s.dataset, 200),
+        s.ingest
+    );
+    let name_w = s
+        .files
+        .iter()
+        .map(|f| f.file.chars().count().min(40))
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        o,
+        "  {:<name_w$}  {:<14} {:>11} {:>11} {:>12} {:>9}",
+        "file", "format", "lines", "added", "already seen", "bad"
+    );
+    for f in &s.files {
+        let fmt: String = f.format.chars().take(14).collect();
+        let _ = writeln!(
+            o,
+            "  {:<name_w$}  {:<14} {:>11} {:>11} {:>12} {:>9}",
+            escape::terminal_str(&f.file, 40),
+            escape::terminal_str(&fmt, 14),
+            thousands(f.lines),
+            thousands(f.added),
+            thousands(f.already_seen),
+            thousands(f.bad)
+        );
+    }
+    let parsed = s.lines - s.skipped;
+    let _ = writeln!(
+        o,
+        "lines {}, records added {}, already seen {}, bad {} ({}), blank/directive {}",
+        thousands(s.lines),
+        thousands(s.added),
+        thousands(s.already_seen),
+        thousands(s.bad),
+        pct(s.bad, parsed),
+        thousands(s.skipped)
+    );
+    if !s.bad_reasons.is_empty() {
+        let top: Vec<String> = s
+            .bad_reasons
+            .iter()
+            .take(5)
+            .map(|(r, n)| format!("{r} {}", thousands(*n)))
+            .collect();
+        let _ = writeln!(o, "bad lines by reason: {}", top.join(", "));
+    }
+    match (&s.first, &s.last) {
+        (Some(a), Some(b)) => {
+            let _ = writeln!(o, "time range: {a} .. {b}");
+        }
+        _ => {
+            let _ = writeln!(o, "time range: (no records added)");
+        }
+    }
+    let _ = writeln!(
+        o,
+        "distinct: {} IPs, {} IPv4 /24, {} IPv6 /48, {} host names",
+        thousands(s.distinct_ips),
+        thousands(s.distinct_v4_24),
+        thousands(s.distinct_v6_48),
+        thousands(s.distinct_hostnames)
+    );
+    let secs = s.seconds.max(1e-6);
+    let _ = writeln!(
+        o,
+        "read {} in {:.2} s ({:.0} MB/s, {:.0}k lines/s); dataset now {} rows",
+        mb(s.bytes),
+        s.seconds,
+        s.bytes as f64 / 1e6 / secs,
+        s.lines as f64 / 1e3 / secs,
+        thousands(s.dataset_rows)
+    );
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_numbers() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(pct(1, 3), "33.33%");
+        assert_eq!(pct(1, 0), "-");
+        assert_eq!(rfc3339_ms(1431857103000), "2015-05-17T10:05:03.000Z");
+    }
+}

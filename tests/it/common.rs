@@ -1,0 +1,103 @@
+//! Shared helpers for the integration tests: running the binary, fixtures, reading
+//! the dataset back.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use polars::prelude::*;
+
+/// The `logscope` binary with a clean environment for `data`.
+pub fn logscope(data: &Path) -> Command {
+    let mut c = Command::cargo_bin("logscope").expect("binary built");
+    c.env_remove("LOGSCOPE_DATA")
+        .env("NO_COLOR", "1")
+        .arg("--data")
+        .arg(data);
+    c
+}
+
+/// A fixture path.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
+}
+
+/// `../shared/data/real/<rel>` when the shared folder is beside the checkout.
+pub fn shared_real(rel: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/real")
+        .join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!(
+            "note: {} not present; skipping the part of the test that needs it",
+            p.display()
+        );
+        None
+    }
+}
+
+/// Runs `ingest --json ARGS` and returns the parsed summary and the exit code.
+pub fn ingest_json(data: &Path, args: &[&str]) -> (serde_json::Value, i32) {
+    let out = logscope(data)
+        .arg("ingest")
+        .arg("--json")
+        .args(args)
+        .output()
+        .expect("runs");
+    let code = out.status.code().unwrap_or(-1);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!(
+            "ingest --json printed no JSON ({e}); stdout: {stdout}; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (v, code)
+}
+
+/// Every committed row of the dataset, sorted by (file, line), as a frame.
+pub fn read_dataset(data: &Path) -> DataFrame {
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data.join("manifest.json")).expect("manifest"))
+            .expect("manifest json");
+    let mut frames = Vec::new();
+    for p in manifest["parts"].as_array().expect("parts") {
+        let path = data.join(p["path"].as_str().expect("path"));
+        let f = std::fs::File::open(&path).expect("part file");
+        frames.push(ParquetReader::new(f).finish().expect("readable parquet"));
+    }
+    let mut df = frames
+        .into_iter()
+        .reduce(|mut a, b| {
+            a.vstack_mut_owned(b).expect("same schema");
+            a
+        })
+        .expect("at least one part");
+    df = df
+        .sort(["file", "line"], SortMultipleOptions::default())
+        .expect("sortable");
+    df
+}
+
+/// All files under `dir`, relative, sorted.
+pub fn tree(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(base: &Path, d: &Path, out: &mut Vec<String>) {
+        if let Ok(rd) = std::fs::read_dir(d) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(base, &p, out);
+                } else {
+                    out.push(p.strip_prefix(base).unwrap().display().to_string());
+                }
+            }
+        }
+    }
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
