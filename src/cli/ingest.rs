@@ -119,7 +119,7 @@ pub struct FileSummary {
 pub struct IngestSummary {
     /// Dataset directory.
     pub dataset: String,
-    /// Ingest number (0 when nothing was committed).
+    /// Ingest number (0 when there was nothing new, and nothing was committed).
     pub ingest: u64,
     /// Inputs.
     pub files: Vec<FileSummary>,
@@ -229,6 +229,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         }
     })?;
     let mut manifest = ds.manifest()?;
+    let sources_before = serde_json::to_string(&manifest.sources)?;
     let ingest_id = manifest.ingests + 1;
     let staging = ds.staging(ingest_id)?;
     let mut writer = StagedWriter::new(staging.clone(), ingest_id);
@@ -403,8 +404,16 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
 
     let parts = writer.finish()?;
     let added: u64 = files.iter().map(|f| f.added).sum();
-    manifest.ingests = ingest_id;
-    ds.commit(&staging, manifest, parts)?;
+    let changed = !parts.is_empty() || serde_json::to_string(&manifest.sources)? != sources_before;
+    let ingest_id = if changed {
+        manifest.ingests = ingest_id;
+        ds.commit(&staging, manifest, parts)?;
+        ingest_id
+    } else {
+        // Nothing new: leave the dataset untouched.
+        ds.discard(&staging)?;
+        0
+    };
     let dataset_rows = ds.manifest()?.rows();
 
     ticker_stop.store(true, Ordering::Relaxed);

@@ -44,13 +44,17 @@ pub fn mb(bytes: u64) -> String {
 /// The human summary printed after `logscope ingest`.
 pub fn ingest_text(s: &IngestSummary) -> String {
     let mut o = String::new();
+    let commit = if s.ingest == 0 {
+        "nothing new, dataset unchanged".to_string()
+    } else {
+        format!("ingest #{}", s.ingest)
+    };
     let _ = writeln!(
         o,
-        "ingested {} input{} into {} (ingest #{})",
+        "ingested {} input{} into {} ({commit})",
         s.files.len(),
         if s.files.len() == 1 { "" } else { "s" },
         escape::terminal_str(&s.dataset, 200),
-        s.ingest
     );
     let name_w = s
         .files

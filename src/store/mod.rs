@@ -190,6 +190,14 @@ impl Dataset {
         Ok(())
     }
 
+    /// Drops a staging directory without committing anything.
+    pub fn discard(&self, staging: &Path) -> Result<(), StoreError> {
+        fs::remove_dir_all(staging).map_err(|source| StoreError::Io {
+            path: staging.to_path_buf(),
+            source,
+        })
+    }
+
     /// Removes what an interrupted ingest left: staging directories, part files not in
     /// the manifest, a half-written manifest.
     fn recover(&self) -> Result<(), StoreError> {

@@ -479,3 +479,56 @@ fn every_real_log_ingests_within_its_documented_bad_share() {
         );
     }
 }
+
+#[test]
+fn duckdb_reads_the_dataset_as_it_is() {
+    let has_duckdb = std::process::Command::new("python3")
+        .args(["-c", "import duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_duckdb {
+        eprintln!("note: python3 duckdb not installed (.ci/run installs it); skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    ingest_json(
+        &data,
+        &[fixture("logs/elastic-apache.log").to_str().unwrap()],
+    );
+    ingest_json(
+        &data,
+        &[fixture("logs/basjes-hackers-access.log").to_str().unwrap()],
+    );
+    let query = format!(
+        "import duckdb; print(duckdb.sql(\"SELECT month, count(*), count(DISTINCT client), min(ts) FROM read_parquet('{}/month=*/*.parquet', hive_partitioning=true) GROUP BY month ORDER BY month\").fetchall())",
+        data.display()
+    );
+    let out = std::process::Command::new("python3")
+        .args(["-c", &query])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("('2015-05', 9999, 1753"), "{text}");
+    assert!(text.contains("('2015-10', 3456, 520"), "{text}");
+}
+
+#[test]
+fn user_format_strings_in_both_syntaxes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = fixture("logs/basjes-hackers-access.log");
+    let apache = r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i""#;
+    let nginx = r#"$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent""#;
+    for (i, f) in [apache, nginx].iter().enumerate() {
+        let data = tmp.path().join(format!("d{i}"));
+        let (s, code) = ingest_json(&data, &["--log-format", f, log.to_str().unwrap()]);
+        assert_eq!(code, 0);
+        assert_eq!(s["added"], 3456, "{f}: {s}");
+        assert_eq!(s["bad"], 0);
+    }
+}

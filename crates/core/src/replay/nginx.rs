@@ -19,7 +19,7 @@
 //!
 //! Cost generalises the `+1000` to `+1000·cost` (nginx itself has no cost).
 
-use rustc_hash::FxHashMap;
+use super::store::KeyMap;
 
 const NIL: u32 = u32::MAX;
 
@@ -60,7 +60,7 @@ pub(crate) enum NgxRc {
 #[derive(Clone, Debug)]
 pub struct NginxZone {
     rate: i64,
-    map: FxHashMap<Box<[u8]>, u32>,
+    map: KeyMap<u32>,
     nodes: Vec<Node>,
     free: Vec<u32>,
     head: u32,
@@ -76,7 +76,7 @@ impl NginxZone {
     pub fn new(rate_milli: u64, max_keys: Option<usize>) -> Self {
         NginxZone {
             rate: rate_milli.min(i64::MAX as u64) as i64,
-            map: FxHashMap::default(),
+            map: KeyMap::new(),
             nodes: Vec::new(),
             free: Vec::new(),
             head: NIL,
@@ -261,7 +261,7 @@ impl NginxZone {
                 (self.nodes.len() - 1) as u32
             }
         };
-        self.map.insert(key.into(), i);
+        self.map.insert(key, i);
         self.push_head(i);
         self.peak = self.peak.max(self.map.len());
         i

@@ -30,6 +30,117 @@ pub(crate) trait Algo {
     fn horizon_ms(&self) -> i64;
 }
 
+/// Longest key kept inline (addresses and prefixes fit; agents usually do not).
+const INLINE: usize = 23;
+
+/// A map from key bytes to values: keys up to 23 bytes are stored inline (no pointer to
+/// chase, hashed as three words), longer ones boxed.
+#[derive(Clone, Debug)]
+pub(crate) struct KeyMap<V> {
+    small: FxHashMap<[u8; INLINE + 1], V>,
+    large: FxHashMap<Box<[u8]>, V>,
+}
+
+#[inline]
+fn inline_key(key: &[u8]) -> Option<[u8; INLINE + 1]> {
+    if key.len() > INLINE {
+        return None;
+    }
+    let mut k = [0u8; INLINE + 1];
+    k[0] = key.len() as u8;
+    k[1..=key.len()].copy_from_slice(key);
+    Some(k)
+}
+
+impl<V> KeyMap<V> {
+    pub(crate) fn new() -> Self {
+        KeyMap {
+            small: FxHashMap::default(),
+            large: FxHashMap::default(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
+        match inline_key(key) {
+            Some(k) => self.small.get_mut(&k),
+            None => self.large.get_mut(key),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, key: &[u8]) -> Option<&V> {
+        match inline_key(key) {
+            Some(k) => self.small.get(&k),
+            None => self.large.get(key),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn insert(&mut self, key: &[u8], v: V) {
+        match inline_key(key) {
+            Some(k) => {
+                self.small.insert(k, v);
+            }
+            None => {
+                self.large.insert(key.into(), v);
+            }
+        }
+    }
+
+    /// Runs `f` on the value of `key`, or on `fresh()` for a new key, which is then kept
+    /// if `f` says so. One hash probe for inline keys.
+    #[inline]
+    pub(crate) fn upsert<R>(
+        &mut self,
+        key: &[u8],
+        fresh: impl FnOnce() -> V,
+        f: impl FnOnce(&mut V) -> (R, bool),
+    ) -> R {
+        use std::collections::hash_map::Entry;
+        match inline_key(key) {
+            Some(k) => match self.small.entry(k) {
+                Entry::Occupied(mut o) => f(o.get_mut()).0,
+                Entry::Vacant(slot) => {
+                    let mut v = fresh();
+                    let (r, keep) = f(&mut v);
+                    if keep {
+                        slot.insert(v);
+                    }
+                    r
+                }
+            },
+            None => match self.large.get_mut(key) {
+                Some(v) => f(v).0,
+                None => {
+                    let mut v = fresh();
+                    let (r, keep) = f(&mut v);
+                    if keep {
+                        self.large.insert(key.into(), v);
+                    }
+                    r
+                }
+            },
+        }
+    }
+
+    pub(crate) fn remove(&mut self, key: &[u8]) -> Option<V> {
+        match inline_key(key) {
+            Some(k) => self.small.remove(&k),
+            None => self.large.remove(key),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.small.len() + self.large.len()
+    }
+
+    pub(crate) fn retain(&mut self, mut f: impl FnMut(&mut V) -> bool) {
+        self.small.retain(|_, v| f(v));
+        self.large.retain(|_, v| f(v));
+    }
+}
+
 /// Result of one zone lookup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Lookup {
@@ -45,7 +156,7 @@ pub(crate) enum Lookup {
 pub(crate) struct Store<A: Algo> {
     pub(crate) algo: A,
     site: Option<A::State>,
-    map: FxHashMap<Box<[u8]>, A::State>,
+    map: KeyMap<A::State>,
     next_sweep_ms: i64,
     sweep_len: usize,
     pending: Vec<u8>,
@@ -57,7 +168,7 @@ impl<A: Algo> Store<A> {
         Store {
             algo,
             site: None,
-            map: FxHashMap::default(),
+            map: KeyMap::new(),
             next_sweep_ms: i64::MIN,
             sweep_len: 1024,
             pending: Vec::new(),
@@ -92,46 +203,34 @@ impl<A: Algo> Store<A> {
         }
         self.maybe_sweep(now);
         let algo = &self.algo;
-        match self.map.get_mut(key) {
-            Some(s) => {
-                if account {
-                    match algo.check_commit(s, now, cost) {
-                        Some(d) => Lookup::Admit(d),
-                        None => Lookup::Busy,
-                    }
-                } else {
-                    match algo.check(s, now, cost) {
-                        Some(_) => {
-                            self.pending.clear();
-                            self.pending.extend_from_slice(key);
-                            Lookup::Pending
-                        }
-                        None => Lookup::Busy,
-                    }
+        if account {
+            let r = self.map.upsert(
+                key,
+                || algo.fresh(now),
+                |s| {
+                    let r = algo.check_commit(s, now, cost);
+                    (r, r.is_some())
+                },
+            );
+            return match r {
+                Some(d) => {
+                    self.peak = self.peak.max(self.map.len());
+                    Lookup::Admit(d)
                 }
+                None => Lookup::Busy,
+            };
+        }
+        let admitted = match self.map.get(key) {
+            Some(s) => algo.check(s, now, cost),
+            None => algo.check(&algo.fresh(now), now, cost),
+        };
+        match admitted {
+            Some(_) => {
+                self.pending.clear();
+                self.pending.extend_from_slice(key);
+                Lookup::Pending
             }
-            None => {
-                let mut s = algo.fresh(now);
-                if account {
-                    match algo.check_commit(&mut s, now, cost) {
-                        Some(d) => {
-                            self.map.insert(key.into(), s);
-                            self.peak = self.peak.max(self.map.len());
-                            Lookup::Admit(d)
-                        }
-                        None => Lookup::Busy,
-                    }
-                } else {
-                    match algo.check(&s, now, cost) {
-                        Some(_) => {
-                            self.pending.clear();
-                            self.pending.extend_from_slice(key);
-                            Lookup::Pending
-                        }
-                        None => Lookup::Busy,
-                    }
-                }
-            }
+            None => Lookup::Busy,
         }
     }
 
@@ -163,7 +262,7 @@ impl<A: Algo> Store<A> {
             return;
         }
         let algo = &self.algo;
-        self.map.retain(|_, s| !algo.idle(s, now));
+        self.map.retain(|s| !algo.idle(s, now));
         self.next_sweep_ms = now.saturating_add(self.algo.horizon_ms().max(1000));
         self.sweep_len = (self.map.len() * 2).max(1024);
     }
