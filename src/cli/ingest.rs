@@ -1,6 +1,6 @@
 //! `logscope ingest`: parse logs and add what is new to the dataset, atomically.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::net::IpAddr;
@@ -16,13 +16,15 @@ use logscope_core::batch::Batch;
 use logscope_core::escape;
 use logscope_core::pipeline::{self, PipelineOptions};
 use logscope_core::source::{ReadOptions, SourceError};
+use rustc_hash::FxHashSet as HashSet;
 use serde::Serialize;
 
 use super::exit;
 use super::inputs::{self, FormatArgs};
 use crate::render::summary;
 use crate::store::manifest::{FINGERPRINT_LEN, fingerprint};
-use crate::store::{Dataset, LockWait, SourceEntry, StagedWriter};
+use crate::store::writer::prepare;
+use crate::store::{Dataset, LockWait, Manifest, SourceEntry, StagedWriter};
 
 /// Arguments of `logscope ingest`.
 #[derive(Debug, Args)]
@@ -75,6 +77,10 @@ pub struct IngestArgs {
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
+
+    /// Parse and report, but write nothing (no dataset is created or changed).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 fn parse_share(s: &str) -> Result<f64, String> {
@@ -119,7 +125,7 @@ pub struct FileSummary {
 pub struct IngestSummary {
     /// Dataset directory.
     pub dataset: String,
-    /// Ingest number (0 when there was nothing new, and nothing was committed).
+    /// Ingest number (0 when nothing was committed: nothing new, or `--dry-run`).
     pub ingest: u64,
     /// Inputs.
     pub files: Vec<FileSummary>,
@@ -153,6 +159,8 @@ pub struct IngestSummary {
     pub seconds: f64,
     /// Rows in the dataset after the ingest.
     pub dataset_rows: u64,
+    /// Whether this was a `--dry-run` (nothing written).
+    pub dry_run: bool,
 }
 
 #[derive(Default)]
@@ -220,19 +228,32 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         LockWait::Wait
     };
     let quiet = args.quiet;
-    let ds = Dataset::open_write(data, wait, || {
-        if !quiet {
-            eprintln!(
-                "logscope: another ingest is writing {}; waiting for it to finish…",
-                data.display()
-            );
-        }
-    })?;
-    let mut manifest = ds.manifest()?;
+    let ds = if args.dry_run {
+        None
+    } else {
+        Some(Dataset::open_write(data, wait, || {
+            if !quiet {
+                eprintln!(
+                    "logscope: another ingest is writing {}; waiting for it to finish…",
+                    data.display()
+                );
+            }
+        })?)
+    };
+    let mut manifest = match &ds {
+        Some(ds) => ds.manifest()?,
+        None => Manifest::default(),
+    };
     let sources_before = serde_json::to_string(&manifest.sources)?;
     let ingest_id = manifest.ingests + 1;
-    let staging = ds.staging(ingest_id)?;
-    let mut writer = StagedWriter::new(staging.clone(), ingest_id);
+    let (staging, mut writer) = match &ds {
+        Some(ds) => {
+            let staging = ds.staging(ingest_id)?;
+            let writer = StagedWriter::new(staging.clone(), ingest_id);
+            (Some(staging), Some(writer))
+        }
+        None => (None, None),
+    };
 
     let mut rejects = match &args.rejects {
         Some(p) => Some(BufWriter::new(
@@ -301,33 +322,49 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
             progress.fetch_add(skip_bytes.min(len), Ordering::Relaxed);
         }
         let name = o.name.clone();
-        let stats = pipeline::run(o.reader, &o.format, &opts, |batch| {
-            for bad in &batch.bad {
-                *reasons.entry(bad.reason).or_default() += 1;
-                if shown_bad < args.show_bad && !args.quiet {
-                    shown_bad += 1;
-                    eprintln!(
-                        "{}:{}: {}: {}",
-                        escape::terminal_str(&name, 200),
-                        bad.line,
-                        bad.reason,
-                        escape::terminal(&bad.raw, 160)
-                    );
+        let convert = writer.is_some();
+        let stats = pipeline::run_map(
+            o.reader,
+            &o.format,
+            &opts,
+            |batch| {
+                // Runs on the parse workers: the polars conversion is parallel too.
+                let prepared = convert.then(|| prepare(&batch, &name));
+                (batch, prepared)
+            },
+            |(batch, prepared)| {
+                for bad in &batch.bad {
+                    *reasons.entry(bad.reason).or_default() += 1;
+                    if shown_bad < args.show_bad && !args.quiet {
+                        shown_bad += 1;
+                        eprintln!(
+                            "{}:{}: {}: {}",
+                            escape::terminal_str(&name, 200),
+                            bad.line,
+                            bad.reason,
+                            escape::terminal(&bad.raw, 160)
+                        );
+                    }
+                    if let Some(w) = rejects.as_mut()
+                        && let Err(e) = w.write_all(&bad.raw).and_then(|_| w.write_all(b"\n"))
+                    {
+                        write_error = Some(anyhow::Error::new(e).context("writing --rejects"));
+                        return ControlFlow::Break(());
+                    }
                 }
-                if let Some(w) = rejects.as_mut()
-                    && let Err(e) = w.write_all(&bad.raw).and_then(|_| w.write_all(b"\n"))
-                {
-                    write_error = Some(anyhow::Error::new(e).context("writing --rejects"));
-                    return ControlFlow::Break(());
+                distinct.add(&batch);
+                if let (Some(w), Some(p)) = (writer.as_mut(), prepared) {
+                    let written = p
+                        .map_err(|e| anyhow::anyhow!("converting records of {name}: {e}"))
+                        .and_then(|p| w.write_prepared(p).map_err(anyhow::Error::new));
+                    if let Err(e) = written {
+                        write_error = Some(e);
+                        return ControlFlow::Break(());
+                    }
                 }
-            }
-            distinct.add(&batch);
-            if let Err(e) = writer.write(&batch, &name) {
-                write_error = Some(e.into());
-                return ControlFlow::Break(());
-            }
-            ControlFlow::Continue(())
-        })
+                ControlFlow::Continue(())
+            },
+        )
         .map_err(|e: SourceError| anyhow::Error::new(e))?;
         if let Some(e) = write_error.take() {
             return Err(e);
@@ -402,19 +439,26 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         w.flush().context("writing --rejects")?;
     }
 
-    let parts = writer.finish()?;
     let added: u64 = files.iter().map(|f| f.added).sum();
-    let changed = !parts.is_empty() || serde_json::to_string(&manifest.sources)? != sources_before;
-    let ingest_id = if changed {
-        manifest.ingests = ingest_id;
-        ds.commit(&staging, manifest, parts)?;
-        ingest_id
-    } else {
-        // Nothing new: leave the dataset untouched.
-        ds.discard(&staging)?;
-        0
+    let (ingest_id, dataset_rows) = match (ds, writer, staging) {
+        (Some(ds), Some(writer), Some(staging)) => {
+            let parts = writer.finish()?;
+            let changed =
+                !parts.is_empty() || serde_json::to_string(&manifest.sources)? != sources_before;
+            let id = if changed {
+                manifest.ingests = ingest_id;
+                ds.commit(&staging, manifest, parts)?;
+                ingest_id
+            } else {
+                // Nothing new: leave the dataset untouched.
+                ds.discard(&staging)?;
+                0
+            };
+            (id, ds.manifest()?.rows())
+        }
+        // --dry-run: nothing written.
+        _ => (0, 0),
     };
-    let dataset_rows = ds.manifest()?.rows();
 
     ticker_stop.store(true, Ordering::Relaxed);
     if let Some(t) = ticker {
@@ -448,6 +492,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         distinct_hostnames: distinct.hosts.len() as u64,
         seconds: started.elapsed().as_secs_f64(),
         dataset_rows,
+        dry_run: args.dry_run,
     };
     if args.json {
         println!("{}", serde_json::to_string(&summary)?);

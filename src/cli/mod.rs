@@ -1,9 +1,17 @@
 //! Command-line interface: argument definitions and dispatch to the commands.
 
+pub mod agents;
+pub mod availability;
+pub mod concentration;
 pub mod detect;
+pub mod filters;
+pub mod heavy;
 pub mod info;
 pub mod ingest;
 pub mod inputs;
+pub mod output;
+pub mod replay;
+pub mod rows;
 
 use std::path::PathBuf;
 
@@ -53,6 +61,16 @@ pub enum Command {
     Detect(detect::DetectArgs),
     /// Describe the dataset: sources, rows, time range, months, size on disk.
     Info(info::InfoArgs),
+    /// Heavy requests per time bucket: requests, distinct IPs and prefixes, top prefix.
+    Heavy(heavy::HeavyArgs),
+    /// How concentrated the traffic is: top prefixes or IPs, shares, HHI, Gini.
+    Concentration(concentration::ConcentrationArgs),
+    /// User-agent mix (families, devices, declared bots) of a selection vs all traffic.
+    Agents(agents::AgentsArgs),
+    /// Availability per month/week/day of a probe URL, gaps counted as downtime.
+    Availability(availability::AvailabilityArgs),
+    /// Replay the log through candidate rate limiters: what would each have refused?
+    Replay(replay::ReplayArgs),
 }
 
 /// The dataset directory to use.
@@ -76,5 +94,10 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Ingest(args) => ingest::run(&data, args),
         Command::Detect(args) => detect::run(args),
         Command::Info(args) => info::run(&data, args),
+        Command::Heavy(args) => heavy::run(&data, args),
+        Command::Concentration(args) => concentration::run(&data, args),
+        Command::Agents(args) => agents::run(&data, args),
+        Command::Availability(args) => availability::run(&data, args),
+        Command::Replay(args) => replay::run(&data, args),
     }
 }

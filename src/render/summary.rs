@@ -44,7 +44,9 @@ pub fn mb(bytes: u64) -> String {
 /// The human summary printed after `logscope ingest`.
 pub fn ingest_text(s: &IngestSummary) -> String {
     let mut o = String::new();
-    let commit = if s.ingest == 0 {
+    let commit = if s.dry_run {
+        "dry run, nothing written".to_string()
+    } else if s.ingest == 0 {
         "nothing new, dataset unchanged".to_string()
     } else {
         format!("ingest #{}", s.ingest)

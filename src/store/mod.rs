@@ -9,6 +9,7 @@
 
 pub mod frame;
 pub mod manifest;
+pub mod scan;
 pub mod writer;
 
 use std::fs::{self, File};

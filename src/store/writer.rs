@@ -13,9 +13,9 @@ use super::frame::{MonthKey, MonthOf, batch_to_frame, month_name};
 use super::manifest::PartEntry;
 
 /// Rows gathered before a row group is written.
-const ROW_GROUP_ROWS: usize = 256 * 1024;
+const ROW_GROUP_ROWS: usize = 128 * 1024;
 /// Rows held across all months before everything is flushed (bounds memory).
-const MAX_PENDING_ROWS: usize = 512 * 1024;
+const MAX_PENDING_ROWS: usize = 256 * 1024;
 
 struct MonthWriter {
     rel: String,
@@ -28,12 +28,53 @@ struct MonthWriter {
     max_ts: i64,
 }
 
+/// One month's rows of a batch, as a frame.
+pub struct MonthFrame {
+    key: MonthKey,
+    df: DataFrame,
+    min_ts: i64,
+    max_ts: i64,
+}
+
+/// A batch converted to frames, one per UTC month it touches.
+pub struct Prepared(Vec<MonthFrame>);
+
+/// Converts a batch read from `file` into per-month frames. Pure and thread-safe: the
+/// ingest runs it on the parse workers.
+pub fn prepare(batch: &Batch, file: &str) -> PolarsResult<Prepared> {
+    if batch.is_empty() {
+        return Ok(Prepared(Vec::new()));
+    }
+    let mut month_of = MonthOf::default();
+    let keys: Vec<MonthKey> = batch.ts_ms.iter().map(|&t| month_of.key(t)).collect();
+    let frame = |key: MonthKey, b: &Batch| -> PolarsResult<MonthFrame> {
+        Ok(MonthFrame {
+            key,
+            df: batch_to_frame(b, file)?,
+            min_ts: b.ts_ms.iter().copied().min().unwrap_or(0),
+            max_ts: b.ts_ms.iter().copied().max().unwrap_or(0),
+        })
+    };
+    // Almost always a batch lies in one month.
+    if keys.iter().all(|&k| k == keys[0]) {
+        return Ok(Prepared(vec![frame(keys[0], batch)?]));
+    }
+    let mut groups: BTreeMap<MonthKey, Vec<usize>> = BTreeMap::new();
+    for (i, &k) in keys.iter().enumerate() {
+        groups.entry(k).or_default().push(i);
+    }
+    let mut out = Vec::new();
+    for (k, idx) in groups {
+        out.push(frame(k, &batch.retain_indices(&idx))?);
+    }
+    Ok(Prepared(out))
+}
+
 /// Writes one ingest's rows into per-month part files under a staging directory.
 pub struct StagedWriter {
     staging: PathBuf,
     ingest: u64,
     months: BTreeMap<MonthKey, MonthWriter>,
-    month_of: MonthOf,
     pending_rows: usize,
 }
 
@@ -51,29 +92,20 @@ impl StagedWriter {
             staging,
             ingest,
             months: BTreeMap::new(),
-            month_of: MonthOf::default(),
             pending_rows: 0,
         }
     }
 
     /// Adds the records of a batch read from `file`.
     pub fn write(&mut self, batch: &Batch, file: &str) -> Result<(), StoreError> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        // Split by month; almost always a batch lies in one month.
-        let keys: Vec<MonthKey> = batch.ts_ms.iter().map(|&t| self.month_of.key(t)).collect();
-        if keys.iter().all(|&k| k == keys[0]) {
-            self.add(keys[0], batch, file)?;
-        } else {
-            let mut groups: BTreeMap<MonthKey, Vec<usize>> = BTreeMap::new();
-            for (i, &k) in keys.iter().enumerate() {
-                groups.entry(k).or_default().push(i);
-            }
-            for (k, idx) in groups {
-                let sub = batch.retain_indices(&idx);
-                self.add(k, &sub, file)?;
-            }
+        let prepared = prepare(batch, file).map_err(polars_err(&self.staging))?;
+        self.write_prepared(prepared)
+    }
+
+    /// Adds frames made by [`prepare`] (which may run on another thread).
+    pub fn write_prepared(&mut self, prepared: Prepared) -> Result<(), StoreError> {
+        for mf in prepared.0 {
+            self.add(mf)?;
         }
         if self.pending_rows >= MAX_PENDING_ROWS {
             let keys: Vec<MonthKey> = self.months.keys().copied().collect();
@@ -84,8 +116,13 @@ impl StagedWriter {
         Ok(())
     }
 
-    fn add(&mut self, key: MonthKey, batch: &Batch, file: &str) -> Result<(), StoreError> {
-        let df = batch_to_frame(batch, file).map_err(polars_err(&self.staging))?;
+    fn add(&mut self, mf: MonthFrame) -> Result<(), StoreError> {
+        let MonthFrame {
+            key,
+            df,
+            min_ts,
+            max_ts,
+        } = mf;
         if !self.months.contains_key(&key) {
             let month = month_name(key);
             let rel = format!("month={month}/part-{:06}.parquet", self.ingest);
@@ -101,7 +138,7 @@ impl StagedWriter {
             })?;
             let writer = ParquetWriter::new(f)
                 .with_compression(ParquetCompression::Zstd(None))
-                .with_statistics(StatisticsOptions::full())
+                .with_statistics(StatisticsOptions::default())
                 .batched(df.schema())
                 .map_err(polars_err(&path))?;
             self.months.insert(
@@ -119,11 +156,9 @@ impl StagedWriter {
             );
         }
         let mw = self.months.get_mut(&key).expect("inserted");
-        mw.rows += batch.len() as u64;
-        for &t in &batch.ts_ms {
-            mw.min_ts = mw.min_ts.min(t);
-            mw.max_ts = mw.max_ts.max(t);
-        }
+        mw.rows += df.height() as u64;
+        mw.min_ts = mw.min_ts.min(min_ts);
+        mw.max_ts = mw.max_ts.max(max_ts);
         mw.pending_rows += df.height();
         self.pending_rows += df.height();
         match &mut mw.pending {

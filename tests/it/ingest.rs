@@ -532,3 +532,40 @@ fn user_format_strings_in_both_syntaxes() {
         assert_eq!(s["bad"], 0);
     }
 }
+
+#[test]
+fn an_over_long_line_is_a_bad_line_and_the_rest_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sample = std::fs::read_to_string(fixture("logs/basjes-hackers-access.log")).unwrap();
+    let lines: Vec<&str> = sample.lines().collect();
+    let mut content = String::new();
+    content.push_str(&lines[..100].join("\n"));
+    content.push('\n');
+    // 3 MiB of garbage on one line (line 101), CRLF endings after it, no final newline.
+    content.push_str(&"A".repeat(3 << 20));
+    content.push('\n');
+    content.push_str(&lines[100..200].join("\r\n"));
+    let plain = tmp.path().join("long.log");
+    std::fs::write(&plain, &content).unwrap();
+    let gz = tmp.path().join("long.log.gz");
+    write_gz(&plain, &gz);
+    for (i, f) in [&plain, &gz].iter().enumerate() {
+        let data = tmp.path().join(format!("d{i}"));
+        let out = logscope(&data)
+            .args(["ingest", "--json", "--format", "combined"])
+            .arg(f)
+            .output()
+            .unwrap();
+        let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(s["added"], 200, "{}: {s}", f.display());
+        assert_eq!(s["bad"], 1);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(":101: line longer than the limit"),
+            "{stderr}"
+        );
+        let df = read_dataset(&data);
+        let last = df.column("line").unwrap().u64().unwrap().max();
+        assert_eq!(last, Some(201));
+    }
+}

@@ -4,13 +4,17 @@
 //! Everything here streams and is deterministic: time always comes from the log,
 //! never from the wall clock.
 
+pub mod availability;
 pub mod batch;
+pub mod classify;
 pub mod escape;
+pub mod forensics;
 pub mod parse;
 pub mod pipeline;
 pub mod record;
 pub mod replay;
 pub mod source;
+pub mod table;
 pub mod time;
 
 pub use record::{Precision, Record};

@@ -56,13 +56,40 @@ pub const LONG_LINE: &str = "line longer than the limit";
 /// compressed stream ends the input early and is reported in [`InputStats::damage`].
 /// If `sink` breaks, reading stops and the stats cover what was delivered.
 pub fn run<F>(
-    mut reader: Reader,
+    reader: Reader,
     format: &Format,
     opts: &PipelineOptions,
-    mut sink: F,
+    sink: F,
 ) -> Result<InputStats, SourceError>
 where
     F: FnMut(Batch) -> ControlFlow<()>,
+{
+    run_map(reader, format, opts, |b| b, sink)
+}
+
+/// Counts of one batch, taken before it is mapped.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    lines: u64,
+    records: u64,
+    bad: u64,
+    skipped: u64,
+}
+
+/// Like [`run`], but each batch is first passed through `map` on the parse workers (in
+/// parallel), and `sink` receives the mapped values in input order. Use it to move
+/// per-batch work (conversions, encodings) off the consuming thread.
+pub fn run_map<T, M, F>(
+    mut reader: Reader,
+    format: &Format,
+    opts: &PipelineOptions,
+    map: M,
+    mut sink: F,
+) -> Result<InputStats, SourceError>
+where
+    T: Send,
+    M: Fn(Batch) -> T + Sync,
+    F: FnMut(T) -> ControlFlow<()>,
 {
     let compression = reader.compression();
     let threads = if opts.threads == 0 {
@@ -76,7 +103,7 @@ where
     let max_line = opts.read.max_line;
 
     let (chunk_tx, chunk_rx) = bounded::<(u64, Work)>(threads * 2);
-    let (batch_tx, batch_rx) = bounded::<(u64, Batch)>(threads * 2);
+    let (batch_tx, batch_rx) = bounded::<(u64, Counts, T)>(threads * 2);
     let mut stats = InputStats {
         compression: Some(compression),
         ..InputStats::default()
@@ -119,6 +146,7 @@ where
             let rx = chunk_rx.clone();
             let tx = batch_tx.clone();
             let mut parser = format.parser(&opts.parse);
+            let map = &map;
             scope.spawn(move || {
                 for (seq, work) in rx {
                     let batch = match work {
@@ -137,7 +165,13 @@ where
                             b
                         }
                     };
-                    if tx.send((seq, batch)).is_err() {
+                    let counts = Counts {
+                        lines: batch.lines,
+                        records: batch.len() as u64,
+                        bad: batch.bad.len() as u64,
+                        skipped: batch.skipped,
+                    };
+                    if tx.send((seq, counts, map(batch))).is_err() {
                         break;
                     }
                 }
@@ -147,21 +181,21 @@ where
         drop(batch_tx);
 
         // In-order delivery.
-        let mut pending: BTreeMap<u64, Batch> = BTreeMap::new();
+        let mut pending: BTreeMap<u64, (Counts, T)> = BTreeMap::new();
         let mut next = 0u64;
         let mut stopped = false;
-        for (seq, batch) in batch_rx.iter() {
+        for (seq, counts, item) in batch_rx.iter() {
             if stopped {
                 continue;
             }
-            pending.insert(seq, batch);
-            while let Some(b) = pending.remove(&next) {
+            pending.insert(seq, (counts, item));
+            while let Some((c, item)) = pending.remove(&next) {
                 next += 1;
-                stats.lines += b.lines;
-                stats.records += b.len() as u64;
-                stats.bad += b.bad.len() as u64;
-                stats.skipped += b.skipped;
-                if sink(b).is_break() {
+                stats.lines += c.lines;
+                stats.records += c.records;
+                stats.bad += c.bad;
+                stats.skipped += c.skipped;
+                if sink(item).is_break() {
                     stopped = true;
                     break;
                 }

@@ -6,9 +6,10 @@
 //!
 //! * [`LimitSpec`] — a limit as people say it (`1600/10m`,
 //!   `5r/s,algo=nginx,burst=10,nodelay,key=ip`), with [`LimitSpec::describe`].
-//! * Algorithms, one file each: [`nginx`] (exact `limit_req`), [`caddy`]
-//!   (caddy-ratelimit), [`token_bucket`], [`gcra`] (governor), [`fixed_window`],
-//!   [`sliding_log`], [`sliding_window`] (counter), [`leaky_queue`].
+//! * Algorithms, one file each under `replay/` (pure state machines, time passed in):
+//!   `nginx.rs` (exact `limit_req`), `caddy.rs` (caddy-ratelimit), `token_bucket.rs`,
+//!   `gcra.rs` (governor), `fixed_window.rs`, `sliding_log.rs`, `sliding_window.rs`
+//!   (counter), `leaky_queue.rs`; chosen by [`Algorithm`].
 //! * [`Zone`] — one limit plus its per-key state; [`Zone::check`] is the low-level entry
 //!   point for callers that compute their own keys.
 //! * [`KeySpec`] — what a bucket is shared by, and the key extraction helpers
@@ -19,23 +20,23 @@
 //! * [`Replay`] — several candidates in one pass: feed [`Request`]s in decision-time
 //!   order ([`ReplayOrder`]), get a [`Verdict`] per candidate, read [`Counters`].
 
-pub mod caddy;
+mod caddy;
 mod config;
 mod engine;
-pub mod fixed_window;
-pub mod gcra;
+mod fixed_window;
+mod gcra;
 mod key;
-pub mod leaky_queue;
+mod leaky_queue;
 mod matcher;
-pub mod nginx;
+mod nginx;
 mod policy;
 mod rate;
 mod request;
-pub mod sliding_log;
-pub mod sliding_window;
+mod sliding_log;
+mod sliding_window;
 mod spec;
 mod store;
-pub mod token_bucket;
+mod token_bucket;
 mod zone;
 
 pub use config::ConfigError;
@@ -44,7 +45,7 @@ pub use key::{DEFAULT_V4_PREFIX, DEFAULT_V6_PREFIX, KEY_NAMES, KeySpec, canonica
 pub use matcher::{Exempt, Matcher};
 pub use policy::{Dialect, LimitRef, Policy, PolicyError, Rule, RuleId, RuleLimit};
 pub use rate::{Rate, RateError};
-pub use request::{ReplayOrder, Request};
+pub use request::{Reorder, ReplayOrder, Request};
 pub use spec::{
     ALGO_NAMES, Algorithm, CostKind, LimitSpec, NginxDelay, SpecError, SpecProblem, SpecScope,
 };

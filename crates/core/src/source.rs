@@ -144,7 +144,7 @@ impl Default for ReadOptions {
         ReadOptions {
             chunk_size: 1 << 21,
             max_line: 1 << 20,
-            window: 1 << 26,
+            window: 1 << 25,
         }
     }
 }

@@ -343,15 +343,24 @@ fn fixtures_load_and_describe() {
     assert_eq!(oracle.rules().len(), 8);
     let d = oracle.describe();
     assert!(
-        d.contains("rule /dual/: dualip burst=8 nodelay + dualsite burst=20 nodelay"),
+        d.contains(
+            "rule /dual/ [path ^/dual/]: dualip burst=8 nodelay + dualsite burst=20 nodelay"
+        ),
         "{d}"
     );
-    assert!(d.contains("rule /static/: not limited"), "{d}");
     assert!(
-        d.contains("rule /twostage/: twostage burst=12 delay=4"),
+        d.contains("rule /static/ [path ^/static/]: not limited"),
+        "{d}"
+    );
+    assert!(
+        d.contains("rule /twostage/ [path ^/twostage/]: twostage burst=12 delay=4"),
         "{d}"
     );
 
+    assert!(
+        d.contains("zone perip: nginx limit_req_zone: rate 5 requests per second"),
+        "{d}"
+    );
     let caddy = Policy::from_toml_file(format!("{FIXTURES}/femiwiki-caddy.toml")).unwrap();
     assert_eq!(caddy.zones().len(), 10);
     assert_eq!(caddy.dialect(), Dialect::Caddy);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-use logscope_core::replay::{Decision, Policy, Replay, ReplayOrder, Request};
+use logscope_core::replay::{Decision, Policy, Reorder, Replay, ReplayOrder, Request};
 
 const ORACLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -93,6 +93,8 @@ fn replay_with(name: &str, status_hint: bool) -> Option<Result> {
     let mut replay = Replay::new(vec![policy]);
     let mut agree = 0u64;
     let (mut delay_err, mut delays) = (0u64, 0u64);
+    // (boundary decisions, of which agree), (other in-scope decisions, of which agree)
+    let (mut bnd, mut bnd_ok, mut other, mut other_ok) = (0u64, 0u64, 0u64, 0u64);
     let mut per_location: BTreeMap<String, (u64, u64, u64, u64)> = BTreeMap::new();
     for r in &rows {
         let query = r.query.as_deref().map(str::as_bytes);
@@ -115,6 +117,15 @@ fn replay_with(name: &str, status_hint: bool) -> Option<Result> {
             _ => 0,
         };
         agree += u64::from(got == r.truth);
+        if v.decision.in_scope() {
+            if v.boundary {
+                bnd += 1;
+                bnd_ok += u64::from(got == r.truth);
+            } else {
+                other += 1;
+                other_ok += u64::from(got == r.truth);
+            }
+        }
         if let (Decision::Delay(ms), 1) = (v.decision, r.truth) {
             delay_err += (i64::from(ms) - r.request_time_ms as i64).unsigned_abs();
             delays += 1;
@@ -132,6 +143,13 @@ fn replay_with(name: &str, status_hint: bool) -> Option<Result> {
          delayed by both: {delays}, mean |replay delay - $request_time| {:.2} ms",
         rows.len(),
         delay_err as f64 / delays.max(1) as f64
+    );
+    println!(
+        "  boundary decisions (would flip with ±1 ms): {bnd} of {} limited ({:.1}%), nginx agrees on {:.1}% of them and on {:.3}% of the rest",
+        bnd + other,
+        100.0 * bnd as f64 / (bnd + other).max(1) as f64,
+        100.0 * bnd_ok as f64 / bnd.max(1) as f64,
+        100.0 * other_ok as f64 / other.max(1) as f64
     );
     println!("  location     nginx-refused replay-refused nginx-delayed replay-delayed");
     for (loc, (nr, rr, nd, rd)) in &per_location {
@@ -189,4 +207,40 @@ fn order_without_status_hint() {
             "refusals at {loc}: {nr} vs {rr}"
         );
     }
+}
+
+#[test]
+fn streaming_reorder_matches_sorting() {
+    // Feed the log in its own (completion) order through a bounded reorder buffer: the
+    // same order as sorting the whole file, so the same 100 %.
+    let dir = PathBuf::from(ORACLE).join("flash_aligned");
+    let Some(rows) = load(&dir) else {
+        println!("NOTICE: oracle data not found; skipping");
+        return;
+    };
+    let mut sorted: Vec<u64> = {
+        let mut k: Vec<ReplayOrder> = rows
+            .iter()
+            .map(|r| ReplayOrder::new(r.start_ms, r.request_time_ms, r.status == 429, r.line_no))
+            .collect();
+        k.sort();
+        k.iter().map(|k| k.seq).collect()
+    };
+    let mut streamed = Vec::new();
+    let mut buf = Reorder::new(5_000);
+    let mut peak = 0;
+    for r in &rows {
+        let key = ReplayOrder::new(r.start_ms, r.request_time_ms, r.status == 429, r.line_no);
+        buf.push(key, r.start_ms + r.request_time_ms as i64, r.line_no);
+        peak = peak.max(buf.len());
+        while let Some(x) = buf.pop_ready() {
+            streamed.push(x);
+        }
+    }
+    while let Some(x) = buf.finish() {
+        streamed.push(x);
+    }
+    assert_eq!(buf.late(), 0);
+    assert!(peak < rows.len() / 4, "held {peak}");
+    assert_eq!(streamed, std::mem::take(&mut sorted));
 }

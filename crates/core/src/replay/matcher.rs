@@ -63,6 +63,70 @@ impl Matcher {
             && self.not.is_empty()
     }
 
+    /// The conditions in short words (`path ^/ip/; query ~ search=; anonymous`), or
+    /// `every request`.
+    pub fn describe(&self) -> String {
+        let list = |v: &[Vec<u8>]| {
+            v.iter()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .collect::<Vec<_>>()
+                .join("|")
+        };
+        let mut parts: Vec<String> = Vec::new();
+        if !self.path_prefix.is_empty() {
+            parts.push(format!("path ^{}", list(&self.path_prefix)));
+        }
+        if !self.path.is_empty() {
+            parts.push(format!("path = {}", list(&self.path)));
+        }
+        if let Some(re) = &self.path_regex {
+            parts.push(format!("path ~ {re}"));
+        }
+        if let Some(re) = &self.query_regex {
+            parts.push(format!("query ~ {re}"));
+        }
+        if !self.method.is_empty() {
+            parts.push(format!("method {}", list(&self.method)));
+        }
+        if !self.status.is_empty() {
+            let st: Vec<String> = self.status.iter().map(u16::to_string).collect();
+            parts.push(format!("status {}", st.join("|")));
+        }
+        if !self.host.is_empty() {
+            parts.push(format!("host {}", list(&self.host)));
+        }
+        if let Some(re) = &self.ua_regex {
+            parts.push(format!("agent ~ {re}"));
+        }
+        if let Some(re) = &self.referer_regex {
+            parts.push(format!("referer ~ {re}"));
+        }
+        if let Some(b) = self.has_referer {
+            parts.push(if b { "with referer" } else { "no referer" }.into());
+        }
+        if let Some(b) = self.has_cookie {
+            parts.push(if b { "with cookie" } else { "no cookie" }.into());
+        }
+        if let Some(b) = self.heavy {
+            parts.push(if b { "heavy" } else { "not heavy" }.into());
+        }
+        if let Some(b) = self.identified {
+            parts.push(if b { "identified" } else { "anonymous" }.into());
+        }
+        if !self.cidr.is_empty() {
+            let n: Vec<String> = self.cidr.iter().map(|c| c.to_string()).collect();
+            parts.push(format!("from {}", n.join("|")));
+        }
+        for m in &self.not {
+            parts.push(format!("not ({})", m.describe()));
+        }
+        if parts.is_empty() {
+            "every request".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+
     /// Whether `req` satisfies every condition.
     pub fn matches(&self, req: &Request<'_>) -> bool {
         let path = req.path.unwrap_or(b"");
@@ -152,6 +216,34 @@ impl Exempt {
     /// Whether nothing is exempt.
     pub fn is_empty(&self) -> bool {
         self.cidr.is_empty() && self.ua_regex.is_none() && !self.identified && self.users.is_empty()
+    }
+
+    /// The exemptions in short words.
+    pub fn describe(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if self.identified {
+            parts.push("identified clients".into());
+        }
+        if !self.cidr.is_empty() {
+            let n: Vec<String> = self.cidr.iter().map(|c| c.to_string()).collect();
+            parts.push(format!("from {}", n.join(", ")));
+        }
+        if let Some(re) = &self.ua_regex {
+            parts.push(format!("agent ~ {re}"));
+        }
+        if !self.users.is_empty() {
+            let u: Vec<String> = self
+                .users
+                .iter()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .collect();
+            parts.push(format!("users {}", u.join(", ")));
+        }
+        if parts.is_empty() {
+            "nothing".into()
+        } else {
+            parts.join("; ")
+        }
     }
 
     /// Whether `req` is exempt.

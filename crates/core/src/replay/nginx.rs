@@ -48,12 +48,12 @@ struct Node {
 /// What a lookup says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum NgxRc {
-    /// Accepted and charged (last limit); the excess it left.
-    Ok(i64),
-    /// Refused.
-    Busy,
-    /// Pending (not the last limit); charged later by `account`.
-    Again,
+    /// Accepted and charged (last limit); the excess it left; whether on a boundary.
+    Ok(i64, bool),
+    /// Refused; whether on a boundary.
+    Busy(bool),
+    /// Pending (not the last limit), charged later by `account`; whether on a boundary.
+    Again(bool),
 }
 
 /// One `limit_req_zone`: its rate and its nodes.
@@ -85,11 +85,6 @@ impl NginxZone {
             max_keys,
             peak: 0,
         }
-    }
-
-    /// Rate in milli-requests per second.
-    pub fn rate_milli(&self) -> u64 {
-        self.rate as u64
     }
 
     /// Nodes held now.
@@ -130,9 +125,11 @@ impl NginxZone {
     ) -> NgxRc {
         if let Some(&i) = self.map.get(key) {
             self.bump(i);
-            let (excess, ms) = self.new_excess(&self.nodes[i as usize], now, cost);
+            let node = &self.nodes[i as usize];
+            let (excess, ms) = self.new_excess(node, now, cost);
+            let boundary = self.on_boundary(node, ms, cost, limit.burst_milli);
             if excess as u64 > limit.burst_milli {
-                return NgxRc::Busy;
+                return NgxRc::Busy(boundary);
             }
             let node = &mut self.nodes[i as usize];
             if account {
@@ -140,11 +137,11 @@ impl NginxZone {
                 if ms != 0 {
                     node.last = now;
                 }
-                return NgxRc::Ok(excess);
+                return NgxRc::Ok(excess, boundary);
             }
             node.count += 1;
             self.pending = i;
-            return NgxRc::Again;
+            return NgxRc::Again(boundary);
         }
 
         self.expire(now, 1);
@@ -160,20 +157,32 @@ impl NginxZone {
         if excess as u64 > limit.burst_milli {
             // Allocated like nginx does before deciding, but left fresh.
             self.nodes[i as usize].last = 0;
-            return NgxRc::Busy;
+            return NgxRc::Busy(false);
         }
         let node = &mut self.nodes[i as usize];
         node.excess = excess;
         if account {
             node.last = now;
             node.count = 0;
-            return NgxRc::Ok(excess);
+            return NgxRc::Ok(excess, false);
         }
         node.excess = 0;
         node.last = 0;
         node.count = 1;
         self.pending = i;
-        NgxRc::Again
+        NgxRc::Again(false)
+    }
+
+    /// Whether the refuse/admit decision would differ had `ms` been 1 ms shorter or
+    /// longer: nginx measures it on its monotonic clock, the log on the wall clock, and
+    /// the two can differ by ±1 ms (oracle README, "The residual: two clocks").
+    #[inline]
+    fn on_boundary(&self, node: &Node, ms: i64, cost: u64, burst_milli: u64) -> bool {
+        let over = |m: i64| {
+            let e = node.excess as i128 - self.leak(m) + 1000 * cost as i128;
+            e > burst_milli as i128
+        };
+        over((ms - 1).max(0)) != over(ms + 1)
     }
 
     /// `ngx_http_limit_req_account` for this zone's pending node: charges it and returns
@@ -332,27 +341,35 @@ mod tests {
         let l = lim(10, None);
         let mut ok = 0;
         for _ in 0..20 {
-            if let NgxRc::Ok(_) = z.lookup(1_000_000, b"a", 1, &l, true) {
+            if let NgxRc::Ok(..) = z.lookup(1_000_000, b"a", 1, &l, true) {
                 ok += 1;
             }
         }
         assert_eq!(ok, 11);
         // 200 ms later one more fits, 199 ms later none does.
-        assert_eq!(z.lookup(1_000_199, b"a", 1, &l, true), NgxRc::Busy);
-        assert!(matches!(
+        // Both sit on a 1 ms boundary; 300 ms later nothing is close.
+        assert_eq!(z.lookup(1_000_199, b"a", 1, &l, true), NgxRc::Busy(true));
+        assert_eq!(
             z.lookup(1_000_200, b"a", 1, &l, true),
-            NgxRc::Ok(_)
-        ));
+            NgxRc::Ok(10_000, true)
+        );
+        assert_eq!(
+            z.lookup(1_000_500, b"a", 1, &l, true),
+            NgxRc::Ok(9_500, false)
+        );
     }
 
     #[test]
     fn one_per_minute_is_sixteen_milli() {
         let mut z = NginxZone::new(16, None);
         let l = lim(0, None);
-        assert!(matches!(z.lookup(0, b"k", 1, &l, true), NgxRc::Ok(0)));
+        assert_eq!(z.lookup(0, b"k", 1, &l, true), NgxRc::Ok(0, false));
         // 60 s later only 960 milli-requests leaked: still refused at burst 0.
-        assert_eq!(z.lookup(60_000, b"k", 1, &l, true), NgxRc::Busy);
-        assert!(matches!(z.lookup(62_500, b"k", 1, &l, true), NgxRc::Ok(0)));
+        assert_eq!(z.lookup(60_000, b"k", 1, &l, true), NgxRc::Busy(false));
+        assert!(matches!(
+            z.lookup(62_500, b"k", 1, &l, true),
+            NgxRc::Ok(0, _)
+        ));
     }
 
     #[test]
@@ -367,7 +384,7 @@ mod tests {
         z.lookup(60_000, b"b", 1, &l, true);
         assert_eq!(z.live_keys(), 1);
         // a is new again: excess 0.
-        assert_eq!(z.lookup(60_000, b"a", 1, &l, true), NgxRc::Ok(0));
+        assert_eq!(z.lookup(60_000, b"a", 1, &l, true), NgxRc::Ok(0, false));
         // Without the expiry it would have been excess 1000.
     }
 

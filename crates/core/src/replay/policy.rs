@@ -93,6 +93,7 @@ pub struct Policy {
     rules: Vec<Rule>,
     exempt: Exempt,
     rank: Vec<u32>,
+    boundary: bool,
     key: Vec<u8>,
     plan: Vec<(u16, u16)>,
     pending: Vec<(u16, u64)>,
@@ -135,6 +136,7 @@ impl Policy {
             rules: Vec::new(),
             exempt: Exempt::default(),
             rank: Vec::new(),
+            boundary: false,
             key: Vec::with_capacity(64),
             plan: Vec::new(),
             pending: Vec::new(),
@@ -300,9 +302,15 @@ impl Policy {
             return self.zones[0].spec().describe();
         }
         let mut s = String::new();
+        let how = match self.dialect {
+            Dialect::Nginx => "the first matching rule applies; its limits are all-or-nothing",
+            Dialect::Caddy => {
+                "every matching rule applies; zones are tried most permissive first and keep their slot when a later one refuses"
+            }
+        };
         let _ = writeln!(
             s,
-            "{} ({} dialect): {} zones, {} rules",
+            "{} ({} dialect: {how}): {} zones, {} rules",
             self.name,
             self.dialect.name(),
             self.zones.len(),
@@ -312,7 +320,7 @@ impl Policy {
             let _ = writeln!(s, "  {d}");
         }
         for z in &self.zones {
-            let _ = writeln!(s, "  zone {}: {}", z.name(), z.spec().describe());
+            let _ = writeln!(s, "  zone {}: {}", z.name(), z.spec().describe_zone());
         }
         for r in &self.rules {
             let names: Vec<String> = r
@@ -337,20 +345,25 @@ impl Policy {
             } else {
                 names.join(" + ")
             };
-            let _ = writeln!(s, "  rule {}: {limits}", r.name);
+            let _ = writeln!(s, "  rule {} [{}]: {limits}", r.name, r.matcher.describe());
+            if !r.exempt.is_empty() {
+                let _ = writeln!(s, "    exempt: {}", r.exempt.describe());
+            }
         }
         if !self.exempt.is_empty() {
-            let _ = writeln!(s, "  exemptions: {:?}", self.exempt);
+            let _ = writeln!(s, "  exempt everywhere: {}", self.exempt.describe());
         }
         s.trim_end().to_string()
     }
 
     /// Judges one request at `now` (ms), charging the zones it passes.
     pub(crate) fn decide(&mut self, req: &Request<'_>, now: i64) -> Verdict {
-        match self.dialect {
+        let mut v = match self.dialect {
             Dialect::Nginx => self.decide_nginx(req, now),
             Dialect::Caddy => self.decide_caddy(req, now),
-        }
+        };
+        v.boundary = std::mem::take(&mut self.boundary);
+        v
     }
 
     fn decide_nginx(&mut self, req: &Request<'_>, now: i64) -> Verdict {
@@ -368,6 +381,7 @@ impl Policy {
                 decision: Decision::Exempt,
                 zone: None,
                 rule: rid,
+                boundary: false,
             };
         }
         let nl = rule.limits.len();
@@ -381,7 +395,9 @@ impl Policy {
             }
             let cost = cost_of(zone, req);
             zone.counters.checked += 1;
-            match zone.lookup(now, &self.key, cost, &lim.nginx, i + 1 == nl) {
+            let r = zone.lookup(now, &self.key, cost, &lim.nginx, i + 1 == nl);
+            self.boundary |= std::mem::take(&mut zone.boundary);
+            match r {
                 Lookup::Busy => {
                     zone.counters.refused += 1;
                     for &(j, _) in &self.pending {
@@ -392,6 +408,7 @@ impl Policy {
                         decision: Decision::Refuse,
                         zone: Some(lim.zone),
                         rule: rid,
+                        boundary: false,
                     };
                 }
                 Lookup::Admit(d) => {
@@ -407,6 +424,7 @@ impl Policy {
                 decision: Decision::OutOfScope,
                 zone: None,
                 rule: rid,
+                boundary: false,
             };
         }
         let (mut max_delay, mut limiting) = match last {
@@ -442,12 +460,14 @@ impl Policy {
                 decision: Decision::Delay(max_delay),
                 zone: Some(z),
                 rule: rid,
+                boundary: false,
             }
         } else {
             Verdict {
                 decision: Decision::Admit,
                 zone: None,
                 rule: rid,
+                boundary: false,
             }
         }
     }
@@ -475,6 +495,7 @@ impl Policy {
                     decision: Decision::Exempt,
                     zone: None,
                     rule: Some(r),
+                    boundary: false,
                 },
                 None => Verdict::OUT_OF_SCOPE,
             };
@@ -484,6 +505,7 @@ impl Policy {
                 decision: Decision::Exempt,
                 zone: None,
                 rule: first_rule,
+                boundary: false,
             };
         }
         if self.plan.len() > 1 {
@@ -506,13 +528,16 @@ impl Policy {
             any = true;
             let cost = cost_of(zone, req);
             zone.counters.checked += 1;
-            match zone.lookup(now, &self.key, cost, &lim.nginx, true) {
+            let r = zone.lookup(now, &self.key, cost, &lim.nginx, true);
+            self.boundary |= std::mem::take(&mut zone.boundary);
+            match r {
                 Lookup::Busy => {
                     zone.counters.refused += 1;
                     return Verdict {
                         decision: Decision::Refuse,
                         zone: Some(lim.zone),
                         rule: Some(ri),
+                        boundary: false,
                     };
                 }
                 Lookup::Admit(d) => {
@@ -534,6 +559,7 @@ impl Policy {
                 decision: Decision::OutOfScope,
                 zone: None,
                 rule: first_rule,
+                boundary: false,
             };
         }
         match limiting {
@@ -541,11 +567,13 @@ impl Policy {
                 decision: Decision::Delay(max_delay),
                 zone: Some(z),
                 rule: Some(r),
+                boundary: false,
             },
             None => Verdict {
                 decision: Decision::Admit,
                 zone: None,
                 rule: first_rule,
+                boundary: false,
             },
         }
     }

@@ -142,3 +142,105 @@ impl ReplayOrder {
         )
     }
 }
+
+/// Puts a log written in completion order into decision-time order ([`ReplayOrder`])
+/// while holding only the last `horizon_ms` of it: an item is released once the log has
+/// reached `horizon_ms` past its arrival, so requests that took longer than the horizon
+/// to complete come out late (counted by [`Reorder::late`]; [`super::Replay`] judges
+/// them at the latest time it has seen).
+///
+/// ```
+/// use logscope_core::replay::{Reorder, ReplayOrder};
+///
+/// let mut r = Reorder::new(1000);
+/// // (completion ms, request time ms): the second line arrived first.
+/// let mut out = Vec::new();
+/// for (seq, (done, took)) in [(100, 0), (150, 120), (5000, 0)].into_iter().enumerate() {
+///     r.push(ReplayOrder::new(done - took, took as u64, false, seq as u64), done, seq);
+///     while let Some(x) = r.pop_ready() { out.push(x); }
+/// }
+/// while let Some(x) = r.finish() { out.push(x); }
+/// assert_eq!(out, vec![1, 0, 2]);
+/// ```
+pub struct Reorder<T> {
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<Held<T>>>,
+    horizon_ms: i64,
+    latest_ms: i64,
+    emitted: Option<ReplayOrder>,
+    late: u64,
+}
+
+struct Held<T> {
+    key: ReplayOrder,
+    item: T,
+}
+
+impl<T> PartialEq for Held<T> {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl<T> Eq for Held<T> {}
+impl<T> PartialOrd for Held<T> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<T> Ord for Held<T> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
+    }
+}
+
+impl<T> Reorder<T> {
+    /// A buffer holding `horizon_ms` of log (60,000 covers all but very slow requests).
+    pub fn new(horizon_ms: i64) -> Self {
+        Reorder {
+            heap: std::collections::BinaryHeap::new(),
+            horizon_ms: horizon_ms.max(0),
+            latest_ms: i64::MIN,
+            emitted: None,
+            late: 0,
+        }
+    }
+
+    /// Adds an item with its order key and the time the log stamped it (completion).
+    pub fn push(&mut self, key: ReplayOrder, completion_ms: i64, item: T) {
+        self.latest_ms = self.latest_ms.max(completion_ms);
+        if self.emitted.is_some_and(|e| key < e) {
+            self.late += 1;
+        }
+        self.heap.push(std::cmp::Reverse(Held { key, item }));
+    }
+
+    /// The next item whose place in the order is settled, if any.
+    pub fn pop_ready(&mut self) -> Option<T> {
+        let top = &self.heap.peek()?.0;
+        if top.key.arrival_ms >= self.latest_ms.saturating_sub(self.horizon_ms) {
+            return None;
+        }
+        self.finish()
+    }
+
+    /// The next item regardless of the horizon (at end of input).
+    pub fn finish(&mut self) -> Option<T> {
+        let h = self.heap.pop()?.0;
+        self.emitted = Some(self.emitted.map_or(h.key, |e| e.max(h.key)));
+        Some(h.item)
+    }
+
+    /// Items held now.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Items that came after one that belongs later had already been released.
+    pub fn late(&self) -> u64 {
+        self.late
+    }
+}

@@ -383,6 +383,26 @@ impl LimitSpec {
         self.name.clone().unwrap_or_else(|| self.to_string())
     }
 
+    /// An nginx zone in words, without the per-location burst and delay (a policy's
+    /// rules carry those): rate, key, cost. Other algorithms: [`LimitSpec::describe`].
+    pub fn describe_zone(&self) -> String {
+        if self.algorithm != Algorithm::Nginx {
+            return self.describe();
+        }
+        let milli = self.rate.nginx_milli();
+        format!(
+            "nginx limit_req_zone: rate {} ({milli} milli-requests/s, one every {:.0} ms); {}; {}",
+            self.rate.describe(self.cost.unit()),
+            1_000_000.0 / milli as f64,
+            self.key.describe(),
+            match self.cost {
+                CostKind::Requests => "counting requests",
+                CostKind::RequestTime => "counting server time (request time in ms)",
+                CostKind::Bytes => "counting response bytes",
+            }
+        )
+    }
+
     /// The limit in words: algorithm, rate, burst, key and cost.
     pub fn describe(&self) -> String {
         let unit = self.cost.unit();
@@ -403,7 +423,7 @@ impl LimitSpec {
                 units(self.rate.count())
             ),
             Algorithm::Caddy => format!(
-                "Caddy rate_limit: events {n}, window {per}: a request passes if fewer than {n} passed in the last {per}, both ends included; refused ones do not count; zones with several limits are tried most permissive first and keep what they took"
+                "Caddy rate_limit: events {n}, window {per}: a request passes if fewer than {n} passed in the last {per}, both ends included; refused ones do not count"
             ),
             Algorithm::Nginx => {
                 let milli = self.rate.nginx_milli();

@@ -61,14 +61,6 @@ impl<V> KeyMap<V> {
     }
 
     #[inline]
-    pub(crate) fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
-        match inline_key(key) {
-            Some(k) => self.small.get_mut(&k),
-            None => self.large.get_mut(key),
-        }
-    }
-
-    #[inline]
     pub(crate) fn get(&self, key: &[u8]) -> Option<&V> {
         match inline_key(key) {
             Some(k) => self.small.get(&k),
@@ -148,7 +140,7 @@ pub(crate) enum Lookup {
     Admit(u32),
     /// Refused; nothing charged.
     Busy,
-    /// Would pass; remembered as pending until [`Store::account`] or [`Store::release`].
+    /// Would pass; remembered as pending until charged or released.
     Pending,
 }
 

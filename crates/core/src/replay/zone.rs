@@ -67,6 +67,9 @@ pub struct ZoneCounters {
     pub cost_charged: u64,
     /// Requests whose cost field was missing (charged 0).
     pub cost_missing: u64,
+    /// nginx zones: decisions that would flip with a 1 ms longer or shorter interval
+    /// (where a log replay can disagree with the real server; see [`super::Verdict`]).
+    pub boundary: u64,
 }
 
 /// One limit with its per-key state.
@@ -76,15 +79,19 @@ pub struct Zone {
     kind: Kind,
     default_limit: NginxLimit,
     pub(crate) counters: ZoneCounters,
+    /// Set by a lookup on a boundary; the policy reads and clears it.
+    pub(crate) boundary: bool,
 }
 
 impl Zone {
-    /// A zone for `spec`; `max_keys` bounds nginx zones (see [`NginxZone::new`]).
+    /// A zone for `spec`.
     pub fn new(name: impl Into<String>, spec: LimitSpec) -> Result<Zone, SpecError> {
         Zone::with_max_keys(name, spec, None)
     }
 
-    /// Like [`Zone::new`], with a node cap for nginx zones.
+    /// Like [`Zone::new`], with a node cap for nginx zones: a stand-in for the zone's
+    /// shared-memory size; when full, the least recently used node is freed by force, as
+    /// nginx does (`None` = unbounded). Other algorithms ignore it.
     pub fn with_max_keys(
         name: impl Into<String>,
         spec: LimitSpec,
@@ -124,6 +131,7 @@ impl Zone {
             kind,
             default_limit,
             counters: ZoneCounters::default(),
+            boundary: false,
         })
     }
 
@@ -183,11 +191,18 @@ impl Zone {
         account: bool,
     ) -> Lookup {
         match &mut self.kind {
-            Kind::Nginx(z) => match z.lookup(now, key, cost, lim, account) {
-                NgxRc::Ok(e) => Lookup::Admit(clamp_ms(z.delay_ms(e, lim))),
-                NgxRc::Busy => Lookup::Busy,
-                NgxRc::Again => Lookup::Pending,
-            },
+            Kind::Nginx(z) => {
+                let (r, b) = match z.lookup(now, key, cost, lim, account) {
+                    NgxRc::Ok(e, b) => (Lookup::Admit(clamp_ms(z.delay_ms(e, lim))), b),
+                    NgxRc::Busy(b) => (Lookup::Busy, b),
+                    NgxRc::Again(b) => (Lookup::Pending, b),
+                };
+                if b {
+                    self.counters.boundary += 1;
+                    self.boundary = true;
+                }
+                r
+            }
             Kind::Log(s) => s.lookup(now, key, cost, account),
             Kind::Token(s) => s.lookup(now, key, cost, account),
             Kind::Gcra(s) => s.lookup(now, key, cost, account),

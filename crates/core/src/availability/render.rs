@@ -1,0 +1,730 @@
+//! Rendering of an availability [`Report`]: terminal text with coloured grades,
+//! Markdown ready to paste (grades as 🟢/🟡/🟠/🔴 and words), CSV (the period table),
+//! a self-contained HTML page with an inline SVG bar chart, and JSON (the typed
+//! result with local times added). Times are formatted by the caller's [`TimeFmt`]
+//! (it knows the time zone).
+
+use std::fmt::Write;
+
+use super::spec::{format_duration, format_interval};
+use super::{Grade, Incident, IncidentKind, PeriodStats, PolicyAs, Report};
+use crate::escape;
+use crate::table::{Align, Cell, Style, Table};
+
+/// Formats instants (UTC ms) in the report's time zone.
+pub struct TimeFmt<'a> {
+    /// Short local time for tables, e.g. `2025-12-20 00:01`.
+    pub short: &'a dyn Fn(i64) -> String,
+    /// Local RFC 3339 with offset, e.g. `2025-12-20T00:01:00.000+09:00`.
+    pub rfc3339: &'a dyn Fn(i64) -> String,
+}
+
+/// How many incidents text, Markdown and HTML show (the largest, in time order);
+/// 0 = all. JSON always has all.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Incidents shown.
+    pub incidents: usize,
+    /// No-data spans shown.
+    pub no_data: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            incidents: 30,
+            no_data: 30,
+        }
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn style(g: Grade) -> Style {
+    match g {
+        Grade::Green => Style::Green,
+        Grade::Yellow => Style::Yellow,
+        Grade::Orange => Style::Orange,
+        Grade::Red => Style::Red,
+        Grade::None => Style::Plain,
+    }
+}
+
+fn hours(h: Option<f64>) -> String {
+    h.map_or_else(|| "-".into(), |h| format!("{h:.1}"))
+}
+
+fn pct_cell(p: &PeriodStats) -> String {
+    if p.expected == 0 {
+        "-".into()
+    } else {
+        format!("{}%", p.percent_text(2))
+    }
+}
+
+fn period_label(p: &PeriodStats) -> String {
+    if p.partial {
+        format!("{}*", p.label)
+    } else {
+        p.label.clone()
+    }
+}
+
+/// One sentence saying what the figures mean.
+pub fn definition(r: &Report) -> String {
+    let c = &r.config;
+    let mut s = match &c.probe {
+        Some(p) => format!(
+            "Availability = share of probe requests (path?query matching /{p}/) answered {}",
+            c.success
+        ),
+        None => format!(
+            "No --probe given: availability = share of dynamic requests (not images, CSS, JS, fonts, media) answered {} (i.e. not 5xx)",
+            c.success
+        ),
+    };
+    if !c.policy.is_empty() {
+        let how = match c.policy_as {
+            PolicyAs::Exclude => "policy, not downtime: left out",
+            PolicyAs::Success => "policy: counted as success",
+            PolicyAs::Failure => "policy: counted as failure",
+        };
+        let _ = write!(s, "; {} are {how}", c.policy);
+    }
+    match r.cadence {
+        Some(cad) => {
+            let src = match cad.source {
+                super::CadenceSource::Given => "given".to_string(),
+                super::CadenceSource::Median => "estimated: median interval between probes".into(),
+                super::CadenceSource::Mean => {
+                    "estimated: mean interval between dynamic requests".into()
+                }
+            };
+            if c.probe_mode() && c.min_gap_ms.is_none() {
+                let _ = write!(
+                    s,
+                    "; missing probes count as failures (expected every {}, {src})",
+                    format_interval(cad.ms)
+                );
+            } else {
+                let _ = write!(
+                    s,
+                    "; silences of {} or more count as failures, one per {} ({src})",
+                    format_interval(r.gap_ms),
+                    format_interval(cad.ms)
+                );
+            }
+        }
+        None => s.push_str("; missing probes not counted (cadence unknown)"),
+    }
+    let _ = write!(s, ". {}s in {}.", capitalize(c.by.name()), c.tz);
+    s
+}
+
+fn capitalize(w: &str) -> String {
+    let mut c = w.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+fn grades_legend(r: &Report, emoji: bool) -> String {
+    let g = &r.config.grades;
+    let e = |gr: Grade| {
+        if emoji {
+            format!("{} ", gr.emoji())
+        } else {
+            String::new()
+        }
+    };
+    format!(
+        "{}green ≥ {}%, {}yellow ≥ {}%, {}orange ≥ {}%, {}red below; figures are cut, not rounded",
+        e(Grade::Green),
+        g.green,
+        e(Grade::Yellow),
+        g.yellow,
+        e(Grade::Orange),
+        g.orange,
+        e(Grade::Red)
+    )
+}
+
+fn period_table(r: &Report, grade_text: impl Fn(Grade) -> String) -> Table {
+    let mut t = Table::new(&[
+        (r.config.by.name(), Align::Left),
+        ("availability", Align::Right),
+        ("grade", Align::Left),
+        ("probes", Align::Right),
+        ("failed", Align::Right),
+        ("missing", Align::Right),
+        ("trouble h", Align::Right),
+        ("no data h", Align::Right),
+    ]);
+    for p in r.periods.iter().chain(std::iter::once(&r.total)) {
+        let st = style(p.grade);
+        t.row(vec![
+            Cell::from(period_label(p)),
+            Cell::styled(pct_cell(p), st),
+            Cell::styled(grade_text(p.grade), st),
+            Cell::from(thousands(p.requests)),
+            Cell::from(thousands(p.failed)),
+            Cell::from(thousands(p.missing)),
+            Cell::from(hours(p.trouble_hours)),
+            Cell::from(format!("{:.1}", p.no_data_hours)),
+        ]);
+    }
+    t
+}
+
+/// The incidents to show: the `n` with the most failed + missing probes, in time order.
+fn shown_incidents(r: &Report, n: usize) -> Vec<&Incident> {
+    let mut v: Vec<&Incident> = r.incidents.iter().collect();
+    if n > 0 && v.len() > n {
+        v.sort_by(|a, b| {
+            (b.failed + b.missing)
+                .cmp(&(a.failed + a.missing))
+                .then(b.duration_ms.cmp(&a.duration_ms))
+                .then(a.start_ms.cmp(&b.start_ms))
+        });
+        v.truncate(n);
+        v.sort_by_key(|i| i.start_ms);
+    }
+    v
+}
+
+fn statuses(i: &Incident) -> String {
+    let mut v: Vec<(u16, u64)> = i.failures_by_status.iter().map(|(k, v)| (*k, *v)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.iter()
+        .map(|(k, n)| format!("{k}×{}", thousands(*n)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The end of an incident, shortened when it shares the start's date.
+fn short_end(start: &str, end: &str) -> String {
+    match (start.split_once(' '), end.split_once(' ')) {
+        (Some((sd, _)), Some((ed, et))) if sd == ed => et.to_string(),
+        (Some((sd, _)), Some((ed, _))) if sd.get(..5) == ed.get(..5) && ed.len() > 5 => {
+            end[5..].to_string()
+        }
+        _ => end.to_string(),
+    }
+}
+
+fn incident_table(r: &Report, tf: &TimeFmt, n: usize, short_kind: bool) -> Table {
+    // Times are right-aligned (fixed width) so that only `statuses` is cut to fit.
+    let mut t = Table::new(&[
+        ("start", Align::Right),
+        ("end", Align::Right),
+        ("duration", Align::Right),
+        ("kind", Align::Left),
+        ("worst", Align::Right),
+        ("failed", Align::Right),
+        ("missed", Align::Right),
+        ("statuses", Align::Left),
+    ]);
+    for i in shown_incidents(r, n) {
+        let start = (tf.short)(i.start_ms);
+        let end = (tf.short)(i.end_ms);
+        let kind_style = match i.kind {
+            IncidentKind::Errors => Style::Orange,
+            _ => Style::Red,
+        };
+        t.row(vec![
+            Cell::from(start.clone()),
+            Cell::from(short_end(&start, &end)),
+            Cell::from(format_duration(i.duration_ms)),
+            Cell::styled(
+                if short_kind {
+                    i.kind.short()
+                } else {
+                    i.kind.word()
+                },
+                kind_style,
+            ),
+            Cell::from(format!("{:.0}%", i.worst.floor())),
+            Cell::from(thousands(i.failed)),
+            Cell::from(thousands(i.missing)),
+            Cell::from(statuses(i)),
+        ]);
+    }
+    t
+}
+
+fn incidents_heading(r: &Report, n: usize) -> String {
+    let c = &r.config;
+    let total = r.incidents.len();
+    let shown = if n > 0 && total > n {
+        format!(", the {n} largest shown (all in --format json)")
+    } else {
+        String::new()
+    };
+    format!(
+        "Incidents: {total} (a {} sub-bucket below {}%, or with missing probes; merged across recoveries of up to {}){shown}",
+        format_interval(c.bucket_ms),
+        c.incident_below,
+        format_interval(
+            r.config
+                .merge_within_ms
+                .max(2 * r.cadence.map_or(0, |c| c.ms))
+        )
+    )
+}
+
+fn no_data_lines(r: &Report, tf: &TimeFmt, n: usize) -> (String, Vec<String>) {
+    let total_ms: i64 = r.no_data.iter().map(|g| g.to_ms - g.from_ms).sum();
+    let head = format!(
+        "No log lines at all for {} or more: {} span{}, {} in total",
+        format_interval(r.gap_ms),
+        r.no_data.len(),
+        if r.no_data.len() == 1 { "" } else { "s" },
+        format_duration(total_ms)
+    );
+    let mut v: Vec<&super::NoData> = r.no_data.iter().collect();
+    let more = if n > 0 && v.len() > n {
+        v.sort_by(|a, b| {
+            (b.to_ms - b.from_ms)
+                .cmp(&(a.to_ms - a.from_ms))
+                .then(a.from_ms.cmp(&b.from_ms))
+        });
+        v.truncate(n);
+        v.sort_by_key(|g| g.from_ms);
+        Some(r.no_data.len() - n)
+    } else {
+        None
+    };
+    let mut lines: Vec<String> = v
+        .iter()
+        .map(|g| {
+            format!(
+                "no data from {} to {} ({})",
+                (tf.short)(g.from_ms),
+                (tf.short)(g.to_ms),
+                format_duration(g.to_ms - g.from_ms)
+            )
+        })
+        .collect();
+    if let Some(m) = more {
+        lines.push(format!(
+            "… and {m} shorter span{} (all in --format json)",
+            if m == 1 { "" } else { "s" }
+        ));
+    }
+    (head, lines)
+}
+
+fn span_line(r: &Report, tf: &TimeFmt, source: &str) -> String {
+    let mut s = String::new();
+    if let Some((a, b)) = r.span {
+        let _ = write!(s, "{} → {}", (tf.short)(a), (tf.short)(b));
+    }
+    let _ = write!(
+        s,
+        "; {} lines, {} probe requests",
+        thousands(r.lines),
+        thousands(r.probe_requests)
+    );
+    if r.outside > 0 {
+        let _ = write!(
+            s,
+            " ({} lines outside --since/--until ignored)",
+            thousands(r.outside)
+        );
+    }
+    if !source.is_empty() {
+        let _ = write!(s, "; from {source}");
+    }
+    s
+}
+
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for w in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + w.chars().count() > width {
+            let _ = writeln!(out, "{indent}{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    if !line.is_empty() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    out
+}
+
+/// A terminal report (80 columns; colour when `color`).
+pub fn text(r: &Report, tf: &TimeFmt, source: &str, color: bool, lim: Limits) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "Availability per {}", r.config.by.name());
+    o.push_str(&wrap(&escape::terminal_str(&definition(r), 2000), 78, "  "));
+    o.push_str(&wrap(
+        &escape::terminal_str(&span_line(r, tf, source), 2000),
+        78,
+        "  ",
+    ));
+    o.push_str(&wrap(
+        &format!("Grades: {}.", grades_legend(r, false)),
+        78,
+        "  ",
+    ));
+    for n in &r.notes {
+        o.push_str(&wrap(
+            &format!("note: {}", escape::terminal_str(n, 500)),
+            78,
+            "  ",
+        ));
+    }
+    o.push('\n');
+    if !r.periods.is_empty() {
+        o.push_str(&period_table(r, |g| g.word().to_string()).to_terminal(80, color));
+        if r.periods.iter().any(|p| p.partial) {
+            o.push_str("* partial: the span covers only part of the period\n");
+        }
+    }
+    o.push('\n');
+    o.push_str(&wrap(&incidents_heading(r, lim.incidents), 80, ""));
+    if !r.incidents.is_empty() {
+        o.push_str(&incident_table(r, tf, lim.incidents, true).to_terminal(80, color));
+    }
+    o.push('\n');
+    let (head, lines) = no_data_lines(r, tf, lim.no_data);
+    o.push_str(&wrap(&head, 80, ""));
+    for l in lines {
+        let _ = writeln!(o, "  {}", escape::terminal_str(&l, 300));
+    }
+    o
+}
+
+/// A Markdown report: a heading, the definition, the period table (grades as
+/// 🟢/🟡/🟠/🔴 and words), the incidents and the spans without data.
+pub fn markdown(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "## Availability per {}\n", r.config.by.name());
+    let _ = writeln!(o, "{}\n", escape::markdown(&definition(r)));
+    let _ = writeln!(
+        o,
+        "Span: {}.\n",
+        escape::markdown(&span_line(r, tf, source))
+    );
+    let _ = writeln!(
+        o,
+        "Grades: {}.\n",
+        escape::markdown(&grades_legend(r, true))
+    );
+    for n in &r.notes {
+        let _ = writeln!(o, "> Note: {}\n", escape::markdown(n));
+    }
+    if !r.periods.is_empty() {
+        o.push_str(&period_table(r, |g| format!("{} {}", g.emoji(), g.word())).to_markdown());
+        if r.periods.iter().any(|p| p.partial) {
+            o.push_str("\n\\* partial: the span covers only part of the period\n");
+        }
+    }
+    let _ = writeln!(
+        o,
+        "\n### {}\n",
+        escape::markdown(&incidents_heading(r, lim.incidents))
+    );
+    if !r.incidents.is_empty() {
+        o.push_str(&incident_table(r, tf, lim.incidents, false).to_markdown());
+    }
+    let (head, lines) = no_data_lines(r, tf, lim.no_data);
+    let _ = writeln!(o, "\n### {}\n", escape::markdown(&head));
+    for l in lines {
+        let _ = writeln!(o, "- {}", escape::markdown(&l));
+    }
+    o
+}
+
+/// CSV: one row per period (and `total`), full figures.
+pub fn csv(r: &Report, tf: &TimeFmt) -> String {
+    let mut t = Table::new(&[
+        ("period", Align::Left),
+        ("start", Align::Left),
+        ("end", Align::Left),
+        ("hours", Align::Right),
+        ("partial", Align::Left),
+        ("availability_pct", Align::Right),
+        ("grade", Align::Left),
+        ("probe_requests", Align::Right),
+        ("succeeded", Align::Right),
+        ("failed", Align::Right),
+        ("policy", Align::Right),
+        ("missing", Align::Right),
+        ("expected", Align::Right),
+        ("trouble_hours", Align::Right),
+        ("no_data_hours", Align::Right),
+    ]);
+    for p in r.periods.iter().chain(std::iter::once(&r.total)) {
+        t.row([
+            p.label.clone(),
+            (tf.rfc3339)(p.start_ms),
+            (tf.rfc3339)(p.end_ms),
+            format!("{:.3}", p.hours),
+            p.partial.to_string(),
+            if p.expected == 0 {
+                String::new()
+            } else {
+                p.percent_text(4)
+            },
+            match p.grade {
+                Grade::None => String::new(),
+                g => g.word().to_string(),
+            },
+            p.requests.to_string(),
+            p.succeeded.to_string(),
+            p.failed.to_string(),
+            p.policy.to_string(),
+            p.missing.to_string(),
+            p.expected.to_string(),
+            p.trouble_hours
+                .map_or_else(String::new, |h| format!("{h:.3}")),
+            format!("{:.3}", p.no_data_hours),
+        ]);
+    }
+    t.to_csv()
+}
+
+/// JSON: the typed report, with local RFC 3339 times added next to every `*_ms`.
+pub fn json(r: &Report, tf: &TimeFmt, source: &str) -> String {
+    let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+    add_times(&mut v, tf);
+    if let serde_json::Value::Object(m) = &mut v {
+        m.insert("definition".into(), definition(r).into());
+        m.insert("source".into(), source.into());
+        if let Some((a, b)) = r.span {
+            m.insert("span_start".into(), (tf.rfc3339)(a).into());
+            m.insert("span_end".into(), (tf.rfc3339)(b).into());
+        }
+        for p in ["periods"] {
+            if let Some(serde_json::Value::Array(a)) = m.get_mut(p) {
+                for (item, st) in a.iter_mut().zip(&r.periods) {
+                    if let serde_json::Value::Object(o) = item {
+                        o.insert("availability_text".into(), st.percent_text(2).into());
+                    }
+                }
+            }
+        }
+        if let Some(serde_json::Value::Object(o)) = m.get_mut("total") {
+            o.insert("availability_text".into(), r.total.percent_text(2).into());
+        }
+    }
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn add_times(v: &mut serde_json::Value, tf: &TimeFmt) {
+    match v {
+        serde_json::Value::Object(m) => {
+            let keys: Vec<String> = m.keys().cloned().collect();
+            for k in keys {
+                let is_instant = matches!(
+                    k.as_str(),
+                    "start_ms" | "end_ms" | "from_ms" | "to_ms" | "since_ms" | "until_ms"
+                );
+                if is_instant {
+                    if let Some(ms) = m.get(&k).and_then(|x| x.as_i64()) {
+                        let name = k.trim_end_matches("_ms").to_string();
+                        m.insert(name, (tf.rfc3339)(ms).into());
+                    }
+                } else if let Some(x) = m.get_mut(&k) {
+                    add_times(x, tf);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| add_times(x, tf)),
+        _ => {}
+    }
+}
+
+const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}\
+table{border-collapse:collapse;margin:1em 0}th,td{padding:.25em .7em;border-bottom:1px solid #ddd}th{text-align:left;background:#f5f5f5}\
+td.green{color:#1a7f37;font-weight:600}td.yellow{color:#9a6700;font-weight:600}td.orange{color:#c2410c;font-weight:600}td.red{color:#cf222e;font-weight:600}\
+p.def{color:#444}svg text{font-family:inherit}";
+
+fn fill(g: Grade) -> &'static str {
+    match g {
+        Grade::Green => "#2da44e",
+        Grade::Yellow => "#d4a72c",
+        Grade::Orange => "#fb8500",
+        Grade::Red => "#cf222e",
+        Grade::None => "#bbbbbb",
+    }
+}
+
+/// An inline SVG bar chart of the periods' availability (no scripts, no fonts, no
+/// network), with the grade thresholds as dashed lines.
+pub fn svg_chart(r: &Report) -> String {
+    let n = r.periods.len().max(1);
+    let bar_w = if n <= 24 {
+        36.0
+    } else if n <= 100 {
+        14.0
+    } else {
+        6.0
+    };
+    let gap = bar_w / 4.0;
+    let (left, top, plot_h, bottom) = (48.0, 16.0, 240.0, 70.0);
+    let width = left + n as f64 * (bar_w + gap) + 16.0;
+    let height = top + plot_h + bottom;
+    let min = r
+        .periods
+        .iter()
+        .filter_map(|p| p.availability)
+        .fold(100.0f64, f64::min);
+    let lo = if min < 50.0 {
+        0.0
+    } else {
+        ((min - 1.0) / 10.0).floor().max(0.0) * 10.0
+    };
+    let y = |v: f64| top + plot_h * (1.0 - (v - lo) / (100.0 - lo));
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" role=\"img\" aria-label=\"availability per {}\">",
+        r.config.by.name()
+    );
+    // Axis and grid.
+    let mut tick = lo;
+    while tick <= 100.0 + 1e-9 {
+        let ty = y(tick);
+        let _ = write!(
+            s,
+            "<line x1=\"{left}\" y1=\"{ty:.1}\" x2=\"{:.1}\" y2=\"{ty:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"#666\">{tick:.0}%</text>",
+            width - 8.0,
+            left - 4.0,
+            ty + 3.0
+        );
+        tick += if 100.0 - lo > 50.0 { 20.0 } else { 5.0 };
+    }
+    let g = &r.config.grades;
+    for (v, g) in [
+        (g.green, Grade::Green),
+        (g.yellow, Grade::Yellow),
+        (g.orange, Grade::Orange),
+    ] {
+        if v >= lo {
+            let ty = y(v);
+            let _ = write!(
+                s,
+                "<line x1=\"{left}\" y1=\"{ty:.1}\" x2=\"{:.1}\" y2=\"{ty:.1}\" stroke=\"{}\" stroke-dasharray=\"4 3\"/>",
+                width - 8.0,
+                fill(g)
+            );
+        }
+    }
+    for (i, p) in r.periods.iter().enumerate() {
+        let x = left + gap / 2.0 + i as f64 * (bar_w + gap);
+        let label = escape::html(&p.label);
+        let title = escape::html(&format!(
+            "{}: {} ({})",
+            p.label,
+            pct_cell(p),
+            p.grade.word()
+        ));
+        match p.availability {
+            Some(a) => {
+                let ty = y(a.max(lo));
+                let h = (top + plot_h - ty).max(0.5);
+                let _ = write!(
+                    s,
+                    "<rect x=\"{x:.1}\" y=\"{ty:.1}\" width=\"{bar_w:.1}\" height=\"{h:.1}\" fill=\"{}\"><title>{title}</title></rect>",
+                    fill(p.grade)
+                );
+                if bar_w >= 14.0 {
+                    let _ = write!(
+                        s,
+                        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"middle\" fill=\"#333\">{}</text>",
+                        x + bar_w / 2.0,
+                        ty - 3.0,
+                        p.percent_text(2)
+                    );
+                }
+            }
+            None => {
+                let _ = write!(
+                    s,
+                    "<rect x=\"{x:.1}\" y=\"{top}\" width=\"{bar_w:.1}\" height=\"{plot_h}\" fill=\"none\" stroke=\"#bbb\" stroke-dasharray=\"2 2\"><title>{title}</title></rect>"
+                );
+            }
+        }
+        let lx = x + bar_w / 2.0;
+        let ly = top + plot_h + 8.0;
+        let _ = write!(
+            s,
+            "<text x=\"{lx:.1}\" y=\"{ly:.1}\" font-size=\"10\" text-anchor=\"end\" transform=\"rotate(-60 {lx:.1} {ly:.1})\" fill=\"#333\">{label}</text>"
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// A self-contained HTML page: definition, chart, tables.
+pub fn html(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> String {
+    let mut o = String::new();
+    let title = format!("Availability per {}", r.config.by.name());
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+        escape::html(&title),
+        escape::html(&title)
+    );
+    let _ = writeln!(o, "<p class=\"def\">{}</p>", escape::html(&definition(r)));
+    let _ = writeln!(
+        o,
+        "<p class=\"def\">Span: {}.</p>",
+        escape::html(&span_line(r, tf, source))
+    );
+    let _ = writeln!(
+        o,
+        "<p class=\"def\">Grades: {}.</p>",
+        escape::html(&grades_legend(r, true))
+    );
+    for n in &r.notes {
+        let _ = writeln!(
+            o,
+            "<p class=\"def\"><strong>Note:</strong> {}</p>",
+            escape::html(n)
+        );
+    }
+    if !r.periods.is_empty() {
+        o.push_str(&svg_chart(r));
+        o.push('\n');
+        o.push_str(&period_table(r, |g| format!("{} {}", g.emoji(), g.word())).to_html());
+        if r.periods.iter().any(|p| p.partial) {
+            o.push_str("<p>* partial: the span covers only part of the period</p>\n");
+        }
+    }
+    let _ = writeln!(
+        o,
+        "<h2>{}</h2>",
+        escape::html(&incidents_heading(r, lim.incidents))
+    );
+    if !r.incidents.is_empty() {
+        o.push_str(&incident_table(r, tf, lim.incidents, false).to_html());
+    }
+    let (head, lines) = no_data_lines(r, tf, lim.no_data);
+    let _ = writeln!(o, "<h2>{}</h2>\n<ul>", escape::html(&head));
+    for l in lines {
+        let _ = writeln!(o, "<li>{}</li>", escape::html(&l));
+    }
+    o.push_str("</ul>\n</body>\n</html>\n");
+    o
+}

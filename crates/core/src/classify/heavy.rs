@@ -1,0 +1,319 @@
+//! Heavy requests: the ones that cost the backend real work. Built-in MediaWiki rules
+//! (search, diff, old revisions, history, page info, Special:Search) plus named user
+//! classes with path/query regexes and methods.
+
+use regex::Regex;
+
+/// A heavy class: 0 is "not heavy"; other values index [`HeavyRules::names`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct HeavyClass(pub u16);
+
+impl HeavyClass {
+    /// Not heavy.
+    pub const NONE: HeavyClass = HeavyClass(0);
+
+    /// Whether the request is heavy.
+    #[inline]
+    pub fn is_heavy(self) -> bool {
+        self.0 != 0
+    }
+}
+
+/// The built-in MediaWiki classes, in the order their ids are assigned (1…).
+pub const MEDIAWIKI_CLASSES: [&str; 5] = ["diff", "oldid", "history", "info", "search"];
+
+/// Paths the MediaWiki rules look at by default.
+pub const MEDIAWIKI_PATHS: [&str; 2] = ["/index.php", "/w/index.php"];
+
+/// A user class: a request matching every given part belongs to it.
+#[derive(Clone, Debug)]
+pub struct HeavyRule {
+    /// Class name shown in reports.
+    pub name: String,
+    /// Regex on the path (without query).
+    pub path: Option<Regex>,
+    /// Regex on the query string (without `?`; a request without a query has "").
+    pub query: Option<Regex>,
+    /// Methods (upper case); empty = any.
+    pub methods: Vec<String>,
+    /// Matching requests are *not* heavy, whatever the later rules say.
+    pub exclude: bool,
+}
+
+/// The heavy-request rules: user classes first (in file order), then MediaWiki's.
+#[derive(Clone, Debug)]
+pub struct HeavyRules {
+    mediawiki: bool,
+    mw_paths: Vec<String>,
+    user: Vec<(HeavyRule, HeavyClass)>,
+    names: Vec<String>,
+}
+
+impl Default for HeavyRules {
+    fn default() -> Self {
+        HeavyRules::new(
+            true,
+            MEDIAWIKI_PATHS.iter().map(|s| s.to_string()).collect(),
+            Vec::new(),
+        )
+    }
+}
+
+impl HeavyRules {
+    /// Rules from their parts. User classes with the same name share an id.
+    pub fn new(mediawiki: bool, mw_paths: Vec<String>, user: Vec<HeavyRule>) -> HeavyRules {
+        let mut names: Vec<String> = vec![String::new()];
+        names.extend(MEDIAWIKI_CLASSES.iter().map(|s| s.to_string()));
+        let mut rules = Vec::new();
+        for r in user {
+            let id = if r.exclude {
+                HeavyClass::NONE
+            } else {
+                match names.iter().position(|n| *n == r.name) {
+                    Some(i) => HeavyClass(i as u16),
+                    None => {
+                        names.push(r.name.clone());
+                        HeavyClass((names.len() - 1) as u16)
+                    }
+                }
+            };
+            rules.push((r, id));
+        }
+        HeavyRules {
+            mediawiki,
+            mw_paths,
+            user: rules,
+            names,
+        }
+    }
+
+    /// Class names indexed by [`HeavyClass`] (index 0 is "").
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The name of a class ("" for not heavy).
+    pub fn name(&self, c: HeavyClass) -> &str {
+        self.names.get(c.0 as usize).map_or("", String::as_str)
+    }
+
+    /// A one-line description for report headers.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if self.mediawiki {
+            parts.push(format!(
+                "MediaWiki ({} with search=, diff=, oldid=, action=history|info; Special:Search)",
+                self.mw_paths.join(", ")
+            ));
+        }
+        for (r, _) in &self.user {
+            parts.push(if r.exclude {
+                format!("not {}", r.name)
+            } else {
+                r.name.clone()
+            });
+        }
+        if parts.is_empty() {
+            "no heavy rules".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+
+    /// The class of one request.
+    #[inline]
+    pub fn classify(
+        &self,
+        method: Option<&str>,
+        path: Option<&str>,
+        query: Option<&str>,
+    ) -> HeavyClass {
+        for (r, id) in &self.user {
+            if let Some(ms) = Some(&r.methods).filter(|m| !m.is_empty())
+                && !method.is_some_and(|m| ms.iter().any(|x| x.eq_ignore_ascii_case(m)))
+            {
+                continue;
+            }
+            if let Some(p) = &r.path
+                && !p.is_match(path.unwrap_or(""))
+            {
+                continue;
+            }
+            if let Some(q) = &r.query
+                && !q.is_match(query.unwrap_or(""))
+            {
+                continue;
+            }
+            return *id;
+        }
+        if self.mediawiki {
+            return self.mediawiki(path.unwrap_or(""), query);
+        }
+        HeavyClass::NONE
+    }
+
+    fn mediawiki(&self, path: &str, query: Option<&str>) -> HeavyClass {
+        if is_special_search(path.rsplit('/').next().unwrap_or("")) {
+            return HeavyClass(5);
+        }
+        if !self.mw_paths.iter().any(|p| p == path) {
+            return HeavyClass::NONE;
+        }
+        let Some(q) = query else {
+            return HeavyClass::NONE;
+        };
+        // Lowest id wins: diff (1) < oldid (2) < history (3) < info (4) < search (5).
+        let mut best = u16::MAX;
+        for pair in q.split('&') {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let c = match k {
+                "diff" => 1,
+                "oldid" => 2,
+                "action" if v.eq_ignore_ascii_case("history") => 3,
+                "action" if v.eq_ignore_ascii_case("info") => 4,
+                "search" => 5,
+                "title" if is_special_search(v) => 5,
+                _ => continue,
+            };
+            best = best.min(c);
+        }
+        if best == u16::MAX {
+            HeavyClass::NONE
+        } else {
+            HeavyClass(best)
+        }
+    }
+}
+
+/// `Special:Search` (any case, `:` or `%3A`, with or without `/term`), and the Korean
+/// `특수:검색` raw or percent-encoded.
+fn is_special_search(title: &str) -> bool {
+    const FORMS: [&str; 5] = [
+        "special:search",
+        "special%3asearch",
+        "특수:검색",
+        "%ed%8a%b9%ec%88%98:%ea%b2%80%ec%83%89",
+        "%ed%8a%b9%ec%88%98%3a%ea%b2%80%ec%83%89",
+    ];
+    FORMS.iter().any(|f| {
+        title.len() >= f.len()
+            && title.is_char_boundary(f.len())
+            && title[..f.len()].eq_ignore_ascii_case(f)
+            && title[f.len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| c == '/' || c == '&')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(r: &HeavyRules, m: &str, p: &str, q: Option<&str>) -> String {
+        r.name(r.classify(Some(m), Some(p), q)).to_string()
+    }
+
+    #[test]
+    fn mediawiki_rules() {
+        let r = HeavyRules::default();
+        assert_eq!(
+            class(
+                &r,
+                "GET",
+                "/index.php",
+                Some("search=foo&title=Special%3ASearch")
+            ),
+            "search"
+        );
+        assert_eq!(
+            class(&r, "GET", "/w/index.php", Some("title=A&diff=12&oldid=11")),
+            "diff"
+        );
+        assert_eq!(
+            class(&r, "GET", "/index.php", Some("title=A&oldid=11")),
+            "oldid"
+        );
+        assert_eq!(
+            class(&r, "GET", "/index.php", Some("title=A&action=history")),
+            "history"
+        );
+        assert_eq!(
+            class(&r, "GET", "/index.php", Some("title=A&action=info")),
+            "info"
+        );
+        assert_eq!(
+            class(&r, "GET", "/index.php", Some("title=Special:Search/foo")),
+            "search"
+        );
+        assert_eq!(class(&r, "GET", "/wiki/Special:Search", None), "search");
+        assert_eq!(
+            class(
+                &r,
+                "GET",
+                "/wiki/%ED%8A%B9%EC%88%98:%EA%B2%80%EC%83%89",
+                None
+            ),
+            "search"
+        );
+        // Not heavy: reads, edits' other actions, other paths, look-alike keys.
+        assert_eq!(
+            class(&r, "GET", "/index.php", Some("title=A&action=edit")),
+            ""
+        );
+        assert_eq!(
+            class(&r, "GET", "/index.php", Some("title=Special:BlankPage")),
+            ""
+        );
+        assert_eq!(class(&r, "GET", "/index.php", None), "");
+        assert_eq!(class(&r, "GET", "/wiki/Main_Page", None), "");
+        assert_eq!(
+            class(
+                &r,
+                "GET",
+                "/index.php",
+                Some("searchword=x&option=com_search")
+            ),
+            ""
+        );
+        assert_eq!(class(&r, "GET", "/other/index.php", Some("search=x")), "");
+        assert_eq!(class(&r, "GET", "/wiki/Special:SearchX", None), "");
+    }
+
+    #[test]
+    fn user_rules_first_and_excludes() {
+        let r = HeavyRules::new(
+            true,
+            vec!["/index.php".into()],
+            vec![
+                HeavyRule {
+                    name: "cheap-info".into(),
+                    path: None,
+                    query: Some(Regex::new("(^|&)action=info").unwrap()),
+                    methods: vec![],
+                    exclude: true,
+                },
+                HeavyRule {
+                    name: "api-search".into(),
+                    path: Some(Regex::new(r"^/w/api\.php$").unwrap()),
+                    query: Some(Regex::new("(^|&)list=search(&|$)").unwrap()),
+                    methods: vec!["GET".into(), "POST".into()],
+                    exclude: false,
+                },
+            ],
+        );
+        assert_eq!(class(&r, "GET", "/index.php", Some("action=info")), "");
+        assert_eq!(
+            class(&r, "POST", "/w/api.php", Some("action=query&list=search")),
+            "api-search"
+        );
+        assert_eq!(
+            class(&r, "HEAD", "/w/api.php", Some("action=query&list=search")),
+            ""
+        );
+        assert_eq!(class(&r, "GET", "/w/index.php", Some("diff=1")), "");
+        assert!(r.describe().contains("api-search"));
+        let off = HeavyRules::new(false, vec![], vec![]);
+        assert_eq!(class(&off, "GET", "/index.php", Some("search=x")), "");
+    }
+}

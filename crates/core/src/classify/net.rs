@@ -1,0 +1,259 @@
+//! Clients and networks: compact keys for addresses and prefixes (/24 and /48 by
+//! default), and the real client behind trusted proxies from X-Forwarded-For.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use ipnet::IpNet;
+
+use crate::replay::canonical;
+
+/// A client or a network, small and hashable: an address or prefix as 128 bits (IPv4 in
+/// the IPv4-mapped range) with its length, or a host name (an index into the
+/// classifier's name table) for logs that record names instead of addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ClientKey {
+    /// An address (len 32/128) or network (shorter).
+    Net {
+        /// Network address bits; IPv4 as `::ffff:a.b.c.d`.
+        bits: u128,
+        /// Prefix length in the address family's own terms (0–32 for IPv4).
+        len: u8,
+        /// IPv4.
+        v4: bool,
+    },
+    /// A client that is not an address (a host name), by name-table index.
+    Name(u32),
+}
+
+const V4_MAPPED: u128 = 0xffff_0000_0000;
+
+impl ClientKey {
+    /// The key of an address cut to `v4_len`/`v6_len` bits (lengths clamped).
+    #[inline]
+    pub fn prefix(ip: IpAddr, v4_len: u8, v6_len: u8) -> ClientKey {
+        match canonical(ip) {
+            IpAddr::V4(a) => {
+                let len = v4_len.min(32);
+                let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
+                ClientKey::Net {
+                    bits: V4_MAPPED | u128::from(u32::from(a) & mask),
+                    len,
+                    v4: true,
+                }
+            }
+            IpAddr::V6(a) => {
+                let len = v6_len.min(128);
+                let mask = if len == 0 {
+                    0
+                } else {
+                    u128::MAX << (128 - len)
+                };
+                ClientKey::Net {
+                    bits: u128::from(a) & mask,
+                    len,
+                    v4: false,
+                }
+            }
+        }
+    }
+
+    /// The key of one address.
+    #[inline]
+    pub fn addr(ip: IpAddr) -> ClientKey {
+        ClientKey::prefix(ip, 32, 128)
+    }
+
+    /// The network, for addresses and prefixes.
+    pub fn net(&self) -> Option<IpNet> {
+        match *self {
+            ClientKey::Net {
+                bits,
+                len,
+                v4: true,
+            } => {
+                let a = Ipv4Addr::from((bits & 0xffff_ffff) as u32);
+                IpNet::new(IpAddr::V4(a), len).ok()
+            }
+            ClientKey::Net {
+                bits,
+                len,
+                v4: false,
+            } => IpNet::new(IpAddr::V6(Ipv6Addr::from(bits)), len).ok(),
+            ClientKey::Name(_) => None,
+        }
+    }
+
+    /// The first address, for addresses and prefixes.
+    pub fn ip(&self) -> Option<IpAddr> {
+        self.net().map(|n| n.network())
+    }
+
+    /// Sort key that orders IPv4 before IPv6 numerically, then names by index.
+    pub fn order(&self) -> (u8, u128, u8) {
+        match *self {
+            ClientKey::Net { bits, len, v4 } => (if v4 { 0 } else { 1 }, bits, len),
+            ClientKey::Name(i) => (2, u128::from(i), 0),
+        }
+    }
+}
+
+impl fmt::Display for ClientKey {
+    /// Addresses as `1.2.3.4`, networks as `1.2.3.0/24`; names print as `name#N` (the
+    /// classifier resolves them, see [`crate::classify::Classifier::key_label`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.net() {
+            Some(n) if n.prefix_len() == n.max_prefix_len() => write!(f, "{}", n.addr()),
+            Some(n) => write!(f, "{n}"),
+            None => match self {
+                ClientKey::Name(i) => write!(f, "name#{i}"),
+                _ => f.write_str("?"),
+            },
+        }
+    }
+}
+
+/// Proxies whose X-Forwarded-For entries are believed (`--trust-proxy CIDR…`).
+#[derive(Clone, Debug, Default)]
+pub struct TrustedProxies {
+    nets: Vec<IpNet>,
+}
+
+impl TrustedProxies {
+    /// Trust these networks.
+    pub fn new(nets: Vec<IpNet>) -> TrustedProxies {
+        TrustedProxies { nets }
+    }
+
+    /// Whether no proxy is trusted (the logged client is the client).
+    pub fn is_empty(&self) -> bool {
+        self.nets.is_empty()
+    }
+
+    /// The trusted networks.
+    pub fn nets(&self) -> &[IpNet] {
+        &self.nets
+    }
+
+    /// Whether `ip` is a trusted proxy.
+    #[inline]
+    pub fn trusts(&self, ip: IpAddr) -> bool {
+        let ip = canonical(ip);
+        self.nets.iter().any(|n| n.contains(&ip))
+    }
+
+    /// The real client: when the connecting `peer` is a trusted proxy, the right-most
+    /// X-Forwarded-For address that is not trusted (all trusted: the left-most one).
+    /// An entry that is not an address stops the walk and gives `None` (the client
+    /// cannot be told). Untrusted peers are the client, whatever their header says.
+    pub fn real_client(&self, peer: Option<IpAddr>, xff: Option<&str>) -> Option<IpAddr> {
+        let peer = peer?;
+        if self.nets.is_empty() || !self.trusts(peer) {
+            return Some(peer);
+        }
+        let Some(xff) = xff else {
+            return Some(peer);
+        };
+        let mut last = peer;
+        for part in xff.rsplit(',') {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            let ip = parse_hop(part)?;
+            if !self.trusts(ip) {
+                return Some(ip);
+            }
+            last = ip;
+        }
+        Some(last)
+    }
+}
+
+/// An X-Forwarded-For hop: `1.2.3.4`, `1.2.3.4:567`, `2001:db8::1`, `[2001:db8::1]:443`.
+fn parse_hop(s: &str) -> Option<IpAddr> {
+    if let Ok(ip) = s.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    if let Some(rest) = s.strip_prefix('[') {
+        return rest.split(']').next()?.parse().ok();
+    }
+    let (host, port) = s.rsplit_once(':')?;
+    if port.bytes().all(|b| b.is_ascii_digit()) {
+        host.parse::<Ipv4Addr>().ok().map(IpAddr::V4)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn prefixes_and_display() {
+        let k = ClientKey::prefix(ip("63.126.133.77"), 24, 48);
+        assert_eq!(k.to_string(), "63.126.133.0/24");
+        assert_eq!(k, ClientKey::prefix(ip("::ffff:63.126.133.1"), 24, 48));
+        assert_eq!(
+            ClientKey::addr(ip("82.82.97.119")).to_string(),
+            "82.82.97.119"
+        );
+        let v6 = ClientKey::prefix(ip("2001:41d0:8:f69::1"), 24, 48);
+        assert_eq!(v6.to_string(), "2001:41d0:8::/48");
+        assert_eq!(
+            ClientKey::prefix(ip("10.1.2.3"), 16, 64).to_string(),
+            "10.1.0.0/16"
+        );
+        assert_eq!(
+            ClientKey::prefix(ip("10.1.2.3"), 0, 0).to_string(),
+            "0.0.0.0/0"
+        );
+        assert!(k.order() < v6.order());
+        assert!(ClientKey::prefix(ip("9.0.0.1"), 24, 48).order() < k.order());
+    }
+
+    #[test]
+    fn real_client_behind_proxies() {
+        let t = TrustedProxies::new(vec![
+            "10.0.0.0/8".parse().unwrap(),
+            "2001:db8::/32".parse().unwrap(),
+        ]);
+        // Untrusted peer: its header is ignored.
+        assert_eq!(
+            t.real_client(Some(ip("1.2.3.4")), Some("5.6.7.8")),
+            Some(ip("1.2.3.4"))
+        );
+        // Trusted peer: right-most untrusted hop.
+        assert_eq!(
+            t.real_client(Some(ip("10.0.0.1")), Some("6.6.6.6, 5.6.7.8, 10.0.0.9")),
+            Some(ip("5.6.7.8"))
+        );
+        assert_eq!(
+            t.real_client(Some(ip("10.0.0.1")), Some("[2001:db9::1]:443")),
+            Some(ip("2001:db9::1"))
+        );
+        assert_eq!(
+            t.real_client(Some(ip("10.0.0.1")), Some("5.6.7.8:1234")),
+            Some(ip("5.6.7.8"))
+        );
+        // All trusted: the left-most; no header: the peer; garbage: unknown.
+        assert_eq!(
+            t.real_client(Some(ip("10.0.0.1")), Some("10.0.0.7, 10.0.0.8")),
+            Some(ip("10.0.0.7"))
+        );
+        assert_eq!(
+            t.real_client(Some(ip("10.0.0.1")), None),
+            Some(ip("10.0.0.1"))
+        );
+        assert_eq!(t.real_client(Some(ip("10.0.0.1")), Some("unknown")), None);
+        assert_eq!(
+            TrustedProxies::default().real_client(Some(ip("10.0.0.1")), Some("1.1.1.1")),
+            Some(ip("10.0.0.1"))
+        );
+    }
+}

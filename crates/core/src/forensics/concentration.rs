@@ -1,0 +1,577 @@
+//! `logscope concentration`: how concentrated the selected requests are over networks —
+//! top groups (prefixes, addresses or autonomous systems) with shares, how many groups
+//! make 50% and 90%, HHI and Gini — and what a per-group limit of N per window would
+//! have touched.
+
+use std::cmp::Ordering;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use super::asn::{AsnDb, AsnInfo};
+use super::doc::{Doc, Section};
+use super::{duration_label, gini, groups_for_share, hhi, pct1, share, thousands};
+use crate::classify::{AgentId, Classifier, ClientKey, RowClass};
+use crate::table::{Align, Cell, Table};
+
+/// What requests are grouped by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupBy {
+    /// Client address.
+    Ip,
+    /// Network prefix (/24, /48 by default).
+    Prefix,
+    /// Autonomous system (needs an ASN database).
+    Asn,
+}
+
+/// A per-group limit: at most `count` requests per fixed window of `window_ms`
+/// (windows aligned to the Unix epoch, UTC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupLimit {
+    /// Requests allowed per window.
+    pub count: u64,
+    /// Window, ms.
+    pub window_ms: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Group {
+    Key(ClientKey),
+    As(u32),
+    NoAs,
+}
+
+/// Accumulates `logscope concentration`.
+pub struct ConcentrationAcc {
+    by: GroupBy,
+    limit: Option<GroupLimit>,
+    pairs: FxHashMap<(ClientKey, AgentId), u64>,
+    windows: FxHashMap<(ClientKey, i64), u32>,
+    requests: u64,
+}
+
+fn cut(k: ClientKey, v4: u8, v6: u8) -> ClientKey {
+    match k.ip() {
+        Some(ip) => ClientKey::prefix(ip, v4, v6),
+        None => k,
+    }
+}
+
+impl ConcentrationAcc {
+    /// Grouped `by`, with an optional per-group limit to evaluate.
+    pub fn new(by: GroupBy, limit: Option<GroupLimit>) -> ConcentrationAcc {
+        ConcentrationAcc {
+            by,
+            limit,
+            pairs: FxHashMap::default(),
+            windows: FxHashMap::default(),
+            requests: 0,
+        }
+    }
+
+    /// Adds one selected row that arrived at `utc_ms`.
+    #[inline]
+    pub fn add(&mut self, utc_ms: i64, rc: &RowClass) {
+        self.requests += 1;
+        *self.pairs.entry((rc.client, rc.agent)).or_default() += 1;
+        if let Some(l) = self.limit {
+            let k = if self.by == GroupBy::Prefix {
+                rc.prefix
+            } else {
+                rc.client
+            };
+            *self
+                .windows
+                .entry((k, utc_ms.div_euclid(l.window_ms)))
+                .or_default() += 1;
+        }
+    }
+
+    /// The result with the `top` largest groups listed. `asn` is needed for
+    /// [`GroupBy::Asn`] and adds an AS column otherwise.
+    pub fn finish(
+        self,
+        cls: &Classifier,
+        asn: Option<&AsnDb>,
+        top: usize,
+        selection: &str,
+        origin: &str,
+    ) -> ConcentrationReport {
+        let (v4, v6) = (cls.v4_len, cls.v6_len);
+        let mut as_of: FxHashMap<ClientKey, Group> = FxHashMap::default();
+        let mut group_of = |k: ClientKey| -> Group {
+            match self.by {
+                GroupBy::Ip => Group::Key(k),
+                GroupBy::Prefix => Group::Key(cut(k, v4, v6)),
+                GroupBy::Asn => *as_of.entry(k).or_insert_with(|| {
+                    match k.ip().and_then(|ip| asn.and_then(|db| db.lookup(ip))) {
+                        Some(a) => Group::As(a.asn),
+                        None => Group::NoAs,
+                    }
+                }),
+            }
+        };
+        struct Acc {
+            requests: u64,
+            clients: FxHashSet<ClientKey>,
+            agents: FxHashMap<AgentId, u64>,
+        }
+        let mut groups: FxHashMap<Group, Acc> = FxHashMap::default();
+        let mut clients: FxHashSet<ClientKey> = FxHashSet::default();
+        let mut name_requests = 0u64;
+        for (&(client, agent), &n) in &self.pairs {
+            let g = group_of(client);
+            let a = groups.entry(g).or_insert_with(|| Acc {
+                requests: 0,
+                clients: FxHashSet::default(),
+                agents: FxHashMap::default(),
+            });
+            a.requests += n;
+            a.clients.insert(client);
+            *a.agents.entry(agent).or_default() += n;
+            clients.insert(client);
+            if matches!(client, ClientKey::Name(_)) {
+                name_requests += n;
+            }
+        }
+        let gcmp = |a: &Group, b: &Group| -> Ordering {
+            match (a, b) {
+                (Group::Key(x), Group::Key(y)) => cls.key_cmp(*x, *y),
+                (Group::As(x), Group::As(y)) => x.cmp(y),
+                (Group::As(_), Group::NoAs) => Ordering::Less,
+                (Group::NoAs, Group::As(_)) => Ordering::Greater,
+                _ => Ordering::Equal,
+            }
+        };
+        let mut sorted: Vec<(&Group, &Acc)> = groups.iter().collect();
+        sorted.sort_by(|a, b| b.1.requests.cmp(&a.1.requests).then_with(|| gcmp(a.0, b.0)));
+        let counts: Vec<u64> = sorted.iter().map(|(_, a)| a.requests).collect();
+        let total = self.requests;
+        let label = |g: &Group| -> String {
+            match g {
+                Group::Key(k) => cls.key_label(*k),
+                Group::As(n) => format!("AS{n}"),
+                Group::NoAs => "(no AS)".into(),
+            }
+        };
+        let mut cum = 0u64;
+        let mut rows = Vec::new();
+        for (i, (g, a)) in sorted.iter().take(top).enumerate() {
+            cum += a.requests;
+            let mut best: Option<(AgentId, u64)> = None;
+            for (&id, &c) in &a.agents {
+                let better = match best {
+                    None => true,
+                    Some((bid, bc)) => {
+                        c > bc
+                            || (c == bc
+                                && (cls.agents.info(id).label.as_str(), id)
+                                    < (cls.agents.info(bid).label.as_str(), bid))
+                    }
+                };
+                if better {
+                    best = Some((id, c));
+                }
+            }
+            let as_info = match (g, asn) {
+                (Group::As(n), Some(db)) => a
+                    .clients
+                    .iter()
+                    .filter_map(|c| c.ip())
+                    .filter_map(|ip| db.lookup(ip))
+                    .find(|x| x.asn == *n)
+                    .cloned(),
+                (Group::Key(k), Some(db)) => k.ip().and_then(|ip| db.lookup(ip)).cloned(),
+                _ => None,
+            };
+            rows.push(GroupRow {
+                rank: i as u64 + 1,
+                group: label(g),
+                requests: a.requests,
+                share: share(a.requests, total),
+                cumulative_share: share(cum, total),
+                distinct_ips: a.clients.len() as u64,
+                agent: best.map(|(id, _)| cls.agents.info(id).label.clone()),
+                agent_share: best.map_or(0.0, |(_, c)| share(c, a.requests)),
+                asn: as_info,
+            });
+        }
+        let limit = self.limit.map(|l| {
+            // Window counts per group (ASN: summed from the per-address windows).
+            let mut per_group: FxHashMap<(Group, i64), u64> = FxHashMap::default();
+            for (&(k, w), &c) in &self.windows {
+                let g = match self.by {
+                    GroupBy::Asn => group_of(k),
+                    _ => Group::Key(k),
+                };
+                *per_group.entry((g, w)).or_default() += u64::from(c);
+            }
+            let mut over: FxHashSet<Group> = FxHashSet::default();
+            let mut refused = 0u64;
+            for (&(g, _), &c) in &per_group {
+                if c > l.count {
+                    over.insert(g);
+                    refused += c - l.count;
+                }
+            }
+            let from_over: u64 = over
+                .iter()
+                .filter_map(|g| groups.get(g))
+                .map(|a| a.requests)
+                .sum();
+            LimitEffect {
+                limit: format!("{}/{}", l.count, duration_label(l.window_ms)),
+                groups_over: over.len() as u64,
+                requests_from_groups_over: from_over,
+                share_from_groups_over: share(from_over, total),
+                requests_over_limit: refused,
+                share_over_limit: share(refused, total),
+            }
+        });
+        ConcentrationReport {
+            origin: origin.to_string(),
+            selection: selection.to_string(),
+            by: self.by,
+            prefix_v4: v4,
+            prefix_v6: v6,
+            requests: total,
+            distinct_ips: clients.len() as u64,
+            groups: groups.len() as u64,
+            top_share: share(counts.first().copied().unwrap_or(0), total),
+            groups_for_50: groups_for_share(&counts, 0.5),
+            groups_for_90: groups_for_share(&counts, 0.9),
+            hhi: hhi(&counts),
+            gini: gini(&counts),
+            requests_from_host_names: name_requests,
+            top: rows,
+            limit,
+        }
+    }
+}
+
+/// One group in the top list.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupRow {
+    /// 1-based rank.
+    pub rank: u64,
+    /// The prefix, address, `AS123` or a host name.
+    pub group: String,
+    /// Requests.
+    pub requests: u64,
+    /// Share of the selection (0–1).
+    pub share: f64,
+    /// Share of this group and all larger ones (0–1).
+    pub cumulative_share: f64,
+    /// Distinct client addresses inside.
+    pub distinct_ips: u64,
+    /// The agent class with most requests.
+    pub agent: Option<String>,
+    /// Its share of the group's requests (0–1).
+    pub agent_share: f64,
+    /// The AS (with an ASN database).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asn: Option<AsnInfo>,
+}
+
+/// What a per-group limit would have touched.
+#[derive(Clone, Debug, Serialize)]
+pub struct LimitEffect {
+    /// The limit (`100/1h`).
+    pub limit: String,
+    /// Groups that went over it in at least one window.
+    pub groups_over: u64,
+    /// All requests of those groups.
+    pub requests_from_groups_over: u64,
+    /// Their share of the selection (0–1).
+    pub share_from_groups_over: f64,
+    /// Requests beyond the limit in their windows: what a fixed-window limiter refuses.
+    pub requests_over_limit: u64,
+    /// Their share of the selection (0–1).
+    pub share_over_limit: f64,
+}
+
+/// The result of `logscope concentration`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConcentrationReport {
+    /// Where the rows came from.
+    pub origin: String,
+    /// The filter, described.
+    pub selection: String,
+    /// Grouping.
+    pub by: GroupBy,
+    /// IPv4 prefix length.
+    pub prefix_v4: u8,
+    /// IPv6 prefix length.
+    pub prefix_v6: u8,
+    /// Selected requests.
+    pub requests: u64,
+    /// Distinct clients.
+    pub distinct_ips: u64,
+    /// Distinct groups.
+    pub groups: u64,
+    /// Share of the largest group (0–1).
+    pub top_share: f64,
+    /// Fewest groups that make 50% of requests.
+    pub groups_for_50: u64,
+    /// Fewest groups that make 90% of requests.
+    pub groups_for_90: u64,
+    /// Herfindahl–Hirschman index of group shares (0–1).
+    pub hhi: f64,
+    /// Gini coefficient of group sizes (0–1).
+    pub gini: f64,
+    /// Requests from clients logged as host names, not addresses (each its own group).
+    pub requests_from_host_names: u64,
+    /// The largest groups.
+    pub top: Vec<GroupRow>,
+    /// `--per-prefix-limit`.
+    pub limit: Option<LimitEffect>,
+}
+
+impl ConcentrationReport {
+    fn unit(&self) -> String {
+        match self.by {
+            GroupBy::Ip => "addresses".into(),
+            GroupBy::Prefix => format!("/{} prefixes", self.prefix_v4),
+            GroupBy::Asn => "autonomous systems".into(),
+        }
+    }
+
+    /// The report for people.
+    pub fn doc(&self) -> Doc {
+        let unit = self.unit();
+        let mut lines = vec![
+            format!("source: {}", self.origin),
+            format!("selection: {}", self.selection),
+            format!(
+                "{} requests from {} addresses in {} {unit}{}",
+                thousands(self.requests),
+                thousands(self.distinct_ips),
+                thousands(self.groups),
+                if self.by == GroupBy::Prefix {
+                    format!(" (/{} for IPv6)", self.prefix_v6)
+                } else {
+                    String::new()
+                }
+            ),
+        ];
+        if let Some(t) = self.top.first() {
+            lines.push(format!(
+                "largest: {} with {} ({}); 50% of requests come from {} {unit}, 90% from {}",
+                t.group,
+                thousands(t.requests),
+                pct1(t.requests, self.requests),
+                thousands(self.groups_for_50),
+                thousands(self.groups_for_90)
+            ));
+        }
+        lines.push(format!(
+            "HHI {:.4} ({:.0} on the 0–10,000 scale; 1/n for n equal groups), Gini {:.3}",
+            self.hhi,
+            self.hhi * 10_000.0,
+            self.gini
+        ));
+        if self.requests_from_host_names > 0 {
+            lines.push(format!(
+                "{} requests come from clients logged as host names; each name is its own group",
+                thousands(self.requests_from_host_names)
+            ));
+        }
+        let has_as = self.top.iter().any(|r| r.asn.is_some()) && self.by != GroupBy::Asn;
+        let group_head = match self.by {
+            GroupBy::Ip => "address".to_string(),
+            GroupBy::Prefix => "prefix".to_string(),
+            GroupBy::Asn => "AS".to_string(),
+        };
+        let mut cols = vec![
+            ("#", Align::Right),
+            (group_head.as_str(), Align::Left),
+            ("requests", Align::Right),
+            ("share", Align::Right),
+            ("cum.", Align::Right),
+            ("IPs", Align::Right),
+            ("agent", Align::Left),
+        ];
+        if has_as {
+            cols.push(("AS", Align::Right));
+        }
+        if self.by == GroupBy::Asn {
+            cols.push(("name", Align::Left));
+        }
+        let mut t = Table::new(&cols);
+        for r in &self.top {
+            let mut row = vec![
+                Cell::from(r.rank.to_string()),
+                Cell::from(r.group.clone()),
+                Cell::from(thousands(r.requests)),
+                Cell::from(format!("{:.1}%", r.share * 100.0)),
+                Cell::from(format!("{:.1}%", r.cumulative_share * 100.0)),
+                Cell::from(thousands(r.distinct_ips)),
+                Cell::from(r.agent.clone().unwrap_or_default()),
+            ];
+            if has_as {
+                row.push(Cell::from(
+                    r.asn.as_ref().map_or(String::new(), |a| a.asn.to_string()),
+                ));
+            }
+            if self.by == GroupBy::Asn {
+                row.push(Cell::from(
+                    r.asn.as_ref().map_or(String::new(), |a| a.name.clone()),
+                ));
+            }
+            t.row(row);
+        }
+        let mut notes = Vec::new();
+        if let Some(l) = &self.limit {
+            let (n, w) = l.limit.split_once('/').unwrap_or((&l.limit, ""));
+            let per = match self.by {
+                GroupBy::Ip => "address",
+                GroupBy::Prefix => "prefix",
+                GroupBy::Asn => "AS",
+            };
+            notes.push(format!(
+                "A limit of {n} per {per} per {w} (fixed windows): {} {unit} went over it in some window; they sent {} of the requests ({}); the limit would have refused {} ({}).",
+                thousands(l.groups_over),
+                thousands(l.requests_from_groups_over),
+                pct1(l.requests_from_groups_over, self.requests),
+                thousands(l.requests_over_limit),
+                pct1(l.requests_over_limit, self.requests),
+            ));
+        }
+        Doc {
+            title: format!(
+                "Concentration by {}",
+                match self.by {
+                    GroupBy::Ip => "address".to_string(),
+                    GroupBy::Prefix => format!("/{} prefix", self.prefix_v4),
+                    GroupBy::Asn => "autonomous system".to_string(),
+                }
+            ),
+            lines,
+            sections: vec![Section {
+                title: Some(format!("Top {} {unit}", self.top.len())),
+                table: t,
+                notes,
+            }],
+            csv_section: 0,
+            csv: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::Batch;
+    use crate::record::Record;
+    use proptest::prelude::*;
+
+    fn run(ips: &[(&str, i64)], by: GroupBy, limit: Option<GroupLimit>) -> ConcentrationReport {
+        let mut b = Batch::default();
+        for (n, (ip, t)) in ips.iter().enumerate() {
+            b.push(
+                &Record {
+                    ts_ms: *t,
+                    client: ip.as_bytes(),
+                    ip: ip.parse().ok(),
+                    ..Record::default()
+                },
+                n as u64,
+            );
+        }
+        let mut cls = Classifier::default();
+        let mut acc = ConcentrationAcc::new(by, limit);
+        for i in 0..b.len() {
+            let rc = cls.classify(&b, i);
+            acc.add(b.ts_ms[i], &rc);
+        }
+        acc.finish(&cls, None, 10, "all", "test")
+    }
+
+    #[test]
+    fn prefixes_shares_limit() {
+        let rows = [
+            ("1.1.1.1", 0),
+            ("1.1.1.2", 0),
+            ("1.1.1.2", 10),
+            ("2.2.2.2", 0),
+            ("2.2.2.2", 3_600_000),
+            ("3.3.3.3", 0),
+            ("nasa.example", 0),
+        ];
+        let r = run(
+            &rows,
+            GroupBy::Prefix,
+            Some(GroupLimit {
+                count: 2,
+                window_ms: 3_600_000,
+            }),
+        );
+        assert_eq!((r.requests, r.groups, r.distinct_ips), (7, 4, 5));
+        assert_eq!(r.top[0].group, "1.1.1.0/24");
+        assert_eq!(r.top[0].distinct_ips, 2);
+        assert_eq!(r.top[1].group, "2.2.2.0/24");
+        assert_eq!(
+            r.top[2].group, "3.3.3.0/24",
+            "ties: IPv4 numerically, names last"
+        );
+        assert_eq!(r.top[3].group, "nasa.example");
+        assert_eq!(r.groups_for_50, 2);
+        assert_eq!(r.requests_from_host_names, 1);
+        let l = r.limit.unwrap();
+        assert_eq!(
+            (
+                l.groups_over,
+                l.requests_from_groups_over,
+                l.requests_over_limit
+            ),
+            (1, 3, 1)
+        );
+        let by_ip = run(&rows, GroupBy::Ip, None);
+        assert_eq!(by_ip.top[0].group, "1.1.1.2");
+        assert_eq!(by_ip.groups, 5);
+        let d = r_doc_text(&rows);
+        assert!(d.lines().all(|l| l.chars().count() <= 80), "{d}");
+    }
+
+    fn r_doc_text(rows: &[(&str, i64)]) -> String {
+        run(
+            rows,
+            GroupBy::Prefix,
+            Some(GroupLimit {
+                count: 1,
+                window_ms: 600_000,
+            }),
+        )
+        .doc()
+        .to_text(80, false)
+    }
+
+    proptest! {
+        #[test]
+        fn shares_sum_to_one(ips in prop::collection::vec((0u8..4, 0u8..6), 1..300)) {
+            let owned: Vec<(String, i64)> = ips.iter().map(|(a, b)| (format!("10.{a}.0.{b}"), 0)).collect();
+            let rows: Vec<(&str, i64)> = owned.iter().map(|(s, t)| (s.as_str(), *t)).collect();
+            let mut cls = Classifier::default();
+            let mut b = Batch::default();
+            for (n, (ip, t)) in rows.iter().enumerate() {
+                b.push(&Record { ts_ms: *t, client: ip.as_bytes(), ip: ip.parse().ok(), ..Record::default() }, n as u64);
+            }
+            let mut acc = ConcentrationAcc::new(GroupBy::Prefix, None);
+            for i in 0..b.len() {
+                let rc = cls.classify(&b, i);
+                acc.add(0, &rc);
+            }
+            let r = acc.finish(&cls, None, usize::MAX, "", "");
+            let sum: f64 = r.top.iter().map(|g| g.share).sum();
+            prop_assert!((sum - 1.0).abs() < 1e-9);
+            prop_assert!((r.top.last().unwrap().cumulative_share - 1.0).abs() < 1e-9);
+            prop_assert!(r.groups_for_50 <= r.groups_for_90);
+            prop_assert_eq!(r.top.iter().map(|g| g.distinct_ips).sum::<u64>(), r.distinct_ips);
+            for w in r.top.windows(2) {
+                prop_assert!(w[0].requests >= w[1].requests);
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! A report as people read it: a title, a few lines, and tables — rendered for a
+//! terminal (wrapped to a width, colour optional), Markdown, CSV (one table) or a
+//! self-contained HTML page. Every text is escaped for its medium.
+
+use std::fmt::Write;
+
+use crate::escape;
+use crate::table::Table;
+
+/// One table with an optional title and notes under it.
+#[derive(Clone, Debug, Default)]
+pub struct Section {
+    /// Heading.
+    pub title: Option<String>,
+    /// The table.
+    pub table: Table,
+    /// Lines after the table.
+    pub notes: Vec<String>,
+}
+
+/// A rendered-to-be report.
+#[derive(Clone, Debug, Default)]
+pub struct Doc {
+    /// The title.
+    pub title: String,
+    /// Lines under the title (what was read, which selection, headline figures).
+    pub lines: Vec<String>,
+    /// The tables.
+    pub sections: Vec<Section>,
+    /// Which section CSV output writes (CSV holds one table).
+    pub csv_section: usize,
+    /// A table written as CSV instead of a section (when no section holds everything).
+    pub csv: Option<Table>,
+}
+
+impl Doc {
+    /// Terminal text, lines wrapped to `width`, tables fitted to it.
+    pub fn to_text(&self, width: usize, color: bool) -> String {
+        let mut out = String::new();
+        let bold = |s: &str| {
+            if color {
+                format!("\x1b[1m{s}\x1b[0m")
+            } else {
+                s.to_string()
+            }
+        };
+        for l in wrap(&escape::terminal_str(&self.title, 400), width) {
+            let _ = writeln!(out, "{}", bold(&l));
+        }
+        for line in &self.lines {
+            for l in wrap(&escape::terminal_str(line, 2000), width) {
+                let _ = writeln!(out, "{l}");
+            }
+        }
+        for s in &self.sections {
+            out.push('\n');
+            if let Some(t) = &s.title {
+                for l in wrap(&escape::terminal_str(t, 400), width) {
+                    let _ = writeln!(out, "{}", bold(&l));
+                }
+            }
+            if s.table.is_empty() {
+                out.push_str("(no rows)\n");
+            } else {
+                out.push_str(&s.table.to_terminal(width, color));
+            }
+            for n in &s.notes {
+                for l in wrap(&escape::terminal_str(n, 2000), width) {
+                    let _ = writeln!(out, "{l}");
+                }
+            }
+        }
+        out
+    }
+
+    /// Markdown: a `##` title, lines as a list, `###` sections with GFM tables.
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "## {}\n", escape::markdown(&self.title));
+        for l in &self.lines {
+            let _ = writeln!(out, "- {}", escape::markdown(l));
+        }
+        for s in &self.sections {
+            out.push('\n');
+            if let Some(t) = &s.title {
+                let _ = writeln!(out, "### {}\n", escape::markdown(t));
+            }
+            if s.table.is_empty() {
+                out.push_str("(no rows)\n");
+            } else {
+                out.push_str(&s.table.to_markdown());
+            }
+            if !s.notes.is_empty() {
+                out.push('\n');
+                for n in &s.notes {
+                    let _ = writeln!(out, "{}  ", escape::markdown(n));
+                }
+            }
+        }
+        out
+    }
+
+    /// CSV of the [`Doc::csv_section`] table.
+    pub fn to_csv(&self) -> String {
+        if let Some(t) = &self.csv {
+            return t.to_csv();
+        }
+        self.sections
+            .get(self.csv_section)
+            .map(|s| s.table.to_csv())
+            .unwrap_or_default()
+    }
+
+    /// A self-contained HTML page (inline CSS, no scripts, no network resources).
+    pub fn to_html(&self) -> String {
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n\
+body{{font-family:system-ui,sans-serif;margin:2em;color:#222}}\n\
+table{{border-collapse:collapse;margin:1em 0}}\n\
+th,td{{border:1px solid #ccc;padding:.25em .6em;font-variant-numeric:tabular-nums}}\n\
+th{{background:#f3f3f3}}\n\
+.green{{background:#d9f2d9}} .yellow{{background:#fff3c4}} .orange{{background:#ffd8a8}} .red{{background:#f8c4c4}} .bold{{font-weight:bold}}\n\
+</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+            escape::html(&self.title),
+            escape::html(&self.title)
+        );
+        if !self.lines.is_empty() {
+            out.push_str("<ul>\n");
+            for l in &self.lines {
+                let _ = writeln!(out, "<li>{}</li>", escape::html(l));
+            }
+            out.push_str("</ul>\n");
+        }
+        for s in &self.sections {
+            if let Some(t) = &s.title {
+                let _ = writeln!(out, "<h2>{}</h2>", escape::html(t));
+            }
+            if s.table.is_empty() {
+                out.push_str("<p>(no rows)</p>\n");
+            } else {
+                out.push_str(&s.table.to_html());
+            }
+            for n in &s.notes {
+                let _ = writeln!(out, "<p>{}</p>", escape::html(n));
+            }
+        }
+        out.push_str("</body>\n</html>\n");
+        out
+    }
+}
+
+/// Wraps a line at spaces so that no piece is wider than `width` characters (a word
+/// longer than the width is cut). Continuation lines are indented by two spaces.
+pub fn wrap(line: &str, width: usize) -> Vec<String> {
+    let width = width.max(20);
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut cur_len = 0usize;
+    for word in line.split(' ') {
+        let wl = word.chars().count();
+        let sep = usize::from(cur_len > 0);
+        if cur_len > 0 && cur_len + sep + wl > width {
+            out.push(std::mem::take(&mut cur));
+            cur.push_str("  ");
+            cur_len = 2;
+        }
+        if cur_len > 2 || (cur_len > 0 && out.is_empty()) {
+            cur.push(' ');
+            cur_len += 1;
+        }
+        if cur_len + wl > width {
+            let room = width.saturating_sub(cur_len + 1);
+            cur.extend(word.chars().take(room));
+            cur.push('…');
+            cur_len = width;
+        } else {
+            cur.push_str(word);
+            cur_len += wl;
+        }
+    }
+    if !cur.trim().is_empty() || out.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::Align;
+
+    #[test]
+    fn wraps_and_escapes() {
+        let w = wrap(
+            "aaa bbb ccc ddd eee fff ggg hhh iii jjj kkk lll mmm nnn ooo ppp qqq rrr",
+            20,
+        );
+        assert!(w.iter().all(|l| l.chars().count() <= 20), "{w:?}");
+        assert_eq!(w.join(" ").split_whitespace().count(), 18);
+        let long = wrap(&"x".repeat(50), 20);
+        assert!(long.iter().all(|l| l.chars().count() <= 20), "{long:?}");
+        let mut t = Table::new(&[("a", Align::Left)]);
+        t.row(["<b>|x"]);
+        let d = Doc {
+            title: "T \x1b[2J".into(),
+            lines: vec!["line <i>".into()],
+            sections: vec![Section {
+                title: Some("S".into()),
+                table: t,
+                notes: vec!["n".into()],
+            }],
+            csv_section: 0,
+            csv: None,
+        };
+        assert!(!d.to_text(80, false).contains('\x1b'));
+        assert!(d.to_html().contains("&lt;b&gt;"));
+        assert!(d.to_markdown().contains("\\|x"));
+        assert_eq!(d.to_csv(), "a\n<b>|x\n");
+    }
+}

@@ -1,0 +1,542 @@
+//! `logscope heavy`: requests and heavy requests per time bucket, with the distinct
+//! addresses and prefixes the heavy ones came from, the largest prefix and its share,
+//! the dominant agent class, and buckets whose peak goes over a capacity.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use super::doc::{Doc, Section};
+use super::{duration_label, local_label, local_rfc3339, pct1, share, thousands};
+use crate::classify::{AgentId, Classifier, ClientKey, HeavyClass, RowClass};
+use crate::table::{Align, Cell, Style, Table, bar, sparkline};
+
+/// At most this many empty buckets are filled in between the first and the last.
+const MAX_FILL: i64 = 20_000;
+
+/// A capacity: `count` heavy requests per `window_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Capacity {
+    /// Heavy requests the server can take per window.
+    pub count: u64,
+    /// Window length, ms.
+    pub window_ms: i64,
+}
+
+#[derive(Default)]
+struct Bucket {
+    requests: u64,
+    heavy: u64,
+    offset_ms: i64,
+    ips: FxHashSet<ClientKey>,
+    prefixes: FxHashMap<ClientKey, u64>,
+    agents: FxHashMap<AgentId, u64>,
+}
+
+/// Accumulates `logscope heavy`.
+pub struct HeavyAcc {
+    width_ms: i64,
+    capacity: Option<Capacity>,
+    buckets: BTreeMap<i64, Bucket>,
+    windows: FxHashMap<i64, u64>,
+    requests: u64,
+    heavy: u64,
+    ips: FxHashSet<ClientKey>,
+    prefixes: FxHashMap<ClientKey, u64>,
+    classes: FxHashMap<HeavyClass, u64>,
+}
+
+impl HeavyAcc {
+    /// Buckets of `width_ms` (aligned in local time), optional capacity.
+    pub fn new(width_ms: i64, capacity: Option<Capacity>) -> HeavyAcc {
+        HeavyAcc {
+            width_ms: width_ms.max(1),
+            capacity,
+            buckets: BTreeMap::new(),
+            windows: FxHashMap::default(),
+            requests: 0,
+            heavy: 0,
+            ips: FxHashSet::default(),
+            prefixes: FxHashMap::default(),
+            classes: FxHashMap::default(),
+        }
+    }
+
+    /// Adds one selected row that arrived at `utc_ms`, `local_ms` on the report's clock.
+    #[inline]
+    pub fn add(&mut self, utc_ms: i64, local_ms: i64, rc: &RowClass) {
+        let start = local_ms.div_euclid(self.width_ms) * self.width_ms;
+        let b = self.buckets.entry(start).or_insert_with(|| Bucket {
+            offset_ms: local_ms - utc_ms,
+            ..Bucket::default()
+        });
+        b.requests += 1;
+        self.requests += 1;
+        if !rc.heavy.is_heavy() {
+            return;
+        }
+        b.heavy += 1;
+        b.ips.insert(rc.client);
+        *b.prefixes.entry(rc.prefix).or_default() += 1;
+        *b.agents.entry(rc.agent).or_default() += 1;
+        self.heavy += 1;
+        self.ips.insert(rc.client);
+        *self.prefixes.entry(rc.prefix).or_default() += 1;
+        *self.classes.entry(rc.heavy).or_default() += 1;
+        if let Some(c) = self.capacity {
+            *self
+                .windows
+                .entry(local_ms.div_euclid(c.window_ms) * c.window_ms)
+                .or_default() += 1;
+        }
+    }
+
+    /// The result. `zone` names the clock of the buckets (`UTC`, `Asia/Seoul`).
+    pub fn finish(
+        self,
+        cls: &Classifier,
+        zone: &str,
+        selection: &str,
+        origin: &str,
+    ) -> HeavyReport {
+        let w = self.width_ms;
+        let date_only = w % 86_400_000 == 0;
+        let mut starts: Vec<i64> = self.buckets.keys().copied().collect();
+        if let (Some(&first), Some(&last)) = (starts.first(), starts.last())
+            && (last - first) / w <= MAX_FILL
+        {
+            starts = (0..=(last - first) / w).map(|i| first + i * w).collect();
+        }
+        let mut buckets = Vec::with_capacity(starts.len());
+        let mut last_offset = self.buckets.values().next().map_or(0, |b| b.offset_ms);
+        for start in starts {
+            let empty = Bucket {
+                offset_ms: last_offset,
+                ..Bucket::default()
+            };
+            let b = self.buckets.get(&start).unwrap_or(&empty);
+            last_offset = b.offset_ms;
+            let top = top_of(&b.prefixes, |a, b| cls.key_cmp(a, b));
+            let agent = top_of(&b.agents, |a, b| {
+                cls.agents
+                    .info(a)
+                    .label
+                    .cmp(&cls.agents.info(b).label)
+                    .then(a.cmp(&b))
+            });
+            let peak = self.capacity.map(|c| {
+                // Windows starting in the bucket, or the one containing its start.
+                let first = start.div_euclid(c.window_ms) * c.window_ms;
+                let mut p = 0;
+                let mut ws = first;
+                while ws < start + w {
+                    p = p.max(self.windows.get(&ws).copied().unwrap_or(0));
+                    ws += c.window_ms;
+                }
+                p
+            });
+            buckets.push(HeavyBucket {
+                start: local_rfc3339(start, b.offset_ms),
+                label: local_label(start, date_only),
+                start_utc_ms: start - b.offset_ms,
+                requests: b.requests,
+                heavy: b.heavy,
+                distinct_ips: b.ips.len() as u64,
+                distinct_prefixes: b.prefixes.len() as u64,
+                top_prefix: top.map(|(k, _)| cls.key_label(k)),
+                top_prefix_requests: top.map_or(0, |(_, c)| c),
+                top_prefix_share: top.map_or(0.0, |(_, c)| share(c, b.heavy)),
+                agent: agent.map(|(a, _)| cls.agents.info(a).label.clone()),
+                agent_share: agent.map_or(0.0, |(_, c)| share(c, b.heavy)),
+                peak,
+                over_capacity: match (peak, self.capacity) {
+                    (Some(p), Some(c)) => p > c.count,
+                    _ => false,
+                },
+            });
+        }
+        let top = top_of(&self.prefixes, |a, b| cls.key_cmp(a, b));
+        let mut classes: Vec<ClassCount> = self
+            .classes
+            .iter()
+            .map(|(c, n)| ClassCount {
+                class: cls.heavy.name(*c).to_string(),
+                requests: *n,
+            })
+            .collect();
+        classes.sort_by(|a, b| {
+            b.requests
+                .cmp(&a.requests)
+                .then_with(|| a.class.cmp(&b.class))
+        });
+        HeavyReport {
+            origin: origin.to_string(),
+            by: duration_label(w),
+            zone: zone.to_string(),
+            selection: selection.to_string(),
+            heavy_rules: cls.heavy.describe(),
+            prefix_v4: cls.v4_len,
+            prefix_v6: cls.v6_len,
+            capacity: self.capacity.map(|c| CapacityOut {
+                count: c.count,
+                window: duration_label(c.window_ms),
+            }),
+            requests: self.requests,
+            heavy: self.heavy,
+            distinct_ips: self.ips.len() as u64,
+            distinct_prefixes: self.prefixes.len() as u64,
+            top_prefix: top.map(|(k, _)| cls.key_label(k)),
+            top_prefix_requests: top.map_or(0, |(_, c)| c),
+            top_prefix_share: top.map_or(0.0, |(_, c)| share(c, self.heavy)),
+            buckets_over_capacity: buckets.iter().filter(|b| b.over_capacity).count() as u64,
+            classes,
+            buckets,
+        }
+    }
+}
+
+/// The largest count; ties go to the smallest key by `cmp`.
+fn top_of<K: Copy>(
+    m: &FxHashMap<K, u64>,
+    cmp: impl Fn(K, K) -> std::cmp::Ordering,
+) -> Option<(K, u64)> {
+    let mut best: Option<(K, u64)> = None;
+    for (&k, &c) in m {
+        best = match best {
+            Some((bk, bc)) if bc > c || (bc == c && cmp(bk, k).is_le()) => Some((bk, bc)),
+            _ => Some((k, c)),
+        };
+    }
+    best
+}
+
+/// A capacity as printed.
+#[derive(Clone, Debug, Serialize)]
+pub struct CapacityOut {
+    /// Heavy requests per window.
+    pub count: u64,
+    /// The window (`10m`).
+    pub window: String,
+}
+
+/// Heavy requests of one class.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClassCount {
+    /// Class name (`search`, `diff` …).
+    pub class: String,
+    /// Requests.
+    pub requests: u64,
+}
+
+/// One time bucket.
+#[derive(Clone, Debug, Serialize)]
+pub struct HeavyBucket {
+    /// Start, RFC 3339 in the report's zone.
+    pub start: String,
+    /// Start as shown in tables (`2026-09-25 14:00`).
+    #[serde(skip)]
+    pub label: String,
+    /// Start, UTC ms.
+    pub start_utc_ms: i64,
+    /// Selected requests.
+    pub requests: u64,
+    /// Heavy requests among them.
+    pub heavy: u64,
+    /// Distinct client addresses of the heavy requests.
+    pub distinct_ips: u64,
+    /// Distinct prefixes of the heavy requests.
+    pub distinct_prefixes: u64,
+    /// The prefix with the most heavy requests.
+    pub top_prefix: Option<String>,
+    /// Its heavy requests.
+    pub top_prefix_requests: u64,
+    /// Its share of the bucket's heavy requests (0–1).
+    pub top_prefix_share: f64,
+    /// The agent class with the most heavy requests.
+    pub agent: Option<String>,
+    /// Its share of the bucket's heavy requests (0–1).
+    pub agent_share: f64,
+    /// With a capacity: the most heavy requests in one capacity window overlapping the bucket.
+    pub peak: Option<u64>,
+    /// Whether that peak is above the capacity.
+    pub over_capacity: bool,
+}
+
+/// The result of `logscope heavy`.
+#[derive(Clone, Debug, Serialize)]
+pub struct HeavyReport {
+    /// Where the rows came from.
+    pub origin: String,
+    /// Bucket width (`1h`).
+    pub by: String,
+    /// Clock of the buckets.
+    pub zone: String,
+    /// The filter, described.
+    pub selection: String,
+    /// The heavy rules, described.
+    pub heavy_rules: String,
+    /// IPv4 prefix length.
+    pub prefix_v4: u8,
+    /// IPv6 prefix length.
+    pub prefix_v6: u8,
+    /// `--capacity`.
+    pub capacity: Option<CapacityOut>,
+    /// Selected requests.
+    pub requests: u64,
+    /// Heavy requests among them.
+    pub heavy: u64,
+    /// Distinct addresses of the heavy requests.
+    pub distinct_ips: u64,
+    /// Distinct prefixes of the heavy requests.
+    pub distinct_prefixes: u64,
+    /// The prefix with the most heavy requests over the period.
+    pub top_prefix: Option<String>,
+    /// Its heavy requests.
+    pub top_prefix_requests: u64,
+    /// Its share (0–1).
+    pub top_prefix_share: f64,
+    /// Buckets above capacity.
+    pub buckets_over_capacity: u64,
+    /// Heavy requests per class, most first.
+    pub classes: Vec<ClassCount>,
+    /// The buckets, in time order (empty ones included).
+    pub buckets: Vec<HeavyBucket>,
+}
+
+impl HeavyReport {
+    /// The report for a terminal of `width` columns: a bar column of heavy requests is
+    /// added when there is room for one (at most 16 cells).
+    pub fn doc_for_width(&self, width: usize) -> Doc {
+        let plain = self.doc(0);
+        let used = plain.sections.first().map_or(0, |s| {
+            s.table
+                .to_terminal(usize::MAX, false)
+                .lines()
+                .map(|l| l.chars().count())
+                .max()
+                .unwrap_or(0)
+        });
+        // A bar when there is room, else a one-character sparkline cell.
+        let room = width.saturating_sub(used + 2).min(16);
+        if room >= 1 { self.doc(room) } else { plain }
+    }
+
+    /// The report for people. `bar_width` > 0 adds a bar column (terminal).
+    pub fn doc(&self, bar_width: usize) -> Doc {
+        let pfx = format!("/{}", self.prefix_v4);
+        let mut lines = vec![
+            format!("source: {}", self.origin),
+            format!("selection: {}", self.selection),
+            format!("heavy: {}", self.heavy_rules),
+            format!(
+                "{} requests, {} heavy ({}) from {} addresses in {} prefixes (/{} IPv4, /{} IPv6)",
+                thousands(self.requests),
+                thousands(self.heavy),
+                pct1(self.heavy, self.requests),
+                thousands(self.distinct_ips),
+                thousands(self.distinct_prefixes),
+                self.prefix_v4,
+                self.prefix_v6
+            ),
+        ];
+        if let Some(t) = &self.top_prefix {
+            lines.push(format!(
+                "largest prefix: {t} with {} heavy requests ({})",
+                thousands(self.top_prefix_requests),
+                pct1(self.top_prefix_requests, self.heavy)
+            ));
+        }
+        if !self.classes.is_empty() {
+            let c: Vec<String> = self
+                .classes
+                .iter()
+                .map(|c| format!("{} {}", c.class, thousands(c.requests)))
+                .collect();
+            lines.push(format!("heavy by class: {}", c.join(", ")));
+        }
+        if let Some(c) = &self.capacity {
+            lines.push(format!(
+                "capacity {}/{} heavy: {} of {} buckets went over (peak = most heavy requests in one {} window)",
+                thousands(c.count),
+                c.window,
+                self.buckets_over_capacity,
+                self.buckets.len(),
+                c.window
+            ));
+        }
+        // Sub-day buckets within one year drop the year from the rows (it goes in the header).
+        let year = |l: &str| l.get(..4).map(str::to_string);
+        let one_year = !self.buckets.is_empty()
+            && self
+                .buckets
+                .iter()
+                .all(|b| b.label.len() > 10 && year(&b.label) == year(&self.buckets[0].label));
+        let head = "start".to_string();
+        lines.insert(
+            3,
+            if one_year {
+                format!(
+                    "bucket starts are {} times in {}",
+                    self.zone,
+                    &self.buckets[0].label[..4]
+                )
+            } else {
+                format!("bucket starts are {} times", self.zone)
+            },
+        );
+        let mut cols: Vec<(String, Align)> = vec![
+            (head, Align::Right),
+            ("all".into(), Align::Right),
+            ("heavy".into(), Align::Right),
+            ("IPs".into(), Align::Right),
+            (pfx.clone() + "s", Align::Right),
+            (format!("top {pfx}, share"), Align::Right),
+            ("agent".into(), Align::Left),
+        ];
+        if self.capacity.is_some() {
+            cols.push(("peak".into(), Align::Right));
+        }
+        if bar_width > 0 {
+            cols.push((String::new(), Align::Left));
+        }
+        let colrefs: Vec<(&str, Align)> = cols.iter().map(|(s, a)| (s.as_str(), *a)).collect();
+        let mut t = Table::new(&colrefs);
+        let max = self.buckets.iter().map(|b| b.heavy).max().unwrap_or(0);
+        for b in &self.buckets {
+            let heavy_style = if b.over_capacity {
+                Style::Red
+            } else {
+                Style::Plain
+            };
+            let mut row = vec![
+                Cell::from(if one_year {
+                    b.label[5..].to_string()
+                } else {
+                    b.label.clone()
+                }),
+                Cell::from(thousands(b.requests)),
+                Cell::styled(thousands(b.heavy), heavy_style),
+                Cell::from(thousands(b.distinct_ips)),
+                Cell::from(thousands(b.distinct_prefixes)),
+                Cell::from(match &b.top_prefix {
+                    Some(t) if b.heavy > 0 => {
+                        format!("{t} {}", pct1(b.top_prefix_requests, b.heavy))
+                    }
+                    _ => String::new(),
+                }),
+                Cell::from(b.agent.clone().unwrap_or_default()),
+            ];
+            if let Some(p) = b.peak {
+                let mark = if b.over_capacity { "!" } else { "" };
+                row.push(Cell::styled(format!("{}{mark}", thousands(p)), heavy_style));
+            }
+            if bar_width >= 4 {
+                row.push(Cell::styled(
+                    bar(b.heavy as f64, max as f64, bar_width),
+                    heavy_style,
+                ));
+            } else if bar_width > 0 {
+                row.push(Cell::styled(
+                    sparkline(&[b.heavy as f64, max as f64])[..]
+                        .chars()
+                        .next()
+                        .map(String::from)
+                        .unwrap_or_default(),
+                    heavy_style,
+                ));
+            }
+            t.row(row);
+        }
+        let mut notes = vec![format!(
+            "all: selected requests; heavy: the heavy ones; IPs, {pfx}s, top {pfx} and its share, agent: of the heavy requests"
+        )];
+        if let Some(c) = &self.capacity {
+            notes.push(format!(
+                "peak: most heavy requests in one {} window; ! = over the capacity of {}",
+                c.window,
+                thousands(c.count)
+            ));
+        }
+        Doc {
+            title: format!("Heavy requests per {}", self.by),
+            lines,
+            sections: vec![Section {
+                title: None,
+                table: t,
+                notes,
+            }],
+            csv_section: 0,
+            csv: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::Batch;
+    use crate::record::Record;
+
+    fn batch(rows: &[(i64, &str, &str)]) -> Batch {
+        let mut b = Batch::default();
+        for (n, (t, ip, q)) in rows.iter().enumerate() {
+            let r = Record {
+                ts_ms: *t,
+                client: ip.as_bytes(),
+                ip: ip.parse().ok(),
+                method: Some(b"GET"),
+                path: Some(b"/index.php"),
+                query: Some(q.as_bytes()),
+                user_agent: Some(b"curl/8"),
+                ..Record::default()
+            };
+            b.push(&r, n as u64 + 1);
+        }
+        b
+    }
+
+    #[test]
+    fn buckets_prefixes_capacity() {
+        let h = 3_600_000;
+        let b = batch(&[
+            (10, "1.1.1.1", "search=a"),
+            (20, "1.1.1.2", "search=a"),
+            (30, "2.2.2.2", "diff=1"),
+            (40, "3.3.3.3", "title=A"),
+            (2 * h + 5, "4.4.4.4", "action=history"),
+        ]);
+        let mut cls = Classifier::default();
+        let mut acc = HeavyAcc::new(
+            h,
+            Some(Capacity {
+                count: 2,
+                window_ms: 600_000,
+            }),
+        );
+        for i in 0..b.len() {
+            let rc = cls.classify(&b, i);
+            acc.add(b.ts_ms[i], b.ts_ms[i], &rc);
+        }
+        let r = acc.finish(&cls, "UTC", "all requests", "test");
+        assert_eq!(
+            (r.requests, r.heavy, r.distinct_ips, r.distinct_prefixes),
+            (5, 4, 4, 3)
+        );
+        assert_eq!(r.buckets.len(), 3, "empty hour filled in");
+        let b0 = &r.buckets[0];
+        assert_eq!((b0.requests, b0.heavy, b0.distinct_prefixes), (4, 3, 2));
+        assert_eq!(b0.top_prefix.as_deref(), Some("1.1.1.0/24"));
+        assert!((b0.top_prefix_share - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(b0.peak, Some(3));
+        assert!(b0.over_capacity);
+        assert_eq!(r.buckets[1].heavy, 0);
+        assert!(!r.buckets[2].over_capacity);
+        assert_eq!(r.buckets_over_capacity, 1);
+        assert_eq!(r.classes[0].class, "search");
+        let text = r.doc_for_width(80).to_text(80, false);
+        assert!(text.contains('█') || text.contains('▄'), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        assert!(text.contains("01-01 00:00"), "{text}");
+    }
+}

@@ -1,0 +1,356 @@
+//! A small table model rendered as a terminal table (fits a width, optional colour),
+//! Markdown, CSV or HTML — every cell escaped for its medium, since cells often hold
+//! attacker-controlled log text.
+
+use std::fmt::Write;
+
+use crate::escape;
+
+/// Horizontal alignment of a column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Text.
+    Left,
+    /// Numbers.
+    Right,
+}
+
+/// Colour of a cell on a terminal (and a CSS class in HTML).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Style {
+    /// Plain.
+    #[default]
+    Plain,
+    /// Good.
+    Green,
+    /// Mild warning.
+    Yellow,
+    /// Warning.
+    Orange,
+    /// Bad.
+    Red,
+    /// Emphasis.
+    Bold,
+}
+
+impl Style {
+    fn ansi(self) -> &'static str {
+        match self {
+            Style::Plain => "",
+            Style::Green => "\x1b[32m",
+            Style::Yellow => "\x1b[33m",
+            Style::Orange => "\x1b[38;5;208m",
+            Style::Red => "\x1b[31m",
+            Style::Bold => "\x1b[1m",
+        }
+    }
+
+    /// CSS class name used by [`Table::to_html`].
+    pub fn class(self) -> &'static str {
+        match self {
+            Style::Plain => "",
+            Style::Green => "green",
+            Style::Yellow => "yellow",
+            Style::Orange => "orange",
+            Style::Red => "red",
+            Style::Bold => "bold",
+        }
+    }
+}
+
+/// One cell: text (raw, unescaped) and a style.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Cell {
+    /// The text, as computed (escaping happens when rendering).
+    pub text: String,
+    /// Colour on terminals / class in HTML.
+    pub style: Style,
+}
+
+impl<T: Into<String>> From<T> for Cell {
+    fn from(t: T) -> Cell {
+        Cell {
+            text: t.into(),
+            style: Style::Plain,
+        }
+    }
+}
+
+impl Cell {
+    /// A styled cell.
+    pub fn styled(text: impl Into<String>, style: Style) -> Cell {
+        Cell {
+            text: text.into(),
+            style,
+        }
+    }
+}
+
+/// A table with a header row.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    headers: Vec<String>,
+    align: Vec<Align>,
+    rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    /// A table with these column headers and alignments.
+    pub fn new(columns: &[(&str, Align)]) -> Table {
+        Table {
+            headers: columns.iter().map(|(h, _)| h.to_string()).collect(),
+            align: columns.iter().map(|(_, a)| *a).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Appends a row (missing cells are blank, extra cells dropped).
+    pub fn row<C: Into<Cell>>(&mut self, cells: impl IntoIterator<Item = C>) {
+        let mut r: Vec<Cell> = cells.into_iter().map(Into::into).collect();
+        r.resize(self.headers.len(), Cell::default());
+        self.rows.push(r);
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// A terminal table at most `width` columns wide: the widest left-aligned column is
+    /// cut (with `…`) when the table would not fit. Colour only when `color`.
+    pub fn to_terminal(&self, width: usize, color: bool) -> String {
+        let esc: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|c| escape::terminal_str(&c.text, 500))
+                    .collect()
+            })
+            .collect();
+        let n = self.headers.len();
+        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for r in &esc {
+            for (i, c) in r.iter().enumerate() {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * n.saturating_sub(1);
+        while total(&w) > width {
+            // Shrink the widest left-aligned column (never below 8).
+            let Some((i, _)) = w
+                .iter()
+                .enumerate()
+                .filter(|(i, wi)| self.align[*i] == Align::Left && **wi > 8)
+                .max_by_key(|(i, wi)| (**wi, std::cmp::Reverse(*i)))
+            else {
+                break;
+            };
+            w[i] -= 1;
+        }
+        let mut out = String::new();
+        let line = |out: &mut String, cells: &[String], styles: Option<&[Cell]>| {
+            let mut parts = Vec::with_capacity(n);
+            for i in 0..n {
+                let text = fit(&cells[i], w[i]);
+                let pad = w[i] - text.chars().count();
+                let padded = match self.align[i] {
+                    Align::Left => format!("{text}{}", " ".repeat(pad)),
+                    Align::Right => format!("{}{text}", " ".repeat(pad)),
+                };
+                let style = styles.map_or(Style::Plain, |s| s[i].style);
+                if color && style != Style::Plain {
+                    parts.push(format!("{}{padded}\x1b[0m", style.ansi()));
+                } else {
+                    parts.push(padded);
+                }
+            }
+            let joined = parts.join("  ");
+            let _ = writeln!(out, "{}", joined.trim_end());
+        };
+        line(&mut out, &self.headers, None);
+        for (r, cells) in esc.iter().zip(&self.rows) {
+            line(&mut out, r, Some(cells));
+        }
+        out
+    }
+
+    /// A Markdown (GFM) table; cells escaped, styles shown as text by the caller.
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let hdr: Vec<String> = self.headers.iter().map(|h| escape::markdown(h)).collect();
+        let _ = writeln!(out, "| {} |", hdr.join(" | "));
+        let seps: Vec<&str> = self
+            .align
+            .iter()
+            .map(|a| match a {
+                Align::Left => "---",
+                Align::Right => "---:",
+            })
+            .collect();
+        let _ = writeln!(out, "|{}|", seps.join("|"));
+        for r in &self.rows {
+            let cells: Vec<String> = r.iter().map(|c| escape::markdown(&c.text)).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        out
+    }
+
+    /// CSV (RFC 4180). Cells that a spreadsheet would run as a formula (`=`, `+`, `-`,
+    /// `@` followed by a non-number) get a leading `'`.
+    pub fn to_csv(&self) -> String {
+        let mut out = String::new();
+        let hdr: Vec<String> = self.headers.iter().map(|h| csv_cell(h)).collect();
+        let _ = writeln!(out, "{}", hdr.join(","));
+        for r in &self.rows {
+            let cells: Vec<String> = r.iter().map(|c| csv_cell(&c.text)).collect();
+            let _ = writeln!(out, "{}", cells.join(","));
+        }
+        out
+    }
+
+    /// An HTML `<table>` (no page around it); styled cells get a class.
+    pub fn to_html(&self) -> String {
+        let mut out = String::from("<table>\n<thead><tr>");
+        for (h, a) in self.headers.iter().zip(&self.align) {
+            let _ = write!(out, "<th{}>{}</th>", align_attr(*a), escape::html(h));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for r in &self.rows {
+            out.push_str("<tr>");
+            for (c, a) in r.iter().zip(&self.align) {
+                let class = c.style.class();
+                let class = if class.is_empty() {
+                    String::new()
+                } else {
+                    format!(" class=\"{class}\"")
+                };
+                let _ = write!(
+                    out,
+                    "<td{}{class}>{}</td>",
+                    align_attr(*a),
+                    escape::html(&c.text)
+                );
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n</table>\n");
+        out
+    }
+}
+
+fn align_attr(a: Align) -> &'static str {
+    match a {
+        Align::Left => "",
+        Align::Right => " style=\"text-align:right\"",
+    }
+}
+
+fn fit(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// One CSV cell, quoted when needed and defused against formula injection.
+pub fn csv_cell(s: &str) -> String {
+    let defused = match s.as_bytes().first() {
+        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')
+            if s.len() > 1 && s.parse::<f64>().is_err() =>
+        {
+            format!("'{s}")
+        }
+        _ => s.to_string(),
+    };
+    if defused.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", defused.replace('"', "\"\""))
+    } else {
+        defused
+    }
+}
+
+/// Whether colour should be used on stdout: a terminal, and `NO_COLOR` unset.
+pub fn stdout_color() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+}
+
+/// A sparkline of values (▁▂▃▄▅▆▇█), scaled to the maximum.
+pub fn sparkline(values: &[f64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let max = values.iter().copied().fold(0.0f64, f64::max);
+    values
+        .iter()
+        .map(|&v| {
+            if max <= 0.0 || v <= 0.0 {
+                ' '
+            } else {
+                BARS[(((v / max) * 7.0).round() as usize).min(7)]
+            }
+        })
+        .collect()
+}
+
+/// A horizontal bar of `width` cells for `v` out of `max`.
+pub fn bar(v: f64, max: f64, width: usize) -> String {
+    if max <= 0.0 {
+        return String::new();
+    }
+    let cells = ((v / max) * width as f64).round() as usize;
+    "█".repeat(cells.min(width))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Table {
+        let mut t = Table::new(&[("prefix", Align::Left), ("requests", Align::Right)]);
+        t.row(["1.2.3.0/24", "10"]);
+        t.row(vec![
+            Cell::from("=HYPERLINK(\"x\")|\x1b[2J"),
+            Cell::styled("5", Style::Red),
+        ]);
+        t
+    }
+
+    #[test]
+    fn terminal_fits_and_escapes() {
+        let out = sample().to_terminal(80, false);
+        assert!(!out.contains('\x1b'));
+        assert!(out.lines().all(|l| l.chars().count() <= 80));
+        assert!(out.contains("1.2.3.0/24"));
+        let narrow = sample().to_terminal(20, false);
+        assert!(narrow.lines().all(|l| l.chars().count() <= 20), "{narrow}");
+        let colored = sample().to_terminal(80, true);
+        assert!(colored.contains("\x1b[31m"));
+    }
+
+    #[test]
+    fn markdown_csv_html_escape() {
+        let t = sample();
+        assert!(t.to_markdown().contains("\\|"));
+        let csv = t.to_csv();
+        assert!(csv.contains("\"'=HYPERLINK(\"\"x\"\")"), "{csv}");
+        assert_eq!(csv_cell("-5"), "-5");
+        assert_eq!(csv_cell("-"), "-");
+        assert_eq!(csv_cell("@SUM(A1)"), "'@SUM(A1)");
+        let html = t.to_html();
+        assert!(html.contains("class=\"red\""));
+        assert!(!html.contains("\x1b"));
+    }
+
+    #[test]
+    fn sparkline_scales() {
+        assert_eq!(sparkline(&[0.0, 1.0, 2.0]), " ▅█");
+    }
+}

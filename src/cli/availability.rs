@@ -1,0 +1,547 @@
+//! `logscope availability`: availability per month/week/day/hour of a probe URL (or of
+//! dynamic requests), gaps in the log counted as downtime, with the incidents behind
+//! the figures. The computation is `logscope_core::availability`; this file parses
+//! the options, resolves calendar periods in a time zone (DST-correct, via the tz
+//! database) and feeds rows from the dataset or from log files.
+
+use std::path::Path;
+
+use anyhow::{Context, anyhow, bail};
+use chrono::{Datelike, Duration, LocalResult, NaiveDate, NaiveDateTime, TimeZone, Timelike};
+use chrono_tz::Tz;
+use clap::{Args, ValueEnum};
+use logscope_core::availability::render::{self, Limits, TimeFmt};
+use logscope_core::availability::{
+    Accumulator, By, Config, Grades, Period, PolicyAs, StatusSet, is_static_path, parse_duration,
+};
+use regex::Regex;
+
+use super::exit;
+use super::output::{OutputArgs, OutputFormat};
+use super::rows::{RowArgs, for_each_batch};
+use crate::store::scan::Columns;
+
+const EXAMPLES: &str = "\
+Examples:
+  # The wiki's monthly table: the share of Special:BlankPage requests that succeeded,
+  # calendar months in Seoul, missed probes counted as failures
+  logscope availability --probe 'Special:BlankPage' --tz Asia/Seoul
+
+  # Straight from log files (nothing ingested), Markdown for an incident post
+  logscope availability --probe '^/healthz$' --format md --out availability.md access.log*
+
+  # No probe: share of non-5xx dynamic requests, per ISO week, for the first half of 2025
+  logscope availability --by week --since 2025-01 --until 2025-07
+
+  # A monitor every 30 s; rate-limit refusals (403, 429) counted as success
+  logscope availability --probe BlankPage --expect-every 30s --policy success
+
+  # A self-contained HTML page with a chart of the months, under reports/
+  logscope availability --probe BlankPage --tz Europe/Berlin --format html --out avail.html";
+
+/// Period length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ByArg {
+    /// Calendar months in --tz.
+    Month,
+    /// ISO weeks (Monday 00:00 to Monday 00:00) in --tz.
+    Week,
+    /// Calendar days in --tz.
+    Day,
+    /// Hours.
+    Hour,
+}
+
+impl From<ByArg> for By {
+    fn from(b: ByArg) -> By {
+        match b {
+            ByArg::Month => By::Month,
+            ByArg::Week => By::Week,
+            ByArg::Day => By::Day,
+            ByArg::Hour => By::Hour,
+        }
+    }
+}
+
+/// How policy statuses count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PolicyArg {
+    /// Left out of the denominator (neither success nor failure).
+    Exclude,
+    /// Counted as successes: the service answered.
+    Success,
+    /// Counted as failures: the user was turned away.
+    Failure,
+}
+
+/// Arguments of `logscope availability`.
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct AvailabilityArgs {
+    /// Log files to read instead of the dataset.
+    #[command(flatten)]
+    pub rows: RowArgs,
+
+    /// Regex over `path?query` picking the probe requests (e.g. Special:BlankPage, a
+    /// page that is never cached). Without it, every dynamic request (not an image,
+    /// stylesheet, script, font, media file) counts, and availability is the share not
+    /// answered 5xx.
+    #[arg(long, value_name = "REGEX")]
+    pub probe: Option<String>,
+
+    /// Period of each row of the table.
+    #[arg(long, value_enum, default_value_t = ByArg::Month)]
+    pub by: ByArg,
+
+    /// Time zone of the periods (IANA name: UTC, Asia/Seoul, Europe/Berlin…); months
+    /// and days follow its daylight-saving changes. Also used for --since/--until
+    /// without an offset and for the times shown.
+    #[arg(long, value_name = "ZONE", default_value = "UTC")]
+    pub tz: String,
+
+    /// Statuses that count as success: classes, codes and ranges, e.g. 2xx,3xx or
+    /// 200-399,404 [default: 2xx,3xx with --probe; 1xx-4xx (not 5xx) without].
+    #[arg(long, value_name = "CLASSES")]
+    pub success: Option<String>,
+
+    /// Statuses that are policy (a rate limit, an ACL), not downtime; `none` for none.
+    #[arg(long, value_name = "CODES", default_value = "403,429")]
+    pub policy_status: String,
+
+    /// How policy statuses count.
+    #[arg(long, value_enum, default_value_t = PolicyArg::Exclude)]
+    pub policy: PolicyArg,
+
+    /// The probe cadence, e.g. 1m or 30s: expected probes that are missing count as
+    /// failures [default: estimated from the log — the median interval between
+    /// probes; without --probe, the mean interval between dynamic requests — and shown].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub expect_every: Option<i64>,
+
+    /// The shortest silence that is a gap: spans this long with no log lines at all are
+    /// listed, and without --probe only silences this long count as downtime
+    /// [default: with --probe, the longer of --bucket and 2 × the cadence, and every
+    /// missed probe counts; without, 15m].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub min_gap: Option<i64>,
+
+    /// Sub-bucket for finding incidents.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub bucket: i64,
+
+    /// A sub-bucket whose availability is below this percentage is part of an incident.
+    #[arg(long, value_name = "PERCENT", default_value_t = 80.0)]
+    pub incident_below: f64,
+
+    /// Bad sub-buckets separated by a recovery this short (or shorter) are one incident.
+    #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = parse_duration)]
+    pub merge_within: i64,
+
+    /// Grade thresholds in percent: lowest green, yellow, orange; red below.
+    #[arg(long, value_name = "G,Y,O", default_value = "99.9,99,95", value_parser = Grades::parse)]
+    pub grades: Grades,
+
+    /// Start of the span (inclusive): 2025-06, 2025-06-01, 2025-06-01T12:00, or RFC 3339
+    /// with an offset; without an offset, in --tz. Silence after it counts as missing.
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+
+    /// End of the span (exclusive), same forms as --since.
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+
+    /// Incidents and no-data spans listed in text, Markdown and HTML (the largest, in
+    /// time order); 0 = all. JSON always has all.
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub max_incidents: usize,
+
+    /// Output.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Runs `logscope availability`.
+pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
+    let tz: Tz = parse_tz(&args.tz)?;
+    let since = args
+        .since
+        .as_deref()
+        .map(|s| parse_instant(s, tz).map_err(|e| anyhow!("--since: {e}")))
+        .transpose()?;
+    let until = args
+        .until
+        .as_deref()
+        .map(|s| parse_instant(s, tz).map_err(|e| anyhow!("--until: {e}")))
+        .transpose()?;
+    if let (Some(s), Some(u)) = (since, until)
+        && u <= s
+    {
+        bail!("--until must be after --since");
+    }
+    let probe = args
+        .probe
+        .as_deref()
+        .map(Regex::new)
+        .transpose()
+        .context("--probe is not a valid regex")?;
+    if !(0.0..=100.0).contains(&args.incident_below) {
+        bail!("--incident-below must be a percentage between 0 and 100");
+    }
+    let mut cfg = Config::new(args.probe.clone());
+    if let Some(s) = &args.success {
+        cfg.success = StatusSet::parse(s).map_err(|e| anyhow!("--success: {e}"))?;
+    }
+    cfg.policy =
+        StatusSet::parse(&args.policy_status).map_err(|e| anyhow!("--policy-status: {e}"))?;
+    cfg.policy_as = match args.policy {
+        PolicyArg::Exclude => PolicyAs::Exclude,
+        PolicyArg::Success => PolicyAs::Success,
+        PolicyArg::Failure => PolicyAs::Failure,
+    };
+    cfg.expect_every_ms = args.expect_every;
+    cfg.min_gap_ms = args.min_gap;
+    cfg.bucket_ms = args.bucket;
+    cfg.incident_below = args.incident_below;
+    cfg.merge_within_ms = args.merge_within;
+    cfg.grades = args.grades;
+    cfg.by = args.by.into();
+    cfg.tz = tz.name().to_string();
+    cfg.since_ms = since;
+    cfg.until_ms = until;
+
+    let mut acc = Accumulator::new(since, until);
+    let cols = Columns {
+        request: true,
+        identity: false,
+        agent: false,
+        host: false,
+        sizes: false,
+    };
+    let mut buf = String::new();
+    let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
+        for i in 0..b.len() {
+            let path = b.path.get(i).unwrap_or("");
+            let is_probe = match &probe {
+                Some(re) => {
+                    buf.clear();
+                    buf.push_str(path);
+                    if let Some(q) = b.query.get(i) {
+                        buf.push('?');
+                        buf.push_str(q);
+                    }
+                    re.is_match(&buf)
+                }
+                None => !is_static_path(path),
+            };
+            acc.push(b.ts_ms[i], b.status[i], is_probe);
+        }
+    })?;
+    let prepared = acc.prepare(&cfg);
+    let periods = match prepared.span() {
+        Some((s, e)) => periods(tz, cfg.by, s, e)?,
+        None => Vec::new(),
+    };
+    let report = prepared
+        .compute(&periods, &cfg)
+        .map_err(|e| anyhow!("internal error: {e}"))?;
+
+    let short = |ms: i64| fmt_time(tz, ms, "%Y-%m-%d %H:%M");
+    let rfc = |ms: i64| fmt_time(tz, ms, "%Y-%m-%dT%H:%M:%S%.3f%:z");
+    let tf = TimeFmt {
+        short: &short,
+        rfc3339: &rfc,
+    };
+    let lim = Limits {
+        incidents: args.max_incidents,
+        no_data: args.max_incidents,
+    };
+    let source = stats.origin.as_str();
+    let out = match args.output.format {
+        OutputFormat::Text => render::text(&report, &tf, source, args.output.color(), lim),
+        OutputFormat::Md => render::markdown(&report, &tf, source, lim),
+        OutputFormat::Csv => render::csv(&report, &tf),
+        OutputFormat::Json => render::json(&report, &tf, source),
+        OutputFormat::Html => render::html(&report, &tf, source, lim),
+    };
+    args.output.emit(&out)?;
+    Ok(exit::OK)
+}
+
+/// A time zone by IANA name (`UTC`, `Asia/Seoul`, …).
+pub fn parse_tz(name: &str) -> anyhow::Result<Tz> {
+    name.parse::<Tz>().map_err(|_| {
+        anyhow!("--tz {name:?} is not a time zone; use an IANA name like UTC, Asia/Seoul or Europe/Berlin")
+    })
+}
+
+fn fmt_time(tz: Tz, ms: i64, f: &str) -> String {
+    match tz.timestamp_millis_opt(ms) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => t.format(f).to_string(),
+        LocalResult::None => format!("{ms}ms"),
+    }
+}
+
+/// The first instant (UTC ms) at or after local time `naive` in `tz`: the earlier
+/// of two when the clock was turned back, the first valid minute after a skipped
+/// hour when it was turned forward.
+pub fn resolve_local(tz: Tz, naive: NaiveDateTime) -> Option<i64> {
+    for step in 0..=24 * 60 {
+        let n = naive + Duration::minutes(step);
+        match tz.from_local_datetime(&n) {
+            LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => {
+                return Some(t.timestamp_millis());
+            }
+            LocalResult::None => {}
+        }
+    }
+    None
+}
+
+/// Parses `--since`/`--until`: RFC 3339 with an offset, or a local date/time in `tz`
+/// (`2025`, `2025-06`, `2025-06-01`, `2025-06-01T12:00`, `2025-06-01 12:00:30`).
+pub fn parse_instant(text: &str, tz: Tz) -> Result<i64, String> {
+    let t = text.trim();
+    if let Ok(d) = chrono::DateTime::parse_from_rfc3339(t) {
+        return Ok(d.timestamp_millis());
+    }
+    let bad = || {
+        format!(
+            "{text:?} is not a time: write 2025-06, 2025-06-01, 2025-06-01T12:00 or RFC 3339 like 2025-06-01T12:00:00+09:00"
+        )
+    };
+    let naive = if let Ok(y) = t.parse::<i32>() {
+        NaiveDate::from_ymd_opt(y, 1, 1)
+            .ok_or_else(bad)?
+            .and_hms_opt(0, 0, 0)
+    } else if let Ok(d) = NaiveDate::parse_from_str(&format!("{t}-01"), "%Y-%m-%d") {
+        d.and_hms_opt(0, 0, 0)
+    } else if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        d.and_hms_opt(0, 0, 0)
+    } else {
+        let t2 = t.replacen('T', " ", 1);
+        NaiveDateTime::parse_from_str(&t2, "%Y-%m-%d %H:%M:%S%.f")
+            .or_else(|_| NaiveDateTime::parse_from_str(&t2, "%Y-%m-%d %H:%M"))
+            .ok()
+    };
+    let naive = naive.ok_or_else(bad)?;
+    resolve_local(tz, naive).ok_or_else(bad)
+}
+
+/// At most this many periods (e.g. 100 years of hours would be 876,600).
+const MAX_PERIODS: usize = 1_000_000;
+
+/// Periods of kind `by` in `tz` covering `[start_ms, end_ms)`: from the one containing
+/// `start_ms` to the one containing `end_ms − 1`. Months, weeks and days start at local
+/// midnight (so a month with a DST change has one hour more or less); hours are UTC
+/// hours labelled in local time (the repeated hour of an autumn change carries its
+/// offset).
+pub fn periods(tz: Tz, by: By, start_ms: i64, end_ms: i64) -> anyhow::Result<Vec<Period>> {
+    let mut out = Vec::new();
+    let first = match tz.timestamp_millis_opt(start_ms) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => t,
+        LocalResult::None => bail!("time {start_ms} ms is out of range"),
+    };
+    if by == By::Hour {
+        let trunc = (first.minute() as i64 * 60 + first.second() as i64) * 1000
+            + first.timestamp_subsec_millis() as i64;
+        let mut s = start_ms - trunc;
+        while s < end_ms {
+            let local = tz.timestamp_millis_opt(s).single();
+            let label = match local {
+                Some(t) => {
+                    let naive = t.naive_local();
+                    let mut l = naive.format("%Y-%m-%d %H:%M").to_string();
+                    if matches!(tz.from_local_datetime(&naive), LocalResult::Ambiguous(..)) {
+                        l.push_str(&t.format(" %:z").to_string());
+                    }
+                    l
+                }
+                None => fmt_time(tz, s, "%Y-%m-%d %H:%M"),
+            };
+            out.push(Period {
+                label,
+                start_ms: s,
+                end_ms: s + 3_600_000,
+            });
+            s += 3_600_000;
+            if out.len() > MAX_PERIODS {
+                bail!("too many periods for --by hour; use --by day or a shorter --since/--until");
+            }
+        }
+        return Ok(out);
+    }
+    let d = first.date_naive();
+    let mut date = match by {
+        By::Month => d.with_day(1).expect("day 1 exists"),
+        By::Week => d - Duration::days(d.weekday().num_days_from_monday() as i64),
+        _ => d,
+    };
+    let midnight = |date: NaiveDate| {
+        resolve_local(tz, date.and_hms_opt(0, 0, 0).expect("midnight"))
+            .ok_or_else(|| anyhow!("no local midnight on {date} in {tz}"))
+    };
+    let mut s = midnight(date)?;
+    while s < end_ms {
+        let next = match by {
+            By::Month => {
+                let (y, m) = if date.month() == 12 {
+                    (date.year() + 1, 1)
+                } else {
+                    (date.year(), date.month() + 1)
+                };
+                NaiveDate::from_ymd_opt(y, m, 1).ok_or_else(|| anyhow!("date out of range"))?
+            }
+            By::Week => date + Duration::days(7),
+            _ => date + Duration::days(1),
+        };
+        let e = midnight(next)?;
+        let label = match by {
+            By::Month => date.format("%Y-%m").to_string(),
+            By::Week => {
+                let w = date.iso_week();
+                format!("{:04}-W{:02}", w.year(), w.week())
+            }
+            _ => date.format("%Y-%m-%d").to_string(),
+        };
+        out.push(Period {
+            label,
+            start_ms: s,
+            end_ms: e,
+        });
+        if out.len() > MAX_PERIODS {
+            bail!("too many periods; use a longer --by or a shorter --since/--until");
+        }
+        date = next;
+        s = e;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn utc(s: &str) -> i64 {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .timestamp_millis()
+    }
+
+    #[test]
+    fn months_follow_dst() {
+        let berlin = parse_tz("Europe/Berlin").unwrap();
+        let p = periods(
+            berlin,
+            By::Month,
+            utc("2025-01-15T00:00:00Z"),
+            utc("2025-12-01T00:00:00Z"),
+        )
+        .unwrap();
+        let hours: Vec<(String, i64)> = p
+            .iter()
+            .map(|p| (p.label.clone(), (p.end_ms - p.start_ms) / 3_600_000))
+            .collect();
+        assert_eq!(hours[2], ("2025-03".to_string(), 743));
+        assert_eq!(hours[9], ("2025-10".to_string(), 745));
+        assert_eq!(hours[3], ("2025-04".to_string(), 720));
+        assert_eq!(p[0].start_ms, utc("2024-12-31T23:00:00Z"));
+        assert_eq!(p[3].start_ms, utc("2025-03-31T22:00:00Z"));
+        let seoul = parse_tz("Asia/Seoul").unwrap();
+        let p = periods(
+            seoul,
+            By::Month,
+            utc("2025-05-31T15:00:00Z"),
+            utc("2025-06-30T15:00:00Z"),
+        )
+        .unwrap();
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].label, "2025-06");
+    }
+
+    #[test]
+    fn days_weeks_hours_in_a_zone() {
+        let berlin = parse_tz("Europe/Berlin").unwrap();
+        let p = periods(
+            berlin,
+            By::Day,
+            utc("2025-10-25T22:00:00Z"),
+            utc("2025-10-26T23:00:00Z"),
+        )
+        .unwrap();
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].end_ms - p[0].start_ms, 25 * 3_600_000);
+        let p = periods(
+            berlin,
+            By::Week,
+            utc("2025-03-30T12:00:00Z"),
+            utc("2025-03-30T13:00:00Z"),
+        )
+        .unwrap();
+        assert_eq!(p[0].label, "2025-W13");
+        assert_eq!(p[0].end_ms - p[0].start_ms, (7 * 24 - 1) * 3_600_000);
+        let p = periods(
+            berlin,
+            By::Hour,
+            utc("2025-10-25T23:30:00Z"),
+            utc("2025-10-26T02:00:00Z"),
+        )
+        .unwrap();
+        let labels: Vec<&str> = p.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "2025-10-26 01:00",
+                "2025-10-26 02:00 +02:00",
+                "2025-10-26 02:00 +01:00"
+            ]
+        );
+        let kolkata = parse_tz("Asia/Kolkata").unwrap();
+        let p = periods(
+            kolkata,
+            By::Hour,
+            utc("2025-01-01T00:00:00Z"),
+            utc("2025-01-01T00:01:00Z"),
+        )
+        .unwrap();
+        assert_eq!(p[0].start_ms, utc("2024-12-31T23:30:00Z"));
+        assert_eq!(p[0].label, "2025-01-01 05:00");
+    }
+
+    #[test]
+    fn instants() {
+        let seoul = parse_tz("Asia/Seoul").unwrap();
+        assert_eq!(
+            parse_instant("2025-06", seoul),
+            Ok(utc("2025-05-31T15:00:00Z"))
+        );
+        assert_eq!(
+            parse_instant("2025", seoul),
+            Ok(utc("2024-12-31T15:00:00Z"))
+        );
+        assert_eq!(
+            parse_instant("2025-06-02", seoul),
+            Ok(utc("2025-06-01T15:00:00Z"))
+        );
+        assert_eq!(
+            parse_instant("2025-06-02T01:30", seoul),
+            Ok(utc("2025-06-01T16:30:00Z"))
+        );
+        assert_eq!(
+            parse_instant("2025-06-02 01:30:15", seoul),
+            Ok(utc("2025-06-01T16:30:15Z"))
+        );
+        assert_eq!(
+            parse_instant("2025-06-02T01:30:00Z", seoul),
+            Ok(utc("2025-06-02T01:30:00Z"))
+        );
+        assert!(parse_instant("June", seoul).is_err());
+        assert!(parse_instant("2025-13", seoul).is_err());
+        // A skipped local time resolves to the first valid minute after it.
+        let berlin = parse_tz("Europe/Berlin").unwrap();
+        assert_eq!(
+            parse_instant("2025-03-30T02:30", berlin),
+            Ok(utc("2025-03-30T01:00:00Z"))
+        );
+        assert!(parse_tz("Mars/Olympus").is_err());
+    }
+}

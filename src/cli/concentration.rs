@@ -1,0 +1,134 @@
+//! `logscope concentration`: how concentrated the selected requests are — top prefixes
+//! (or addresses, or autonomous systems) with shares, how many make 50% and 90%, HHI,
+//! Gini — and what a per-prefix limit would have touched.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use logscope_core::forensics::asn::AsnDb;
+use logscope_core::forensics::concentration::{ConcentrationAcc, GroupBy, GroupLimit};
+use logscope_core::forensics::parse_rate;
+
+use super::exit;
+use super::filters::{FilterArgs, REPORT_COLUMNS, emit_report};
+use super::output::OutputArgs;
+use super::rows::{RowArgs, for_each_batch};
+
+/// What to group by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum By {
+    /// Network prefix (/24 and /48 by default; --prefix-v4/--prefix-v6).
+    Prefix,
+    /// Client address.
+    Ip,
+    /// Autonomous system (needs --asn-db).
+    Asn,
+}
+
+/// Arguments of `logscope concentration`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  logscope concentration                                  # top /24s of the whole dataset
+  logscope concentration --heavy --anonymous --since 2026-09-25T14:00 --until 2026-09-25T15:00 --tz Asia/Seoul
+  logscope concentration --by ip --top 10 access.log      # a file, without ingest
+  logscope concentration --per-prefix-limit 100/1h        # what a per-/24 limit would touch
+  logscope concentration --by asn --asn-db ip2asn-v4.tsv
+
+Shares are of the selected requests. `50%`/`90%`: the fewest groups that make that share.
+HHI is the sum of squared shares (1/n for n equal groups, 1 for one group); Gini 0 means
+equal groups. --per-prefix-limit N/WINDOW counts each group's requests in fixed windows
+aligned to UTC: groups over N in some window, the share of requests they sent, and the
+share a fixed-window limiter would have refused (use `logscope replay` for the exact
+algorithm). Clients logged as host names are each their own group.")]
+pub struct ConcentrationArgs {
+    /// Group by network prefix, address or autonomous system.
+    #[arg(long, value_enum, default_value_t = By::Prefix)]
+    pub by: By,
+
+    /// How many groups to list.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+
+    /// A per-group limit to evaluate, e.g. 100/1h (per prefix, or per address with --by ip).
+    #[arg(long, value_name = "N/WINDOW", value_parser = parse_limit)]
+    pub per_prefix_limit: Option<GroupLimit>,
+
+    /// ip2asn TSV file (iptoasn.com ip2asn-v4.tsv, -v6, -combined or -v4-u32) for --by asn
+    /// and an AS column.
+    #[arg(long, value_name = "FILE")]
+    pub asn_db: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub filters: FilterArgs,
+
+    #[command(flatten)]
+    pub out: OutputArgs,
+
+    #[command(flatten)]
+    pub rows: RowArgs,
+}
+
+fn parse_limit(s: &str) -> Result<GroupLimit, String> {
+    match parse_rate(s) {
+        Some((count, window_ms)) => Ok(GroupLimit { count, window_ms }),
+        None => Err(format!("bad limit {s:?} (e.g. 100/1h)")),
+    }
+}
+
+/// Runs `logscope concentration`.
+pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
+    let mut sel = args.filters.build()?;
+    let asn = match &args.asn_db {
+        Some(p) => {
+            if p.extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("mmdb"))
+            {
+                bail!(
+                    "--asn-db: MaxMind .mmdb files are not supported yet; use an ip2asn TSV file"
+                );
+            }
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("--asn-db: cannot read {}", p.display()))?;
+            Some(
+                AsnDb::parse(&text)
+                    .map_err(|e| anyhow::anyhow!("--asn-db {}: {e}", p.display()))?,
+            )
+        }
+        None => None,
+    };
+    let by = match args.by {
+        By::Prefix => GroupBy::Prefix,
+        By::Ip => GroupBy::Ip,
+        By::Asn => {
+            if asn.is_none() {
+                bail!("--by asn needs --asn-db FILE");
+            }
+            GroupBy::Asn
+        }
+    };
+    let (since, until) = sel.period();
+    let mut acc = ConcentrationAcc::new(by, args.per_prefix_limit);
+    let stats = for_each_batch(data, &args.rows, REPORT_COLUMNS, since, until, |_, b| {
+        for i in 0..b.len() {
+            let ts = b.ts_ms[i];
+            if !sel.filter.in_period(ts) {
+                continue;
+            }
+            let rc = sel.classifier.classify(b, i);
+            if sel.filter.matches(b, i, &rc, &sel.classifier) {
+                acc.add(ts, &rc);
+            }
+        }
+    })?;
+    let report = acc.finish(
+        &sel.classifier,
+        asn.as_ref(),
+        args.top,
+        &sel.describe(),
+        &stats.origin,
+    );
+    emit_report(&args.out, &report, |_| report.doc())?;
+    Ok(exit::OK)
+}

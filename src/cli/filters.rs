@@ -1,0 +1,425 @@
+//! Row selection and classification options shared by every report (and by `replay`
+//! and `availability`): `--since/--until/--tz`, `--heavy`, `--anonymous`, `--status`,
+//! `--path`, `--host`, `--client`, `--agent`, plus the classification settings
+//! (`--rules FILE` or `./logscope.toml`, `--prefix-v4/--prefix-v6`, `--trust-proxy`,
+//! `--session-cookie`).
+//!
+//! Use: `#[command(flatten)] filters: FilterArgs`, then [`FilterArgs::build`] gives a
+//! [`Selection`]: the core [`Filter`], a [`Classifier`] and the report's [`Clock`]. Per
+//! row: `let rc = sel.classifier.classify(batch, i); if sel.filter.matches(batch, i, &rc,
+//! &sel.classifier) { … }`. Classification happens at report time, so changing the rules
+//! needs no re-ingest.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use chrono::{NaiveDate, NaiveDateTime, Offset, TimeZone};
+use clap::Args;
+use logscope_core::classify::config::{Overrides, parse_cidr};
+use logscope_core::classify::{
+    AgentSelector, Classifier, Config, Filter, HostPattern, Identity, StatusSet,
+};
+
+/// The config file looked for in the current directory when `--rules` is not given.
+pub const DEFAULT_RULES: &str = "logscope.toml";
+
+/// Which requests a command looks at, and how requests are classified.
+#[derive(Debug, Clone, Default, Args)]
+pub struct FilterArgs {
+    /// Only requests at or after this time: a date (2026-09-25, midnight in --tz), a
+    /// local time (2026-09-25T14:00 or "2026-09-25 14:00", in --tz) or RFC 3339
+    /// (2026-09-25T05:00:00Z).
+    #[arg(long, value_name = "TIME", help_heading = "Selection")]
+    pub since: Option<String>,
+
+    /// Only requests before this time (same forms as --since; a bare date includes that
+    /// whole day).
+    #[arg(long, value_name = "TIME", help_heading = "Selection")]
+    pub until: Option<String>,
+
+    /// Time zone for --since/--until and for time buckets: an IANA name (Asia/Seoul,
+    /// Europe/Berlin), UTC, or a fixed offset (+09:00).
+    #[arg(
+        long,
+        value_name = "ZONE",
+        default_value = "UTC",
+        help_heading = "Selection"
+    )]
+    pub tz: String,
+
+    /// Only heavy requests (see --rules: MediaWiki search, diff, oldid, history, info by
+    /// default).
+    #[arg(long, help_heading = "Selection")]
+    pub heavy: bool,
+
+    /// Only requests the log shows as anonymous (never assumed: logs that cannot tell
+    /// classify as "unknown").
+    #[arg(long, help_heading = "Selection")]
+    pub anonymous: bool,
+
+    /// Only these statuses: 429, 5xx, 200-299, or a comma-separated list.
+    #[arg(long, value_name = "STATUS", help_heading = "Selection")]
+    pub status: Option<String>,
+
+    /// Only paths (without query string) matching this regex, e.g. '^/index\.php$'.
+    #[arg(long, value_name = "REGEX", help_heading = "Selection")]
+    pub path: Option<String>,
+
+    /// Only this Host (case-insensitive, port ignored; *.example.org for a domain and
+    /// everything under it).
+    #[arg(long, value_name = "HOST", help_heading = "Selection")]
+    pub host: Option<String>,
+
+    /// Only clients in this network (CIDR or address); repeat or comma-separate for several.
+    #[arg(
+        long = "client",
+        value_name = "CIDR",
+        value_delimiter = ',',
+        help_heading = "Selection"
+    )]
+    pub clients: Vec<String>,
+
+    /// Only agents of this class: ios, android, mobile, desktop, browser, tool, bot,
+    /// crawler, ai, search, seo, social, monitor, scanner, unknown, or a name (GPTBot,
+    /// curl, Chrome); comma-separated for several.
+    #[arg(long, value_name = "CLASS", help_heading = "Selection")]
+    pub agent: Option<String>,
+
+    /// Classification rules (TOML: heavy classes, identity, agents, prefixes, proxies;
+    /// see fixtures/logscope.toml). Default: ./logscope.toml when it exists.
+    #[arg(long, value_name = "FILE", help_heading = "Classification")]
+    pub rules: Option<PathBuf>,
+
+    /// IPv4 prefix length for networks [default: 24].
+    #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(0..=32), help_heading = "Classification")]
+    pub prefix_v4: Option<u8>,
+
+    /// IPv6 prefix length for networks [default: 48].
+    #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(0..=128), help_heading = "Classification")]
+    pub prefix_v6: Option<u8>,
+
+    /// Trusted proxy network: when the logged client is in it, the real client is the
+    /// right-most X-Forwarded-For address outside every trusted network. Repeat or
+    /// comma-separate.
+    #[arg(
+        long,
+        value_name = "CIDR",
+        value_delimiter = ',',
+        help_heading = "Classification"
+    )]
+    pub trust_proxy: Vec<String>,
+
+    /// Session cookie that marks logged-in users. Caddy logs record only whether a
+    /// Cookie header was sent (values are REDACTED), so with this set any Cookie header
+    /// counts as identified.
+    #[arg(long, value_name = "NAME", help_heading = "Classification")]
+    pub session_cookie: Option<String>,
+}
+
+/// What [`FilterArgs::build`] gives.
+pub struct Selection {
+    /// The row filter.
+    pub filter: Filter,
+    /// The classifier (rules and caches).
+    pub classifier: Classifier,
+    /// The report's clock (time zone).
+    pub clock: Clock,
+    /// The rules file used, if any.
+    pub rules_file: Option<PathBuf>,
+}
+
+impl Selection {
+    /// `--since`/`--until` as UTC ms, for [`super::rows::for_each_batch`]'s pruning.
+    pub fn period(&self) -> (Option<i64>, Option<i64>) {
+        (self.filter.since_ms, self.filter.until_ms)
+    }
+
+    /// The selection, described for report headers (filters, period and zone).
+    pub fn describe(&self) -> String {
+        let mut s = self.filter.describe();
+        let fmt = |ms: i64| {
+            logscope_core::forensics::local_rfc3339(self.clock.local(ms), self.clock.local(ms) - ms)
+        };
+        match (self.filter.since_ms, self.filter.until_ms) {
+            (Some(a), Some(b)) => s.push_str(&format!(", from {} to {}", fmt(a), fmt(b))),
+            (Some(a), None) => s.push_str(&format!(", from {}", fmt(a))),
+            (None, Some(b)) => s.push_str(&format!(", before {}", fmt(b))),
+            (None, None) => {}
+        }
+        if let Some(f) = &self.rules_file {
+            s.push_str(&format!(" (rules: {})", f.display()));
+        }
+        s
+    }
+}
+
+impl FilterArgs {
+    /// Checks the options and builds the filter, classifier and clock.
+    pub fn build(&self) -> anyhow::Result<Selection> {
+        let clock = Clock::parse(&self.tz)?;
+        let rules_file = match &self.rules {
+            Some(p) => Some(p.clone()),
+            None => Some(PathBuf::from(DEFAULT_RULES)).filter(|p| p.is_file()),
+        };
+        let config = match &rules_file {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("--rules: cannot read {}", p.display()))?;
+                Config::from_toml(&text).with_context(|| format!("{}", p.display()))?
+            }
+            None => Config::default(),
+        };
+        let mut trust = Vec::new();
+        for t in &self.trust_proxy {
+            trust.push(parse_cidr(t).map_err(|e| anyhow::anyhow!("--trust-proxy: {e}"))?);
+        }
+        let overrides = Overrides {
+            v4: self.prefix_v4,
+            v6: self.prefix_v6,
+            trust_proxy: trust,
+            session_cookie: self.session_cookie.clone(),
+        };
+        let classifier = config.classifier(&overrides).with_context(|| {
+            rules_file
+                .as_deref()
+                .map_or_else(|| "classification".to_string(), |p| p.display().to_string())
+        })?;
+        let mut filter = Filter::with_period(
+            self.since
+                .as_deref()
+                .map(|s| clock.parse_time(s, false))
+                .transpose()
+                .context("--since")?,
+            self.until
+                .as_deref()
+                .map(|s| clock.parse_time(s, true))
+                .transpose()
+                .context("--until")?,
+        );
+        filter.heavy = self.heavy.then_some(true);
+        filter.identity = self.anonymous.then_some(Identity::Anonymous);
+        if let (Some(a), Some(b)) = (filter.since_ms, filter.until_ms)
+            && a >= b
+        {
+            bail!("--since must be before --until");
+        }
+        if let Some(s) = &self.status {
+            filter.status =
+                Some(StatusSet::parse(s).map_err(|e| anyhow::anyhow!("--status: {e}"))?);
+        }
+        if let Some(p) = &self.path {
+            filter.path =
+                Some(regex::Regex::new(p).with_context(|| format!("--path: bad regex {p:?}"))?);
+        }
+        if let Some(h) = &self.host {
+            filter.host = Some(HostPattern::parse(h));
+        }
+        for c in &self.clients {
+            filter
+                .clients
+                .push(parse_cidr(c).map_err(|e| anyhow::anyhow!("--client: {e}"))?);
+        }
+        if let Some(a) = &self.agent {
+            filter.agent =
+                Some(AgentSelector::parse(a).map_err(|e| anyhow::anyhow!("--agent: {e}"))?);
+        }
+        Ok(Selection {
+            filter,
+            classifier,
+            clock,
+            rules_file,
+        })
+    }
+}
+
+/// A report's clock: UTC, a fixed offset, or an IANA zone (offsets cached per 15 minutes).
+pub struct Clock {
+    zone: Zone,
+    name: String,
+    cache: std::cell::Cell<(i64, i64)>,
+}
+
+enum Zone {
+    Fixed(i64),
+    Tz(chrono_tz::Tz),
+}
+
+const SLOT_MS: i64 = 15 * 60_000;
+
+impl Clock {
+    /// Parses `UTC`, `+09:00`/`-0330`, or an IANA name.
+    pub fn parse(s: &str) -> anyhow::Result<Clock> {
+        let t = s.trim();
+        if t.eq_ignore_ascii_case("utc") || t.eq_ignore_ascii_case("z") {
+            return Ok(Clock::fixed(0, "UTC"));
+        }
+        if let Some(secs) = logscope_core::time::parse_offset(t.replace(':', "").as_bytes()) {
+            return Ok(Clock::fixed(i64::from(secs) * 1000, t));
+        }
+        let tz: chrono_tz::Tz = t.parse().map_err(|_| {
+            anyhow::anyhow!("--tz: unknown time zone {t:?} (e.g. UTC, Asia/Seoul, +09:00)")
+        })?;
+        Ok(Clock {
+            zone: Zone::Tz(tz),
+            name: tz.name().to_string(),
+            cache: std::cell::Cell::new((i64::MIN, 0)),
+        })
+    }
+
+    fn fixed(offset_ms: i64, name: &str) -> Clock {
+        Clock {
+            zone: Zone::Fixed(offset_ms),
+            name: name.to_string(),
+            cache: std::cell::Cell::new((i64::MIN, 0)),
+        }
+    }
+
+    /// The zone's name as given (`UTC`, `Asia/Seoul`, `+09:00`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Local wall-clock ms for a UTC instant.
+    #[inline]
+    pub fn local(&self, utc_ms: i64) -> i64 {
+        match &self.zone {
+            Zone::Fixed(o) => utc_ms + o,
+            Zone::Tz(tz) => {
+                let slot = utc_ms.div_euclid(SLOT_MS);
+                let (s, o) = self.cache.get();
+                if s == slot {
+                    return utc_ms + o;
+                }
+                let o = chrono::DateTime::from_timestamp_millis(slot * SLOT_MS)
+                    .map(|t| {
+                        i64::from(
+                            tz.offset_from_utc_datetime(&t.naive_utc())
+                                .fix()
+                                .local_minus_utc(),
+                        ) * 1000
+                    })
+                    .unwrap_or(0);
+                self.cache.set((slot, o));
+                utc_ms + o
+            }
+        }
+    }
+
+    fn utc_of_local(&self, naive: NaiveDateTime) -> anyhow::Result<i64> {
+        match &self.zone {
+            Zone::Fixed(o) => Ok(naive.and_utc().timestamp_millis() - o),
+            Zone::Tz(tz) => match tz.from_local_datetime(&naive) {
+                chrono::LocalResult::Single(t) => Ok(t.timestamp_millis()),
+                chrono::LocalResult::Ambiguous(a, _) => Ok(a.timestamp_millis()),
+                chrono::LocalResult::None => {
+                    bail!("{naive} does not exist in {} (a clock change)", self.name)
+                }
+            },
+        }
+    }
+
+    /// Parses a `--since`/`--until` value. `end_of_day`: a bare date means the end of
+    /// that day (for `--until`).
+    pub fn parse_time(&self, s: &str, end_of_day: bool) -> anyhow::Result<i64> {
+        let t = s.trim();
+        if let Ok(d) = chrono::DateTime::parse_from_rfc3339(t) {
+            return Ok(d.timestamp_millis());
+        }
+        if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+            let d = if end_of_day {
+                d.succ_opt().unwrap_or(d)
+            } else {
+                d
+            };
+            return self.utc_of_local(d.and_hms_opt(0, 0, 0).expect("midnight"));
+        }
+        for f in [
+            "%Y-%m-%dT%H:%M:%S%.f",
+            "%Y-%m-%d %H:%M:%S%.f",
+            "%Y-%m-%dT%H:%M",
+            "%Y-%m-%d %H:%M",
+        ] {
+            if let Ok(n) = NaiveDateTime::parse_from_str(t, f) {
+                return self.utc_of_local(n);
+            }
+        }
+        bail!(
+            "cannot read {t:?} as a time (2026-09-25, 2026-09-25T14:00, or RFC 3339 like 2026-09-25T05:00:00Z)"
+        )
+    }
+}
+
+/// Row columns every report reads (request line, identity, agent, host and XFF).
+pub const REPORT_COLUMNS: crate::store::scan::Columns = crate::store::scan::Columns {
+    request: true,
+    identity: true,
+    agent: true,
+    host: true,
+    sizes: false,
+};
+
+/// Writes a report in the chosen `--format`: JSON serializes `value` (the typed result),
+/// the other formats render `doc(width)` (terminal text fits 80 columns).
+pub fn emit_report<T: serde::Serialize>(
+    out: &super::output::OutputArgs,
+    value: &T,
+    doc: impl Fn(usize) -> logscope_core::forensics::doc::Doc,
+) -> anyhow::Result<()> {
+    use super::output::OutputFormat;
+    const WIDTH: usize = 80;
+    let text = match out.format {
+        OutputFormat::Text => doc(WIDTH).to_text(WIDTH, out.color()),
+        OutputFormat::Md => doc(usize::MAX).to_markdown(),
+        OutputFormat::Csv => doc(usize::MAX).to_csv(),
+        OutputFormat::Html => doc(usize::MAX).to_html(),
+        OutputFormat::Json => serde_json::to_string_pretty(value)? + "\n",
+    };
+    out.emit(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clocks_and_times() {
+        let seoul = Clock::parse("Asia/Seoul").unwrap();
+        let utc = Clock::parse("UTC").unwrap();
+        let t = utc.parse_time("2026-09-25T05:00:00Z", false).unwrap();
+        assert_eq!(seoul.parse_time("2026-09-25 14:00", false).unwrap(), t);
+        assert_eq!(seoul.local(t) - t, 9 * 3_600_000);
+        let day = seoul.parse_time("2026-09-25", false).unwrap();
+        let end = seoul.parse_time("2026-09-25", true).unwrap();
+        assert_eq!(end - day, 86_400_000);
+        let fixed = Clock::parse("+03:30").unwrap();
+        assert_eq!(fixed.local(0), 3 * 3_600_000 + 1_800_000);
+        assert!(Clock::parse("Mars/Olympus").is_err());
+        assert!(utc.parse_time("yesterday", false).is_err());
+        // Berlin switches offsets: the cache follows.
+        let berlin = Clock::parse("Europe/Berlin").unwrap();
+        let winter = utc.parse_time("2026-01-15T12:00:00Z", false).unwrap();
+        let summer = utc.parse_time("2026-07-15T12:00:00Z", false).unwrap();
+        assert_eq!(berlin.local(winter) - winter, 3_600_000);
+        assert_eq!(berlin.local(summer) - summer, 7_200_000);
+    }
+
+    #[test]
+    fn build_checks_everything() {
+        let mut a = FilterArgs {
+            tz: "UTC".into(),
+            status: Some("5xx".into()),
+            clients: vec!["10.0.0.0/8".into()],
+            agent: Some("mobile".into()),
+            ..FilterArgs::default()
+        };
+        let sel = a.build().unwrap();
+        assert!(sel.filter.status.is_some());
+        assert_eq!(sel.classifier.v4_len, 24);
+        a.path = Some("(".into());
+        assert!(a.build().is_err());
+        a.path = None;
+        a.since = Some("2026-02-01".into());
+        a.until = Some("2026-01-01".into());
+        assert!(a.build().is_err());
+    }
+}

@@ -1,0 +1,92 @@
+//! `logscope heavy`: heavy requests per time bucket — requests, heavy requests, distinct
+//! addresses and prefixes of the heavy ones, the largest prefix and its share, the
+//! dominant agent class — with buckets over a capacity marked.
+
+use std::path::Path;
+
+use clap::Args;
+use logscope_core::forensics::heavy::{Capacity, HeavyAcc};
+use logscope_core::forensics::{parse_duration, parse_rate};
+
+use super::exit;
+use super::filters::{FilterArgs, REPORT_COLUMNS, emit_report};
+use super::output::OutputArgs;
+use super::rows::{RowArgs, for_each_batch};
+
+/// Arguments of `logscope heavy`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  logscope heavy --by 1h                                  # the whole dataset, hourly
+  logscope heavy --by 10m --capacity 1610/10m --anonymous --since 2026-09-25 --until 2026-09-25 --tz Asia/Seoul
+  logscope heavy --by 1d --rules wiki.toml access.log     # a file, without ingest
+  logscope heavy --format md --out storm.md               # reports/storm.md
+
+Per bucket: all selected requests, the heavy ones among them, and — over the heavy
+requests — distinct addresses, distinct prefixes (/24 and /48; --prefix-v4/-v6), the
+largest prefix and its share, and the agent class sending most. With --capacity N/WINDOW,
+`peak` is the most heavy requests in one WINDOW (aligned to the zone's clock) overlapping
+the bucket; buckets whose peak is above N are marked `!` (red on a terminal). Buckets with
+no request between the first and the last are shown: a gap in a log is often an outage.")]
+pub struct HeavyArgs {
+    /// Bucket width: 10m, 1h, 1d (any N s|m|h|d|w).
+    #[arg(long, value_name = "WIDTH", default_value = "1h", value_parser = parse_width)]
+    pub by: i64,
+
+    /// Heavy requests the server can take per window, e.g. 1610/10m: buckets above it are marked.
+    #[arg(long, value_name = "N/WINDOW", value_parser = parse_capacity)]
+    pub capacity: Option<Capacity>,
+
+    #[command(flatten)]
+    pub filters: FilterArgs,
+
+    #[command(flatten)]
+    pub out: OutputArgs,
+
+    #[command(flatten)]
+    pub rows: RowArgs,
+}
+
+fn parse_width(s: &str) -> Result<i64, String> {
+    parse_duration(s).ok_or_else(|| format!("bad width {s:?} (e.g. 10m, 1h, 1d)"))
+}
+
+fn parse_capacity(s: &str) -> Result<Capacity, String> {
+    match parse_rate(s) {
+        Some((count, window_ms)) => Ok(Capacity { count, window_ms }),
+        None => Err(format!("bad capacity {s:?} (e.g. 1610/10m)")),
+    }
+}
+
+/// Runs `logscope heavy`.
+pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
+    let mut sel = args.filters.build()?;
+    let (since, until) = sel.period();
+    let mut acc = HeavyAcc::new(args.by, args.capacity);
+    let stats = for_each_batch(data, &args.rows, REPORT_COLUMNS, since, until, |_, b| {
+        for i in 0..b.len() {
+            let ts = b.ts_ms[i];
+            if !sel.filter.in_period(ts) {
+                continue;
+            }
+            let rc = sel.classifier.classify(b, i);
+            if sel.filter.matches(b, i, &rc, &sel.classifier) {
+                acc.add(ts, sel.clock.local(ts), &rc);
+            }
+        }
+    })?;
+    let report = acc.finish(
+        &sel.classifier,
+        sel.clock.name(),
+        &sel.describe(),
+        &stats.origin,
+    );
+    emit_report(&args.out, &report, |w| {
+        if w == usize::MAX {
+            report.doc(0)
+        } else {
+            report.doc_for_width(w)
+        }
+    })?;
+    Ok(exit::OK)
+}

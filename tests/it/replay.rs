@@ -1,0 +1,1 @@
+//! Integration tests of `logscope replay` (filled in as the command lands).
