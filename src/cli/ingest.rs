@@ -337,13 +337,18 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
                     *reasons.entry(bad.reason).or_default() += 1;
                     if shown_bad < args.show_bad && !args.quiet {
                         shown_bad += 1;
-                        eprintln!(
+                        let msg = format!(
                             "{}:{}: {}: {}",
                             escape::terminal_str(&name, 200),
                             bad.line,
                             bad.reason,
                             escape::terminal(&bad.raw, 160)
                         );
+                        // Keep the progress bar intact around the message.
+                        match &bar {
+                            Some(pb) => pb.suspend(|| eprintln!("{msg}")),
+                            None => eprintln!("{msg}"),
+                        }
                     }
                     if let Some(w) = rejects.as_mut()
                         && let Err(e) = w.write_all(&bad.raw).and_then(|_| w.write_all(b"\n"))

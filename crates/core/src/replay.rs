@@ -19,6 +19,9 @@
 //!   ([`Policy::from_toml`], see `fixtures/limits/`).
 //! * [`Replay`] — several candidates in one pass: feed [`Request`]s in decision-time
 //!   order ([`ReplayOrder`]), get a [`Verdict`] per candidate, read [`Counters`].
+//! * [`report`] — the `logscope replay` report: rows collected and sorted into
+//!   decision-time order, replayed, summarised per candidate (refusals over time, load
+//!   against a capacity, whom it refused), plus the `--decisions` CSV.
 
 mod caddy;
 mod config;
@@ -31,6 +34,7 @@ mod matcher;
 mod nginx;
 mod policy;
 mod rate;
+pub mod report;
 mod request;
 mod sliding_log;
 mod sliding_window;

@@ -1,0 +1,87 @@
+//! `--decisions FILE`: one CSV row per request a candidate limited (admitted, delayed
+//! or refused), in decision-time order, candidates in command-line order.
+
+use std::io::{self, Write};
+
+use super::super::engine::{Decision, Verdict};
+use super::super::policy::Policy;
+use super::super::request::Request;
+use super::rows::RowMeta;
+use super::utc_ms_label;
+use crate::table::csv_cell;
+
+/// The CSV header.
+pub const HEADER: &str = "file,line,arrival,candidate,key,decision,delay_ms,rule,zone,status";
+
+/// Writes the decisions CSV.
+pub struct DecisionsWriter<W: Write> {
+    out: W,
+    names: Vec<String>,
+    rows: u64,
+}
+
+impl<W: Write> DecisionsWriter<W> {
+    /// A writer for candidates with these names; writes the header.
+    pub fn new(mut out: W, names: Vec<String>) -> io::Result<Self> {
+        writeln!(out, "{HEADER}")?;
+        let names = names.iter().map(|n| csv_cell(n)).collect();
+        Ok(DecisionsWriter {
+            out,
+            names,
+            rows: 0,
+        })
+    }
+
+    /// Writes the row of candidate `c` for one request, if the candidate limited it.
+    /// `file` is the input's name; the key is the one of the zone that decided (the
+    /// refusing or delaying zone, else the rule's first).
+    pub fn write(
+        &mut self,
+        file: &str,
+        meta: &RowMeta,
+        req: &Request<'_>,
+        c: usize,
+        policy: &Policy,
+        v: &Verdict,
+    ) -> io::Result<()> {
+        let (word, delay) = match v.decision {
+            Decision::Admit => ("admit", 0),
+            Decision::Delay(ms) => ("delay", ms),
+            Decision::Refuse => ("refuse", 0),
+            _ => return Ok(()),
+        };
+        let rule = v.rule.and_then(|r| policy.rules().get(r as usize));
+        let zone = v
+            .zone
+            .or_else(|| rule.and_then(|r| r.limits.first()).map(|l| l.zone))
+            .and_then(|z| policy.zones().get(z as usize));
+        let key = zone
+            .and_then(|z| z.spec().key.display(req))
+            .unwrap_or_default();
+        writeln!(
+            self.out,
+            "{},{},{},{},{},{word},{delay},{},{},{}",
+            csv_cell(file),
+            meta.line,
+            utc_ms_label(meta.arrival_ms),
+            self.names[c],
+            csv_cell(&key),
+            csv_cell(rule.map_or("", |r| r.name.as_str())),
+            csv_cell(zone.map_or("", |z| z.name())),
+            meta.status
+        )?;
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Rows written (without the header).
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Flushes and hands the writer back.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}

@@ -1,0 +1,454 @@
+//! The replay report for people: a [`Doc`] with the candidates side by side.
+
+use super::{CandidateReport, ReplayReport, Who, bucket_label, pct, thousands};
+use crate::forensics::doc::{Doc, Section};
+use crate::forensics::duration_label;
+use crate::table::{Align, Cell, Style, Table, sparkline};
+
+/// Widest sparkline, in characters.
+const SPARK: usize = 60;
+
+fn count_pct(n: u64, of: u64) -> String {
+    format!("{} ({})", thousands(n), pct(n, of))
+}
+
+fn red_if(text: String, bad: bool) -> Cell {
+    if bad {
+        Cell::styled(text, Style::Red)
+    } else {
+        Cell::from(text)
+    }
+}
+
+impl ReplayReport {
+    /// The report as a document. CSV output holds the first table (one column per
+    /// candidate).
+    pub fn doc(&self) -> Doc {
+        let n = self.candidates.len();
+        let mut lines = Vec::new();
+        let period = match (&self.first, &self.last) {
+            (Some(a), Some(b)) => format!(", {a} to {b}"),
+            _ => String::new(),
+        };
+        lines.push(format!(
+            "Read {} records from {}; replayed {} requests in decision-time order (selection: {}{period}; times in {}).",
+            thousands(self.records),
+            self.origin,
+            thousands(self.requests),
+            self.selection,
+            self.tz
+        ));
+        for c in &self.candidates {
+            let mut d = c.description.lines();
+            let first = d.next().unwrap_or_default();
+            if first == c.name {
+                lines.push(format!("{} = {}", c.label, c.name));
+            } else {
+                lines.push(format!("{} = {}: {first}", c.label, c.name));
+            }
+            for l in d {
+                lines.push(format!("    {}", l.trim_start()));
+            }
+        }
+        let lr = &self.logged_refusals;
+        let st: Vec<String> = lr.statuses.iter().map(u16::to_string).collect();
+        if lr.dropped > 0 {
+            lines.push(format!(
+                "Already refused in the log (status {}): {} requests left out (--drop-logged-refusals).",
+                st.join("/"),
+                thousands(lr.dropped)
+            ));
+        } else if lr.replayed > 0 {
+            lines.push(format!(
+                "Already refused in the log (status {}): {} requests, a limiter was running; they are replayed like the others and counted apart below (--drop-logged-refusals leaves them out).",
+                st.join("/"),
+                thousands(lr.replayed)
+            ));
+        }
+        if let Some(cap) = &self.capacity {
+            lines.push(format!(
+                "Capacity: {} requests per {}. Load = the requests a candidate covers: without the limit all of them, with it those it lets through.",
+                thousands(cap.count),
+                duration_label(cap.window_ms)
+            ));
+        }
+        if let Some(i) = &self.internal {
+            lines.push(format!("Internal services: {i}."));
+        }
+        lines.extend(self.warnings.iter().cloned());
+
+        let mut sections = vec![self.summary()];
+        sections.push(self.classes_section());
+        sections.push(self.time_section());
+        for c in &self.candidates {
+            if c.refused > 0 {
+                sections.push(top_section(c, n));
+            }
+            if c.rules.len() > 1 {
+                sections.push(rules_section(c, n));
+            }
+            if c.zones.len() > 1 {
+                sections.push(zones_section(c, n));
+            }
+        }
+        Doc {
+            title: if n == 1 {
+                "Replay: what the candidate limiter would have done".into()
+            } else {
+                format!("Replay: what {n} candidate limiters would have done")
+            },
+            lines,
+            sections,
+            csv_section: 0,
+            csv: None,
+        }
+    }
+
+    fn summary(&self) -> Section {
+        let mut cols: Vec<(&str, Align)> = vec![("", Align::Left)];
+        for c in &self.candidates {
+            cols.push((c.label.as_str(), Align::Right));
+        }
+        let mut t = Table::new(&cols);
+        let cs = &self.candidates;
+        let row = |t: &mut Table, name: &str, f: &dyn Fn(&CandidateReport) -> Cell| {
+            let mut r = vec![Cell::from(name)];
+            r.extend(cs.iter().map(f));
+            t.row(r);
+        };
+        row(&mut t, "requests covered", &|c| thousands(c.covered).into());
+        row(&mut t, "in scope (limited)", &|c| {
+            thousands(c.in_scope).into()
+        });
+        row(&mut t, "admitted", &|c| {
+            count_pct(c.admitted, c.in_scope).into()
+        });
+        row(&mut t, "delayed", &|c| {
+            count_pct(c.delayed, c.in_scope).into()
+        });
+        row(&mut t, "refused", &|c| {
+            red_if(count_pct(c.refused, c.in_scope), c.refused > 0)
+        });
+        if cs.iter().any(|c| c.exempt > 0) {
+            row(&mut t, "exempt", &|c| thousands(c.exempt).into());
+        }
+        row(&mut t, "out of scope", &|c| {
+            thousands(c.out_of_scope).into()
+        });
+        if cs.iter().any(|c| c.delayed > 0) {
+            row(&mut t, "mean / longest delay", &|c| {
+                if c.delayed == 0 {
+                    "-".into()
+                } else {
+                    format!(
+                        "{:.0} / {} ms",
+                        c.delay_ms_mean,
+                        thousands(u64::from(c.delay_ms_max))
+                    )
+                    .into()
+                }
+            });
+        }
+        if self.logged_refusals.replayed > 0 {
+            row(&mut t, "refused in the log: covered", &|c| {
+                thousands(c.logged_refusals.covered).into()
+            });
+            row(&mut t, "  … refused here too", &|c| {
+                count_pct(c.logged_refusals.refused, c.logged_refusals.covered).into()
+            });
+        }
+        row(&mut t, "first refusal", &|c| {
+            c.first_refusal.clone().unwrap_or_else(|| "-".into()).into()
+        });
+        row(&mut t, "last refusal", &|c| {
+            c.last_refusal.clone().unwrap_or_else(|| "-".into()).into()
+        });
+        if let Some(cap) = &self.capacity {
+            let w = duration_label(cap.window_ms);
+            row(
+                &mut t,
+                &format!("peak per {w}, no limit"),
+                &|c| match &c.load {
+                    Some(l) => red_if(thousands(l.peak_without), l.peak_without > cap.count),
+                    None => "-".into(),
+                },
+            );
+            row(
+                &mut t,
+                &format!("peak per {w}, limited"),
+                &|c| match &c.load {
+                    Some(l) => red_if(thousands(l.peak_with), l.peak_with > cap.count),
+                    None => "-".into(),
+                },
+            );
+            row(
+                &mut t,
+                &format!("{w} windows over {}", thousands(cap.count)),
+                &|c| match &c.load {
+                    Some(l) => red_if(
+                        format!(
+                            "{} → {} of {}",
+                            thousands(l.over_without),
+                            thousands(l.over_with),
+                            thousands(l.windows)
+                        ),
+                        l.over_with > 0,
+                    ),
+                    None => "-".into(),
+                },
+            );
+        }
+        if cs.iter().any(|c| c.boundary > 0) {
+            row(&mut t, "on a 1 ms boundary", &|c| {
+                thousands(c.boundary).into()
+            });
+        }
+        let mut notes = Vec::new();
+        if cs.iter().any(|c| c.boundary > 0) {
+            notes.push(
+                "On a 1 ms boundary: nginx decisions that would flip if the interval since the key's last request were 1 ms longer or shorter; nginx times them on another clock than the log's, so a replay can differ from the real server on these (and only these).".to_string(),
+            );
+        }
+        if self.capacity.is_some() {
+            notes.push(
+                "Peaks are over any sliding window; windows over capacity are aligned on the report's clock (no limit → limited, of windows with traffic).".to_string(),
+            );
+        }
+        Section {
+            title: Some("Decisions".into()),
+            table: t,
+            notes,
+        }
+    }
+
+    fn classes_section(&self) -> Section {
+        let any_exempt = self.candidates.iter().any(|c| c.exempt > 0);
+        let mut heads: Vec<String> = vec!["class".into(), "requests".into()];
+        for c in &self.candidates {
+            heads.push(format!("{} refused", c.label));
+            if any_exempt {
+                heads.push(format!("{} exempt", c.label));
+            }
+        }
+        let cols: Vec<(&str, Align)> = heads
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.as_str(), if i == 0 { Align::Left } else { Align::Right }))
+            .collect();
+        let mut t = Table::new(&cols);
+        for (i, total) in self.classes.iter().enumerate() {
+            let mut r = vec![Cell::from(total.name), thousands(total.requests).into()];
+            for c in &self.candidates {
+                let cr = &c.classes[i];
+                let loud = matches!(cr.class, Who::Identified | Who::Internal) && cr.refused > 0;
+                let text = count_pct(cr.refused, cr.requests);
+                r.push(if loud {
+                    Cell::styled(format!("{text} !"), Style::Red)
+                } else {
+                    Cell::from(text)
+                });
+                if any_exempt {
+                    r.push(thousands(cr.exempt).into());
+                }
+            }
+            t.row(r);
+        }
+        Section {
+            title: Some("Refused by class (share of the class's requests)".into()),
+            table: t,
+            notes: vec![
+                "Classes: internal = addresses, agents or users a candidate exempts or --internal names; identified = a user name (or --session-cookie); declared bots = agents that say they are crawlers or bots; anonymous browser-like = browser agents not identified (anonymous, or the log cannot tell); other = tools and missing agents.".into(),
+            ],
+        }
+    }
+
+    fn time_section(&self) -> Section {
+        let cap = self.capacity;
+        let w = self.bucket_ms;
+        let marks = cap.filter(|c| c.window_ms == w);
+        // One "offered" column when every candidate covers the same requests.
+        let same_cover = self.over_time.iter().all(|r| {
+            r.candidates
+                .windows(2)
+                .all(|p| p[0].covered == p[1].covered)
+        });
+        let mut heads: Vec<String> = vec![format!("start ({})", self.tz), "requests".into()];
+        if cap.is_some() && same_cover {
+            heads.push("no limit".into());
+        }
+        for c in &self.candidates {
+            heads.push(format!("{} refused", c.label));
+            if cap.is_some() {
+                if !same_cover {
+                    heads.push(format!("{} no limit", c.label));
+                }
+                heads.push(format!("{} passed", c.label));
+            }
+        }
+        let cols: Vec<(&str, Align)> = heads
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.as_str(), if i == 0 { Align::Left } else { Align::Right }))
+            .collect();
+        let mut t = Table::new(&cols);
+        let load_cell = |v: u64| match marks {
+            Some(c) if v > c.count => Cell::styled(format!("{} !", thousands(v)), Style::Red),
+            _ => Cell::from(thousands(v)),
+        };
+        for r in &self.over_time {
+            let mut row = vec![
+                Cell::from(bucket_label(r.local_ms, w)),
+                thousands(r.requests).into(),
+            ];
+            if cap.is_some() && same_cover {
+                let cov = r.candidates.first().map_or(0, |c| c.covered);
+                row.push(load_cell(cov));
+            }
+            for cell in &r.candidates {
+                row.push(thousands(cell.refused).into());
+                if cap.is_some() {
+                    if !same_cover {
+                        row.push(load_cell(cell.covered));
+                    }
+                    row.push(load_cell(cell.passed));
+                }
+            }
+            t.row(row);
+        }
+        let mut notes = Vec::new();
+        for (i, c) in self.candidates.iter().enumerate() {
+            let series: Vec<u64> = self
+                .over_time
+                .iter()
+                .map(|r| r.candidates[i].refused)
+                .collect();
+            let (vals, per) = squeeze(&series, w);
+            let max = vals.iter().copied().max().unwrap_or(0);
+            let f: Vec<f64> = vals.iter().map(|&v| v as f64).collect();
+            notes.push(format!(
+                "{} refusals per {per}: {} (max {})",
+                c.label,
+                if max == 0 {
+                    "none".to_string()
+                } else {
+                    format!("|{}|", sparkline(&f))
+                },
+                thousands(max)
+            ));
+        }
+        if let Some(c) = marks {
+            notes.push(format!(
+                "! = above the capacity of {} per {}.",
+                thousands(c.count),
+                duration_label(c.window_ms)
+            ));
+        }
+        Section {
+            title: Some(format!(
+                "Refusals over time (per {})",
+                duration_label(self.bucket_ms)
+            )),
+            table: t,
+            notes,
+        }
+    }
+}
+
+/// Sums adjacent buckets so the series fits a sparkline; returns it and the width.
+fn squeeze(series: &[u64], w: i64) -> (Vec<u64>, String) {
+    let k = series.len().div_ceil(SPARK).max(1);
+    let vals = series.chunks(k).map(|c| c.iter().sum()).collect();
+    (vals, duration_label(w * k as i64))
+}
+
+fn top_section(c: &CandidateReport, n: usize) -> Section {
+    let mut t = Table::new(&[
+        ("kind", Align::Left),
+        ("key", Align::Left),
+        ("refused", Align::Right),
+        ("its requests", Align::Right),
+        ("share refused", Align::Right),
+    ]);
+    for (kind, rows) in [
+        ("network", &c.top_refused.prefixes),
+        ("address", &c.top_refused.ips),
+        ("agent", &c.top_refused.agents),
+    ] {
+        for r in rows {
+            t.row([
+                Cell::from(kind),
+                Cell::from(r.key.clone()),
+                thousands(r.refused).into(),
+                thousands(r.requests).into(),
+                pct(r.refused, r.requests).into(),
+            ]);
+        }
+    }
+    Section {
+        title: Some(format!("Most refused — {}", who(c, n))),
+        table: t,
+        notes: vec![],
+    }
+}
+
+fn rules_section(c: &CandidateReport, n: usize) -> Section {
+    let mut t = Table::new(&[
+        ("rule", Align::Left),
+        ("in scope", Align::Right),
+        ("admitted", Align::Right),
+        ("delayed", Align::Right),
+        ("refused", Align::Right),
+        ("exempt", Align::Right),
+    ]);
+    for r in &c.rules {
+        t.row([
+            Cell::from(r.name.clone()),
+            thousands(r.in_scope).into(),
+            thousands(r.admitted).into(),
+            thousands(r.delayed).into(),
+            red_if(thousands(r.refused), r.refused > 0),
+            thousands(r.exempt).into(),
+        ]);
+    }
+    Section {
+        title: Some(format!("By rule — {}", who(c, n))),
+        table: t,
+        notes: vec![],
+    }
+}
+
+fn zones_section(c: &CandidateReport, n: usize) -> Section {
+    let mut t = Table::new(&[
+        ("zone", Align::Left),
+        ("limit", Align::Left),
+        ("checked", Align::Right),
+        ("passed", Align::Right),
+        ("delayed", Align::Right),
+        ("refused", Align::Right),
+        ("peak keys", Align::Right),
+    ]);
+    for z in &c.zones {
+        t.row([
+            Cell::from(z.name.clone()),
+            Cell::from(z.limit.clone()),
+            thousands(z.checked).into(),
+            thousands(z.passed).into(),
+            thousands(z.delayed).into(),
+            thousands(z.refused).into(),
+            thousands(z.peak_keys as u64).into(),
+        ]);
+    }
+    Section {
+        title: Some(format!("By zone — {}", who(c, n))),
+        table: t,
+        notes: vec![],
+    }
+}
+
+fn who(c: &CandidateReport, n: usize) -> String {
+    if n == 1 {
+        c.name.clone()
+    } else {
+        format!("{} ({})", c.label, c.name)
+    }
+}

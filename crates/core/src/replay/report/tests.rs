@@ -1,0 +1,340 @@
+//! Unit tests of the replay report: counts, classes, load, top keys, rendering, CSV.
+
+use super::*;
+use crate::batch::Batch;
+use crate::classify::{Classifier, Identity};
+use crate::record::{Precision, Record};
+
+const T0: i64 = 1_790_312_400_000; // 2026-09-25T05:00:00Z
+
+struct Req {
+    t: i64,
+    ip: &'static str,
+    ua: &'static str,
+    user: Option<&'static str>,
+    status: u16,
+}
+
+fn batch(reqs: &[Req]) -> Batch {
+    let mut b = Batch::default();
+    for (i, r) in reqs.iter().enumerate() {
+        let rec = Record {
+            ts_ms: r.t,
+            precision: Precision::Milli,
+            client: r.ip.as_bytes(),
+            ip: Some(r.ip.parse().unwrap()),
+            method: Some(b"GET"),
+            path: Some(b"/index.php"),
+            query: Some(b"search=x"),
+            user: r.user.map(str::as_bytes),
+            user_agent: Some(r.ua.as_bytes()),
+            status: r.status,
+            request_time_us: Some(0),
+            ..Record::default()
+        };
+        b.push(&rec, i as u64 + 1);
+    }
+    b
+}
+
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
+const GPTBOT: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)";
+
+struct Run {
+    report: ReplayReport,
+    csv: String,
+}
+
+fn run_specs(specs: &[&str], reqs: &[Req], capacity: Option<Capacity>, internal: &[&str]) -> Run {
+    let b = batch(reqs);
+    let mut policies: Vec<Policy> = specs
+        .iter()
+        .map(|s| Policy::from_spec(s).unwrap())
+        .collect();
+    let _ = &mut policies;
+    let mut marks = InternalMarks::from_policies(&policies);
+    for c in internal {
+        marks.cidr.push(c.parse().unwrap());
+    }
+    let mut cls = Classifier::default();
+    let mut store = RowStore::new(Needs::of(&policies));
+    // Rows arrive in reverse: the store must sort them.
+    let f = store.file_id("a.log");
+    for i in (0..b.len()).rev() {
+        let rc = cls.classify(&b, i);
+        let internal = marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
+        let who = Who::of(internal, rc.identity, cls.agents.info(rc.agent));
+        store.push(
+            f,
+            &RowInput {
+                batch: &b,
+                i,
+                class: &rc,
+                who,
+                logged_refusal: b.status[i] == 429,
+            },
+        );
+    }
+    store.sort();
+    let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
+    let opts = ReportOptions {
+        capacity,
+        bucket_ms: 60_000,
+        top: 5,
+        refusal_statuses: vec![429],
+        v4_len: 24,
+        v6_len: 48,
+    };
+    let mut acc = ReportAcc::new(&policies, opts);
+    let mut replay = Replay::new(policies);
+    let mut w = DecisionsWriter::new(Vec::new(), names).unwrap();
+    run(
+        &store,
+        &mut replay,
+        &mut acc,
+        |t| t + 9 * 3_600_000,
+        Some(&mut w),
+    )
+    .unwrap();
+    let csv = String::from_utf8(w.finish().unwrap()).unwrap();
+    let report = acc.finish(
+        &replay,
+        &cls,
+        ReportContext {
+            origin: "a.log".into(),
+            selection: "all requests".into(),
+            tz: "+09:00".into(),
+            records: b.len() as u64,
+            dropped_logged: 0,
+            internal: marks.describe(),
+        },
+    );
+    Run { report, csv }
+}
+
+fn req(t: i64, ip: &'static str, ua: &'static str) -> Req {
+    Req {
+        t: T0 + t,
+        ip,
+        ua,
+        user: None,
+        status: 200,
+    }
+}
+
+#[test]
+fn counts_classes_keys_and_load() {
+    let mut reqs = Vec::new();
+    // 10 phones from one /24 in the first second, a bot, then a logged-in user.
+    for i in 0..10 {
+        reqs.push(req(
+            i * 10,
+            ["198.51.100.1", "198.51.100.2"][i as usize % 2],
+            IPHONE,
+        ));
+    }
+    reqs.push(req(200, "192.0.2.9", GPTBOT));
+    reqs.push(Req {
+        t: T0 + 300,
+        ip: "203.0.113.5",
+        ua: IPHONE,
+        user: Some("alice"),
+        status: 200,
+    });
+    reqs.push(Req {
+        t: T0 + 61_000,
+        ip: "203.0.113.5",
+        ua: IPHONE,
+        user: None,
+        status: 429,
+    });
+    let cap = Capacity {
+        count: 5,
+        window_ms: 60_000,
+    };
+    let r = run_specs(&["3/s", "100/s,key=ip"], &reqs, Some(cap), &[]).report;
+    assert_eq!(r.requests, 13);
+    let a = &r.candidates[0];
+    assert_eq!((a.in_scope, a.admitted, a.refused), (13, 4, 9));
+    assert_eq!(a.label, "A");
+    assert_eq!(r.candidates[1].refused, 0);
+    // Classes: 10 phones + 1 anonymous-looking phone later = browser; bot; identified.
+    let cls = |w: Who| &a.classes[w.index()];
+    assert_eq!(cls(Who::Browser).requests, 11);
+    assert_eq!(cls(Who::Browser).refused, 7);
+    assert_eq!(cls(Who::DeclaredBot).refused, 1);
+    assert_eq!(cls(Who::Identified).refused, 1);
+    assert!(
+        a.warnings.iter().any(|w| w.contains("identified")),
+        "{:?}",
+        a.warnings
+    );
+    assert!(r.warnings.iter().any(|w| w.starts_with("WARNING")));
+    // Top refused network: the phones' /24, 7 of its 10 requests.
+    let top = &a.top_refused.prefixes[0];
+    assert_eq!(
+        (top.key.as_str(), top.refused, top.requests),
+        ("198.51.100.0/24", 7, 10)
+    );
+    assert_eq!(a.top_refused.agents[0].key, "Safari (ios)");
+    // Load: 12 covered in the first minute (capacity 5), 3 passed.
+    let l = a.load.as_ref().unwrap();
+    assert_eq!((l.peak_without, l.peak_with), (12, 3));
+    assert_eq!((l.windows, l.over_without, l.over_with), (2, 1, 0));
+    // The 429 of the log was replayed and counted apart.
+    assert_eq!(r.logged_refusals.replayed, 1);
+    assert_eq!(a.logged_refusals.covered, 1);
+    assert_eq!(a.logged_refusals.refused, 0);
+    // Times on the report's clock.
+    assert_eq!(
+        a.first_refusal.as_deref(),
+        Some("2026-09-25T14:00:00.030+09:00")
+    );
+    assert_eq!(r.over_time.len(), 2);
+    assert_eq!(r.over_time[0].start, "2026-09-25T14:00:00+09:00");
+    assert_eq!(r.over_time[0].candidates[0].refused, 9);
+    // JSON holds the required fields.
+    let j = serde_json::to_value(&r).unwrap();
+    for k in ["name", "in_scope", "admitted", "delayed", "refused"] {
+        assert!(j["candidates"][0].get(k).is_some(), "{k}");
+    }
+}
+
+#[test]
+fn internal_services_and_exemptions() {
+    let mut reqs = Vec::new();
+    for i in 0..20 {
+        reqs.push(req(i, "10.9.0.1", "edge-agent/1.0"));
+    }
+    // Without the exemption: refused, loudly (10.9/16 named internal).
+    let r = run_specs(&["5/min,key=ip"], &reqs, None, &["10.9.0.0/16"]).report;
+    let a = &r.candidates[0];
+    assert_eq!(a.classes[Who::Internal.index()].refused, 15);
+    assert!(a.warnings[0].contains("own services"), "{:?}", a.warnings);
+    // With a config exempting the network: exempt, no warning.
+    let mut p = Policy::from_spec("5/min,key=ip").unwrap();
+    p.set_exempt(crate::replay::Exempt {
+        cidr: vec!["10.9.0.0/16".parse().unwrap()],
+        ..Default::default()
+    });
+    let b = batch(&reqs);
+    let policies = vec![p];
+    let marks = InternalMarks::from_policies(&policies);
+    let mut cls = Classifier::default();
+    let mut store = RowStore::new(Needs::of(&policies));
+    for i in 0..b.len() {
+        let rc = cls.classify(&b, i);
+        let who = Who::of(
+            marks.covers(rc.ip, None, None),
+            rc.identity,
+            cls.agents.info(rc.agent),
+        );
+        store.push(
+            0,
+            &RowInput {
+                batch: &b,
+                i,
+                class: &rc,
+                who,
+                logged_refusal: false,
+            },
+        );
+    }
+    store.sort();
+    let mut acc = ReportAcc::new(
+        &policies,
+        ReportOptions {
+            capacity: None,
+            bucket_ms: 60_000,
+            top: 3,
+            refusal_statuses: vec![429],
+            v4_len: 24,
+            v6_len: 48,
+        },
+    );
+    let mut replay = Replay::new(policies);
+    run::<Vec<u8>>(&store, &mut replay, &mut acc, |t| t, None).unwrap();
+    let r = acc.finish(&replay, &cls, ReportContext::default());
+    let a = &r.candidates[0];
+    assert_eq!((a.exempt, a.refused), (20, 0));
+    assert_eq!(a.classes[Who::Internal.index()].exempt, 20);
+    assert!(a.warnings.is_empty());
+    let _ = Identity::Unknown;
+}
+
+#[test]
+fn decisions_csv_and_rendering_are_deterministic() {
+    let reqs: Vec<Req> = (0..30)
+        .map(|i| {
+            req(
+                i * 37,
+                ["198.51.100.1", "192.0.2.1", "192.0.2.2"][i as usize % 3],
+                IPHONE,
+            )
+        })
+        .collect();
+    let a = run_specs(&["5/s,algo=nginx,burst=2,key=ip", "4/s"], &reqs, None, &[]);
+    let b = run_specs(&["5/s,algo=nginx,burst=2,key=ip", "4/s"], &reqs, None, &[]);
+    assert_eq!(a.csv, b.csv);
+    let lines: Vec<&str> = a.csv.lines().collect();
+    assert_eq!(lines[0], DECISIONS_HEADER);
+    assert_eq!(lines.len(), 1 + 2 * 30);
+    assert!(
+        lines[1].starts_with("a.log,1,2026-09-25T05:00:00.000Z,"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines.iter().skip(1).all(|l| {
+        let f = csv_fields(l);
+        f.len() == 10 && matches!(f[5].as_str(), "admit" | "delay" | "refuse")
+    }));
+    assert_eq!(csv_fields(lines[1])[3], "5/s,algo=nginx,burst=2,key=ip");
+    for r in [&a.report, &b.report] {
+        assert_eq!(r.candidates.len(), 2);
+    }
+    let da = a.report.doc();
+    let db = b.report.doc();
+    assert_eq!(da.to_text(80, false), db.to_text(80, false));
+    let text = da.to_text(80, false);
+    eprintln!("{text}");
+    assert!(text.contains("A = 5/s,algo=nginx,burst=2,key=ip"), "{text}");
+    assert!(text.contains("Refused by class"));
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    assert!(da.to_markdown().contains("### Decisions"));
+    assert!(da.to_html().contains("<table>"));
+    assert!(da.to_csv().starts_with(",A,B\n"));
+}
+
+#[test]
+fn bucket_widths() {
+    assert_eq!(auto_bucket(3_600_000, None), 300_000);
+    let cap = Capacity {
+        count: 1610,
+        window_ms: 600_000,
+    };
+    assert_eq!(auto_bucket(86_400_000, Some(cap)), 600_000);
+    assert_eq!(auto_bucket(400 * 86_400_000, Some(cap)), 2_592_000_000);
+    assert_eq!(stamp(0, -3_600_000), "1969-12-31T23:00:00.000-01:00");
+    assert_eq!(stamp_secs(1500, 0), "1970-01-01T00:00:01Z");
+    assert_eq!(letter(0), "A");
+    assert_eq!(letter(26), "AA");
+}
+
+/// Splits one CSV line (RFC 4180 quotes).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(String::new()),
+            _ => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
