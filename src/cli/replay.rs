@@ -1,12 +1,406 @@
-//! `logscope replay` (being built in this session; replaced by the real command).
+//! `logscope replay`: replays the selected requests through one or more candidate rate
+//! limiters (`--limit SPEC`, `--config limits.toml`) and reports, side by side, what each
+//! would have admitted, delayed and refused, when, whom, and whether the passed load
+//! stays under a capacity. The computation is `logscope_core::replay::report`; this file
+//! parses the options, reads and classifies the rows, and writes the outputs.
 
-use std::path::Path;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+use logscope_core::classify::config::parse_cidr;
+use logscope_core::forensics::{parse_duration, parse_rate};
+use logscope_core::replay::report::{
+    self, Capacity, DecisionsWriter, InternalMarks, Needs, ReportAcc, ReportContext, ReportOptions,
+    RowInput, RowStore, Who,
+};
+use logscope_core::replay::{Exempt, Policy, Replay};
+
+use super::exit;
+use super::filters::{FilterArgs, emit_report};
+use super::output::OutputArgs;
+use super::rows::{RowArgs, for_each_batch};
+use crate::store::scan::Columns;
+
+const EXAMPLES: &str = "\
+SPEC is RATE[,burst=N][,algo=A][,key=K][,cost=C][,scope=S][,name=X]:
+  RATE   1600/10m, 300/min, 5r/s, 30r/m, 0.2/s, 100/1h
+  algo   sliding-log (default: at most N in any window), nginx (limit_req, exactly; takes
+         nodelay and delay=N), caddy (rate_limit), token-bucket, gcra, fixed-window,
+         sliding-window (counter), leaky-queue (queue=N)
+  key    site (default: one bucket), ip, prefix (/24, /48), prefix/N, prefix/N/M, agent,
+         host, user, method, path, uri, query, status, referer
+  cost   requests (default), request-time (ms of server time), bytes
+  scope  all (default), heavy, anonymous, anonymous-heavy
+
+Examples:
+  # The wiki's fix: one site-wide cap on anonymous heavy requests, against capacity
+  logscope replay --limit 1600/10m,scope=anonymous-heavy --capacity 1610/10m
+
+  # Three candidates side by side, on a log file (nothing ingested)
+  logscope replay --limit 600/10m --limit 1600/10m --limit 300/min,key=prefix access.log
+
+  # nginx limit_req exactly, with every decision written out
+  logscope replay --limit 5r/s,algo=nginx,burst=10,nodelay,key=ip --decisions decisions.csv
+
+  # A whole limiter configuration (zones and rules, nginx or Caddy semantics)
+  logscope replay --config fixtures/limits/nginx-oracle.toml access_msec.log
+
+  # Per-address limit; your own services exempt by credential, the rest named internal
+  logscope replay --limit 300/min,key=ip --exempt-user svc-edge --internal 10.9.0.0/16
+
+The report states the selection, each candidate's algorithm, key, cost and scope; counts
+admitted, delayed and refused requests; refusals over time; the most refused networks,
+addresses and agents with the share of their own traffic refused; refusals by class
+(declared bots, anonymous browser-like, identified users, internal services: a loud
+WARNING when the last two would be refused); and with --capacity the passed load per
+window. Requests the log already shows as refused (--refusal-status, 429 by default) are
+replayed and counted apart, or left out with --drop-logged-refusals. Logs with 1-second
+timestamps (combined format) replay with an APPROXIMATE warning: log $msec and
+$request_time (nginx) or use Caddy's JSON log for exact decisions.
+
+Rows are collected (about 90 bytes each, plus the text fields a candidate reads), put
+in decision-time order (arrival = completion - request time, stable by file and line)
+and replayed in one pass through every candidate.";
 
 /// Arguments of `logscope replay`.
-#[derive(Debug, clap::Args)]
-pub struct ReplayArgs {}
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct ReplayArgs {
+    /// A candidate limit (see SPEC below); repeat for several candidates.
+    #[arg(long = "limit", value_name = "SPEC", help_heading = "Candidates")]
+    pub limits: Vec<String>,
+
+    /// A candidate limiter configuration in TOML (zones, rules, exemptions; nginx or
+    /// Caddy semantics; see fixtures/limits/); repeat for several.
+    #[arg(long = "config", value_name = "FILE", help_heading = "Candidates")]
+    pub configs: Vec<PathBuf>,
+
+    /// Never limit clients in these networks (every candidate); repeat or comma-separate.
+    #[arg(
+        long = "exempt",
+        value_name = "CIDR",
+        value_delimiter = ',',
+        help_heading = "Candidates"
+    )]
+    pub exempt: Vec<String>,
+
+    /// Never limit agents matching this regex (every candidate).
+    #[arg(long, value_name = "REGEX", help_heading = "Candidates")]
+    pub exempt_agent: Option<String>,
+
+    /// Never limit these authenticated users, e.g. a service's credential (every
+    /// candidate); repeat or comma-separate.
+    #[arg(
+        long,
+        value_name = "USER",
+        value_delimiter = ',',
+        help_heading = "Candidates"
+    )]
+    pub exempt_user: Vec<String>,
+
+    /// Never limit identified (logged-in) clients (every candidate).
+    #[arg(long, help_heading = "Candidates")]
+    pub exempt_identified: bool,
+
+    /// Your own services' networks, for the report (a loud warning when a candidate
+    /// refuses them); addresses a candidate exempts count too. Repeat or comma-separate.
+    #[arg(
+        long = "internal",
+        value_name = "CIDR",
+        value_delimiter = ',',
+        help_heading = "Report"
+    )]
+    pub internal: Vec<String>,
+
+    /// Your own services' agents (regex), for the report.
+    #[arg(long, value_name = "REGEX", help_heading = "Report")]
+    pub internal_agent: Option<String>,
+
+    /// Your own services' user names, for the report; repeat or comma-separate.
+    #[arg(
+        long,
+        value_name = "USER",
+        value_delimiter = ',',
+        help_heading = "Report"
+    )]
+    pub internal_user: Vec<String>,
+
+    /// What the server can take, e.g. 1610/10m: the passed load per window is held
+    /// against it, without and with each limit.
+    #[arg(long, value_name = "N/WINDOW", value_parser = parse_capacity, help_heading = "Report")]
+    pub capacity: Option<(u64, i64)>,
+
+    /// Width of the refusals-over-time buckets: 1m, 10m, 1h, 1d [default: the capacity
+    /// window, else a width giving at most 48 rows].
+    #[arg(long, value_name = "WIDTH", value_parser = parse_width, help_heading = "Report")]
+    pub by: Option<i64>,
+
+    /// Rows per most-refused list (networks, addresses, agents).
+    #[arg(long, value_name = "N", default_value_t = 5, help_heading = "Report")]
+    pub top: usize,
+
+    /// Write one CSV row per limited request per candidate (file, line, arrival,
+    /// candidate, key, decision, delay_ms, rule, zone, status) to FILE.
+    #[arg(long, value_name = "FILE", help_heading = "Report")]
+    pub decisions: Option<PathBuf>,
+
+    /// Statuses that mean a deployed limiter refused the request in the log.
+    #[arg(
+        long,
+        value_name = "STATUS",
+        value_delimiter = ',',
+        default_value = "429",
+        help_heading = "Report"
+    )]
+    pub refusal_status: Vec<u16>,
+
+    /// Leave out requests the log shows as refused already (--refusal-status).
+    #[arg(long, help_heading = "Report")]
+    pub drop_logged_refusals: bool,
+
+    #[command(flatten)]
+    pub filters: FilterArgs,
+
+    #[command(flatten)]
+    pub out: OutputArgs,
+
+    #[command(flatten)]
+    pub rows: RowArgs,
+}
+
+fn parse_capacity(s: &str) -> Result<(u64, i64), String> {
+    match parse_rate(s) {
+        Some((n, w)) if n > 0 && w > 0 => Ok((n, w)),
+        _ => Err(format!(
+            "bad capacity {s:?}: give N/WINDOW, e.g. 1610/10m or 300/1m"
+        )),
+    }
+}
+
+fn parse_width(s: &str) -> Result<i64, String> {
+    match parse_duration(s) {
+        Some(w) if w > 0 => Ok(w),
+        _ => Err(format!("bad width {s:?} (e.g. 1m, 10m, 1h, 1d)")),
+    }
+}
+
+/// A usage error: printed, exit status 2.
+fn usage(msg: impl std::fmt::Display) -> anyhow::Result<i32> {
+    eprintln!("logscope: error: {msg}");
+    Ok(exit::USAGE)
+}
 
 /// Runs `logscope replay`.
-pub fn run(_data: &Path, _args: ReplayArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("logscope replay is not available yet")
+pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
+    let mut policies: Vec<Policy> = Vec::new();
+    for spec in &args.limits {
+        match Policy::from_spec(spec) {
+            Ok(p) => policies.push(p),
+            Err(e) => return usage(format_args!("--limit: {e}")),
+        }
+    }
+    for path in &args.configs {
+        match Policy::from_toml_file(path) {
+            Ok(p) => policies.push(p),
+            Err(e) => return usage(format_args!("--config {}: {e}", path.display())),
+        }
+    }
+    if policies.is_empty() {
+        return usage(
+            "no candidate: give --limit SPEC (e.g. --limit 1600/10m) or --config FILE; see logscope replay --help",
+        );
+    }
+    let extra = match exemptions(&args) {
+        Ok(e) => e,
+        Err(e) => return usage(e),
+    };
+    if !extra.is_empty() {
+        for p in &mut policies {
+            let merged = merge_exempt(p.exempt(), &extra);
+            p.set_exempt(merged);
+        }
+    }
+    unique_names(&mut policies);
+    let mut marks = InternalMarks::from_policies(&policies);
+    for c in &args.internal {
+        match parse_cidr(c) {
+            Ok(n) => marks.cidr.push(n),
+            Err(e) => return usage(format_args!("--internal: {e}")),
+        }
+    }
+    if let Some(re) = &args.internal_agent {
+        match regex::bytes::Regex::new(re) {
+            Ok(r) => marks.agents.push(r),
+            Err(e) => return usage(format_args!("--internal-agent: bad regex {re:?}: {e}")),
+        }
+    }
+    marks
+        .users
+        .extend(args.internal_user.iter().map(|u| u.as_bytes().to_vec()));
+
+    let mut sel = args.filters.build()?;
+    let (since, until) = sel.period();
+    let mut store = RowStore::new(Needs::of(&policies));
+    let mut dropped = 0u64;
+    let statuses = args.refusal_status.clone();
+    let stats = for_each_batch(data, &args.rows, Columns::ALL, since, until, |file, b| {
+        let fid = store.file_id(file);
+        for i in 0..b.len() {
+            if !sel.filter.in_period(b.ts_ms[i]) {
+                continue;
+            }
+            let rc = sel.classifier.classify(b, i);
+            if !sel.filter.matches(b, i, &rc, &sel.classifier) {
+                continue;
+            }
+            let logged = statuses.contains(&b.status[i]);
+            if logged && args.drop_logged_refusals {
+                dropped += 1;
+                continue;
+            }
+            let internal =
+                !marks.is_empty() && marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
+            let who = Who::of(internal, rc.identity, sel.classifier.agents.info(rc.agent));
+            store.push(
+                fid,
+                &RowInput {
+                    batch: b,
+                    i,
+                    class: &rc,
+                    who,
+                    logged_refusal: logged,
+                },
+            );
+        }
+    })?;
+    store.sort();
+
+    let capacity = args
+        .capacity
+        .map(|(count, window_ms)| Capacity { count, window_ms });
+    let span = store.span().map_or(0, |(a, b)| b - a);
+    let opts = ReportOptions {
+        capacity,
+        bucket_ms: args
+            .by
+            .unwrap_or_else(|| report::auto_bucket(span, capacity)),
+        top: args.top,
+        refusal_statuses: statuses.clone(),
+        v4_len: sel.classifier.v4_len,
+        v6_len: sel.classifier.v6_len,
+    };
+    let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
+    let mut acc = ReportAcc::new(&policies, opts);
+    let mut replay = Replay::new(policies);
+    let clock = &sel.clock;
+    match &args.decisions {
+        None => {
+            report::run::<std::io::Sink>(&store, &mut replay, &mut acc, |t| clock.local(t), None)?
+        }
+        Some(path) => {
+            let tmp = tmp_path(path);
+            let f = std::fs::File::create(&tmp)
+                .with_context(|| format!("--decisions: cannot write {}", tmp.display()))?;
+            let mut w = DecisionsWriter::new(BufWriter::with_capacity(1 << 20, f), names)?;
+            report::run(
+                &store,
+                &mut replay,
+                &mut acc,
+                |t| clock.local(t),
+                Some(&mut w),
+            )
+            .with_context(|| format!("--decisions: cannot write {}", tmp.display()))?;
+            let rows = w.rows();
+            w.finish()
+                .with_context(|| format!("--decisions: cannot write {}", tmp.display()))?;
+            std::fs::rename(&tmp, path)
+                .with_context(|| format!("--decisions: cannot write {}", path.display()))?;
+            eprintln!(
+                "logscope: wrote {} decisions to {}",
+                logscope_core::forensics::thousands(rows),
+                path.display()
+            );
+        }
+    }
+    let report = acc.finish(
+        &replay,
+        &sel.classifier,
+        ReportContext {
+            origin: stats.origin.clone(),
+            selection: sel.describe(),
+            tz: sel.clock.name().to_string(),
+            records: stats.records,
+            dropped_logged: dropped,
+            internal: marks.describe(),
+        },
+    );
+    emit_report(&args.out, &report, |_| report.doc())?;
+    Ok(exit::OK)
+}
+
+/// `FILE.tmp` beside FILE.
+fn tmp_path(p: &Path) -> PathBuf {
+    let mut s = p.as_os_str().to_owned();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+/// The command line's exemptions.
+fn exemptions(args: &ReplayArgs) -> Result<Exempt, String> {
+    let mut e = Exempt {
+        identified: args.exempt_identified,
+        users: args
+            .exempt_user
+            .iter()
+            .map(|u| u.as_bytes().to_vec())
+            .collect(),
+        ..Exempt::default()
+    };
+    for c in &args.exempt {
+        e.cidr
+            .push(parse_cidr(c).map_err(|m| format!("--exempt: {m}"))?);
+    }
+    if let Some(re) = &args.exempt_agent {
+        e.ua_regex = Some(
+            regex::bytes::Regex::new(re)
+                .map_err(|m| format!("--exempt-agent: bad regex {re:?}: {m}"))?,
+        );
+    }
+    Ok(e)
+}
+
+/// A policy's exemptions plus the command line's.
+fn merge_exempt(a: &Exempt, b: &Exempt) -> Exempt {
+    let mut e = a.clone();
+    e.cidr.extend(b.cidr.iter().copied());
+    e.identified |= b.identified;
+    e.users.extend(b.users.iter().cloned());
+    e.ua_regex = match (&a.ua_regex, &b.ua_regex) {
+        (Some(x), Some(y)) => {
+            regex::bytes::Regex::new(&format!("(?:{})|(?:{})", x.as_str(), y.as_str())).ok()
+        }
+        (x, y) => x.clone().or_else(|| y.clone()),
+    };
+    e
+}
+
+/// Makes candidate names unique (`name`, `name (2)`, …) so that the decisions CSV can
+/// tell them apart.
+fn unique_names(policies: &mut [Policy]) {
+    let mut seen: Vec<String> = Vec::new();
+    for p in policies.iter_mut() {
+        let base = p.name().to_string();
+        let mut name = base.clone();
+        let mut k = 2;
+        while seen.contains(&name) {
+            name = format!("{base} ({k})");
+            k += 1;
+        }
+        if name != base {
+            p.set_name(name.clone());
+        }
+        seen.push(name);
+    }
 }

@@ -569,6 +569,10 @@ impl Format {
         match self {
             Format::CaddyJson => Box::new(caddy::CaddyParser::new()),
             Format::W3c => Box::new(w3c::W3cParser::new()),
+            Format::Elb | Format::Alb => Box::new(AwsParser(TextParser::new(
+                self.program().expect("text format"),
+                opts,
+            ))),
             _ => Box::new(TextParser::new(self.program().expect("text format"), opts)),
         }
     }
@@ -674,3 +678,36 @@ pub fn detect(sample: &[&[u8]]) -> Option<Detection> {
 
 #[cfg(test)]
 mod tests;
+
+/// AWS load-balancer logs: `#` comment lines and TCP-listener entries (request
+/// `"- - - "`, no HTTP status) are not HTTP requests; they are skipped, neither records
+/// nor bad lines.
+struct AwsParser(TextParser);
+
+impl LineParser for AwsParser {
+    fn parse<'a>(&'a mut self, line: &'a [u8]) -> Result<Record<'a>, ParseError> {
+        if line.first() == Some(&b'#') || memchr::memmem::find(line, b" \"- - - \" ").is_some() {
+            return Err(ParseError::Directive);
+        }
+        self.0.parse(line)
+    }
+}
+
+#[cfg(test)]
+mod aws_tests {
+    use super::*;
+
+    #[test]
+    fn elb_comments_and_tcp_entries_are_skipped_not_bad() {
+        let mut p = Format::Elb.parser(&ParseOptions::default());
+        assert_eq!(
+            p.parse(b"# line below should be ignored").err(),
+            Some(ParseError::Directive)
+        );
+        let tcp = b"2015-05-13T23:39:43.945958Z my-loadbalancer 192.168.131.39:2817 10.0.0.1:80 0.001069 0.000028 0.000041 - - 82 305 \"- - - \" \"-\" - -";
+        assert_eq!(p.parse(tcp).err(), Some(ParseError::Directive));
+        let http = b"2015-05-13T23:39:43.945958Z my-loadbalancer 1.2.3.4:2817 10.0.0.1:80 0.000086 0.001048 0.001337 200 200 0 57 \"GET https://www.example.com:443/path/index.html HTTP/1.1\" \"Mozilla/5.0\" DHE-RSA-AES128-SHA TLSv1.2";
+        let r = p.parse(http).expect("an HTTP entry parses");
+        assert_eq!(r.status, 200);
+    }
+}

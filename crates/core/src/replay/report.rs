@@ -733,7 +733,11 @@ impl ReportAcc {
                     let zc = z.counters();
                     ZoneRow {
                         name: z.name().to_string(),
-                        limit: z.spec().to_string(),
+                        limit: {
+                            let mut spec = z.spec().clone();
+                            spec.name = None;
+                            spec.to_string()
+                        },
                         checked: zc.checked,
                         passed: zc.passed,
                         delayed: zc.delayed,

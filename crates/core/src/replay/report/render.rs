@@ -41,13 +41,14 @@ impl ReplayReport {
         for c in &self.candidates {
             let mut d = c.description.lines();
             let first = d.next().unwrap_or_default();
-            if first == c.name {
-                lines.push(format!("{} = {}", c.label, c.name));
+            if first.starts_with(c.name.as_str()) {
+                lines.push(format!("{} = {first}", c.label));
             } else {
                 lines.push(format!("{} = {}: {first}", c.label, c.name));
             }
+            // Continuation lines (a config's description, zones, rules).
             for l in d {
-                lines.push(format!("    {}", l.trim_start()));
+                lines.push(format!("{} · {}", c.label, l.trim_start()));
             }
         }
         let lr = &self.logged_refusals;
@@ -136,7 +137,7 @@ impl ReplayReport {
             thousands(c.out_of_scope).into()
         });
         if cs.iter().any(|c| c.delayed > 0) {
-            row(&mut t, "mean / longest delay", &|c| {
+            row(&mut t, "delay mean / max", &|c| {
                 if c.delayed == 0 {
                     "-".into()
                 } else {
@@ -158,10 +159,10 @@ impl ReplayReport {
             });
         }
         row(&mut t, "first refusal", &|c| {
-            c.first_refusal.clone().unwrap_or_else(|| "-".into()).into()
+            short_time(c.first_refusal.as_deref()).into()
         });
         row(&mut t, "last refusal", &|c| {
-            c.last_refusal.clone().unwrap_or_else(|| "-".into()).into()
+            short_time(c.last_refusal.as_deref()).into()
         });
         if let Some(cap) = &self.capacity {
             let w = duration_label(cap.window_ms);
@@ -351,6 +352,15 @@ impl ReplayReport {
             table: t,
             notes,
         }
+    }
+}
+
+/// An RFC 3339 stamp as `YYYY-MM-DD HH:MM:SS.mmm` (the zone is in the header).
+fn short_time(s: Option<&str>) -> String {
+    match s {
+        Some(s) if s.len() >= 23 => s[..23].replacen('T', " ", 1),
+        Some(s) => s.to_string(),
+        None => "-".into(),
     }
 }
 
