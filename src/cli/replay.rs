@@ -161,7 +161,7 @@ pub struct ReplayArgs {
     pub drop_logged_refusals: bool,
 
     #[command(flatten)]
-    pub filters: FilterArgs,
+    pub filters: Box<FilterArgs>,
 
     #[command(flatten)]
     pub out: OutputArgs,
@@ -242,6 +242,7 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
 
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
+    let timing = Timing::from_env();
     let mut store = RowStore::new(Needs::of(&policies));
     let mut dropped = 0u64;
     let statuses = args.refusal_status.clone();
@@ -275,7 +276,9 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
             );
         }
     })?;
+    timing.lap("read and classify", store.len());
     store.sort();
+    timing.lap("sort into decision-time order", store.len());
 
     let capacity = args
         .capacity
@@ -296,9 +299,7 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
     let mut replay = Replay::new(policies);
     let clock = &sel.clock;
     match &args.decisions {
-        None => {
-            report::run::<std::io::Sink>(&store, &mut replay, &mut acc, |t| clock.local(t), None)?
-        }
+        None => report::run(&store, &mut replay, &mut acc, &|t| clock.local(t), None)?,
         Some(path) => {
             let tmp = tmp_path(path);
             let f = std::fs::File::create(&tmp)
@@ -308,8 +309,8 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
                 &store,
                 &mut replay,
                 &mut acc,
-                |t| clock.local(t),
-                Some(&mut w),
+                &|t| clock.local(t),
+                Some(&mut w as &mut dyn report::DecisionSink),
             )
             .with_context(|| format!("--decisions: cannot write {}", tmp.display()))?;
             let rows = w.rows();
@@ -324,8 +325,13 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
             );
         }
     }
+    timing.lap(
+        &format!("replay through {} candidates", replay.policies().len()),
+        store.len(),
+    );
     let report = acc.finish(
         &replay,
+        &store,
         &sel.classifier,
         ReportContext {
             origin: stats.origin.clone(),
@@ -337,7 +343,34 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
         },
     );
     emit_report(&args.out, &report, |_| report.doc())?;
+    timing.lap("report", store.len());
     Ok(exit::OK)
+}
+
+/// Phase timings on stderr when `LOGSCOPE_TIMING` is set (for benchmarks; the report
+/// itself never reads the clock).
+struct Timing(Option<std::cell::Cell<std::time::Instant>>);
+
+impl Timing {
+    fn from_env() -> Timing {
+        Timing(
+            std::env::var_os("LOGSCOPE_TIMING")
+                .filter(|v| !v.is_empty())
+                .map(|_| std::cell::Cell::new(std::time::Instant::now())),
+        )
+    }
+
+    fn lap(&self, what: &str, rows: usize) {
+        if let Some(t) = &self.0 {
+            let now = std::time::Instant::now();
+            let s = now.duration_since(t.get()).as_secs_f64();
+            t.set(now);
+            eprintln!(
+                "logscope: timing: {what}: {s:.3} s ({:.2} M rows/s)",
+                rows as f64 / s.max(1e-9) / 1e6
+            );
+        }
+    }
 }
 
 /// `FILE.tmp` beside FILE.

@@ -1,6 +1,8 @@
 //! Replay engine throughput: requests per second through simple candidates (site-wide
 //! sliding log and token bucket), keyed ones, the nginx oracle policy, and several
-//! candidates in one pass. Run: `cargo bench -p logscope-core --bench replay`.
+//! candidates in one pass; and the `logscope replay` pass with its report (rows from a
+//! sorted `RowStore` through the engine into the report accumulator).
+//! Run: `cargo bench -p logscope-core --bench replay`.
 
 use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr};
@@ -116,5 +118,82 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// The report pass: the same traffic as classified rows in a `RowStore`, replayed and
+/// summarised (what `logscope replay` does after reading the rows).
+fn bench_report(c: &mut Criterion) {
+    use logscope_core::batch::Batch;
+    use logscope_core::classify::{Classifier, Identity};
+    use logscope_core::record::{Precision, Record};
+    use logscope_core::replay::report::{
+        Needs, ReportAcc, ReportContext, ReportOptions, RowInput, RowStore, Who, run,
+    };
+
+    let reqs = traffic();
+    let mut cls = Classifier::default();
+    let mut store = RowStore::new(Needs::default());
+    let file = store.file_id("bench.log");
+    for chunk in reqs.chunks(64 * 1024) {
+        let mut b = Batch::default();
+        let texts: Vec<String> = chunk.iter().map(|o| o.ip.to_string()).collect();
+        for (i, o) in chunk.iter().enumerate() {
+            let r = Record {
+                ts_ms: o.t,
+                precision: Precision::Milli,
+                client: texts[i].as_bytes(),
+                ip: Some(o.ip),
+                path: Some(o.path),
+                status: 200,
+                request_time_us: Some(0),
+                ..Record::default()
+            };
+            b.push(&r, i as u64 + 1);
+        }
+        for i in 0..b.len() {
+            let rc = cls.classify(&b, i);
+            let who = Who::of(false, Identity::Unknown, cls.agents.info(rc.agent));
+            store.push(
+                file,
+                &RowInput {
+                    batch: &b,
+                    i,
+                    class: &rc,
+                    who,
+                    logged_refusal: false,
+                },
+            );
+        }
+    }
+    store.sort();
+    let mut g = c.benchmark_group("replay report");
+    g.throughput(Throughput::Elements(reqs.len() as u64));
+    g.sample_size(10);
+    for (name, list) in [
+        ("site sliding-log 1600/10m", &["1600/10m"][..]),
+        (
+            "per-ip token-bucket",
+            &["1/s,algo=token-bucket,burst=15,key=ip"][..],
+        ),
+    ] {
+        g.bench_function(name, |bn| {
+            bn.iter(|| {
+                let ps: Vec<Policy> = list.iter().map(|s| Policy::from_spec(s).unwrap()).collect();
+                let opts = ReportOptions {
+                    capacity: None,
+                    bucket_ms: 600_000,
+                    top: 5,
+                    refusal_statuses: vec![429],
+                    v4_len: 24,
+                    v6_len: 48,
+                };
+                let mut acc = ReportAcc::new(&ps, opts);
+                let mut replay = Replay::new(ps);
+                run(&store, &mut replay, &mut acc, &|t| t, None).unwrap();
+                black_box(acc.finish(&replay, &store, &cls, ReportContext::default()))
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_report);
 criterion_main!(benches);

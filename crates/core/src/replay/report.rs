@@ -122,23 +122,70 @@ pub fn stamp(utc_ms: i64, offset_ms: i64) -> String {
     format!("{base}{sign}{:02}:{:02}", o / 60, o % 60)
 }
 
-/// A bucket start in local time: `YYYY-MM-DD HH:MM` (with `:SS` below a minute).
-fn bucket_label(local_ms: i64, width_ms: i64) -> String {
+/// A bucket start in local time, as short as the table allows: `HH:MM` (`HH:MM:SS`
+/// below a minute) when every bucket is on one day, `MM-DD HH:MM` within one year,
+/// else `YYYY-MM-DD HH:MM`; whole days as dates.
+fn bucket_label(local_ms: i64, width_ms: i64, scope: LabelScope) -> String {
     let days = local_ms.div_euclid(86_400_000);
     let rem = local_ms.rem_euclid(86_400_000) / 1000;
     let (y, m, d) = civil_from_days(days);
+    let date = match scope {
+        LabelScope::Day => String::new(),
+        LabelScope::Year => format!("{m:02}-{d:02}"),
+        LabelScope::Any => format!("{y:04}-{m:02}-{d:02}"),
+    };
     if width_ms >= 86_400_000 && rem == 0 {
-        return format!("{y:04}-{m:02}-{d:02}");
+        return if date.is_empty() {
+            format!("{y:04}-{m:02}-{d:02}")
+        } else {
+            date
+        };
     }
-    let hm = format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60
-    );
+    let mut t = format!("{:02}:{:02}", rem / 3600, rem % 3600 / 60);
     if width_ms < 60_000 {
-        format!("{hm}:{:02}", rem % 60)
+        t.push_str(&format!(":{:02}", rem % 60));
+    }
+    if date.is_empty() {
+        t
     } else {
-        hm
+        format!("{date} {t}")
+    }
+}
+
+/// How much of the date bucket labels need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LabelScope {
+    /// All buckets on one day.
+    Day,
+    /// All in one year.
+    Year,
+    /// Anything.
+    Any,
+}
+
+impl LabelScope {
+    fn of(first_local: i64, last_local: i64) -> LabelScope {
+        let (a, b) = (
+            first_local.div_euclid(86_400_000),
+            last_local.div_euclid(86_400_000),
+        );
+        if a == b {
+            LabelScope::Day
+        } else if civil_from_days(a).0 == civil_from_days(b).0 {
+            LabelScope::Year
+        } else {
+            LabelScope::Any
+        }
+    }
+
+    /// The day or year the labels leave out, for the title.
+    fn common(self, local: i64) -> Option<String> {
+        let (y, m, d) = civil_from_days(local.div_euclid(86_400_000));
+        match self {
+            LabelScope::Day => Some(format!("{y:04}-{m:02}-{d:02}")),
+            LabelScope::Year => Some(format!("{y:04}")),
+            LabelScope::Any => None,
+        }
     }
 }
 
@@ -466,9 +513,7 @@ pub struct ReportAcc {
     first: Option<(i64, i64)>,
     last: Option<(i64, i64)>,
     who_total: [u64; 5],
-    ip_total: FxHashMap<ClientKey, u64>,
-    prefix_total: FxHashMap<ClientKey, u64>,
-    agent_total: FxHashMap<u32, u64>,
+    agent_total: Vec<u64>,
     buckets: BTreeMap<i64, Bucket>,
     cur: Option<(i64, Bucket)>,
     cands: Vec<CandAcc>,
@@ -519,9 +564,7 @@ impl ReportAcc {
             first: None,
             last: None,
             who_total: [0; 5],
-            ip_total: FxHashMap::default(),
-            prefix_total: FxHashMap::default(),
-            agent_total: FxHashMap::default(),
+            agent_total: Vec::new(),
             buckets: BTreeMap::new(),
             cur: None,
             cands,
@@ -559,20 +602,11 @@ impl ReportAcc {
         self.last = Some((t, off));
         let w = m.who.index();
         self.who_total[w] += 1;
-        let (ip_key, prefix_key) = match (m.ip, m.name_key) {
-            (Some(ip), _) => (
-                Some(ClientKey::addr(ip)),
-                Some(ClientKey::prefix(ip, self.opts.v4_len, self.opts.v6_len)),
-            ),
-            (None, k) => (k, k),
-        };
-        if let Some(k) = ip_key {
-            *self.ip_total.entry(k).or_default() += 1;
+        let a = m.agent as usize;
+        if a >= self.agent_total.len() {
+            self.agent_total.resize(a + 1, 0);
         }
-        if let Some(k) = prefix_key {
-            *self.prefix_total.entry(k).or_default() += 1;
-        }
-        *self.agent_total.entry(m.agent).or_default() += 1;
+        self.agent_total[a] += 1;
         self.bucket(local_ms, t).requests += 1;
         for (c, v) in verdicts.iter().enumerate() {
             let d = v.decision;
@@ -622,6 +656,7 @@ impl ReportAcc {
                         ca.first_refusal = Some((t, off));
                     }
                     ca.last_refusal = Some((t, off));
+                    let (ip_key, prefix_key) = client_keys(m, self.opts.v4_len, self.opts.v6_len);
                     if let Some(k) = ip_key {
                         *ca.refused_ip.entry(k).or_default() += 1;
                     }
@@ -639,8 +674,15 @@ impl ReportAcc {
     }
 
     /// The report. `replay` is the replay that produced the verdicts (its counters and
-    /// zones are read), `cls` the classifier that labelled the rows.
-    pub fn finish(mut self, replay: &Replay, cls: &Classifier, ctx: ReportContext) -> ReplayReport {
+    /// zones are read), `store` the rows it replayed (read again for the traffic of the
+    /// most refused networks and addresses), `cls` the classifier that labelled them.
+    pub fn finish(
+        mut self,
+        replay: &Replay,
+        store: &RowStore,
+        cls: &Classifier,
+        ctx: ReportContext,
+    ) -> ReplayReport {
         if let Some((s, b)) = self.cur.take() {
             merge_bucket(&mut self.buckets, s, b);
         }
@@ -656,11 +698,44 @@ impl ReportAcc {
             ));
         }
         let labels: Vec<String> = (0..self.cands.len()).map(letter).collect();
+        // The most refused keys of every candidate, then one pass for their traffic.
+        let top = self.opts.top;
+        let tops: Vec<(Counted, Counted)> = self
+            .cands
+            .iter()
+            .map(|ca| {
+                (
+                    most(&ca.refused_prefix, top, cls),
+                    most(&ca.refused_ip, top, cls),
+                )
+            })
+            .collect();
+        let mut totals: FxHashMap<ClientKey, [u64; 2]> = FxHashMap::default();
+        for (p, i) in &tops {
+            for (k, _) in p {
+                totals.entry(*k).or_default();
+            }
+            for (k, _) in i {
+                totals.entry(*k).or_default();
+            }
+        }
+        if !totals.is_empty() {
+            for i in 0..store.len() {
+                let m = store.meta(i);
+                let (ik, pk) = client_keys(&m, self.opts.v4_len, self.opts.v6_len);
+                if let Some(t) = ik.and_then(|k| totals.get_mut(&k)) {
+                    t[0] += 1;
+                }
+                if let Some(t) = pk.and_then(|k| totals.get_mut(&k)) {
+                    t[1] += 1;
+                }
+            }
+        }
         let counters = replay.counters();
         let policies = replay.policies();
         let mut candidates = Vec::new();
         let cands = std::mem::take(&mut self.cands);
-        for (c, ca) in cands.into_iter().enumerate() {
+        for (c, (ca, (top_prefix, top_ip))) in cands.into_iter().zip(tops).enumerate() {
             let p = &policies[c];
             let k = counters[c];
             let mut cw = Vec::new();
@@ -707,10 +782,9 @@ impl ReportAcc {
                     }
                 })
                 .collect();
-            let top = self.opts.top;
             let top_refused = TopRefused {
-                prefixes: top_keys(&ca.refused_prefix, &self.prefix_total, top, cls),
-                ips: top_keys(&ca.refused_ip, &self.ip_total, top, cls),
+                prefixes: key_rows(top_prefix, &totals, 1, cls),
+                ips: key_rows(top_ip, &totals, 0, cls),
                 agents: top_agents(&ca.refused_agent, &self.agent_total, top, cls),
             };
             let rules = p
@@ -851,18 +925,38 @@ fn merge_bucket(map: &mut BTreeMap<i64, Bucket>, start: i64, b: Bucket) {
     }
 }
 
-fn top_keys(
-    refused: &FxHashMap<ClientKey, u64>,
-    total: &FxHashMap<ClientKey, u64>,
-    n: usize,
-    cls: &Classifier,
-) -> Vec<KeyRow> {
+/// Keys with their refusals, most refused first.
+type Counted = Vec<(ClientKey, u64)>;
+
+/// The address and network keys of a row (a host name is both).
+#[inline]
+fn client_keys(m: &RowMeta, v4: u8, v6: u8) -> (Option<ClientKey>, Option<ClientKey>) {
+    match (m.ip, m.name_key) {
+        (Some(ip), _) => (
+            Some(ClientKey::addr(ip)),
+            Some(ClientKey::prefix(ip, v4, v6)),
+        ),
+        (None, k) => (k, k),
+    }
+}
+
+/// The `n` most refused keys, ties in key order.
+fn most(refused: &FxHashMap<ClientKey, u64>, n: usize, cls: &Classifier) -> Counted {
     let mut v: Vec<(ClientKey, u64)> = refused.iter().map(|(k, c)| (*k, *c)).collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| cls.key_cmp(a.0, b.0)));
     v.truncate(n);
-    v.into_iter()
+    v
+}
+
+fn key_rows(
+    top: Counted,
+    totals: &FxHashMap<ClientKey, [u64; 2]>,
+    which: usize,
+    cls: &Classifier,
+) -> Vec<KeyRow> {
+    top.into_iter()
         .map(|(k, r)| {
-            let all = total.get(&k).copied().unwrap_or(r);
+            let all = totals.get(&k).map_or(r, |t| t[which].max(r));
             KeyRow {
                 key: cls.key_label(k),
                 refused: r,
@@ -886,7 +980,7 @@ pub fn agent_label(cls: &Classifier, id: u32) -> String {
 
 fn top_agents(
     refused: &FxHashMap<u32, u64>,
-    total: &FxHashMap<u32, u64>,
+    total: &[u64],
     n: usize,
     cls: &Classifier,
 ) -> Vec<KeyRow> {
@@ -896,7 +990,7 @@ fn top_agents(
     for (&id, &r) in refused {
         let e = by_label.entry(agent_label(cls, id)).or_default();
         e.0 += r;
-        e.1 += total.get(&id).copied().unwrap_or(r);
+        e.1 += total.get(id as usize).copied().unwrap_or(r);
     }
     let mut v: Vec<(String, (u64, u64))> = by_label.into_iter().collect();
     v.sort_by(|a, b| b.1.0.cmp(&a.1.0).then_with(|| a.0.cmp(&b.0)));
@@ -931,27 +1025,67 @@ fn pct(n: u64, d: u64) -> String {
     crate::forensics::pct1(n, d)
 }
 
-/// Replays `store` (sorted) through `replay` into `acc`, writing every limited request
-/// to `decisions` when given. `local` maps UTC ms to the report's wall clock.
-pub fn run<W: Write>(
+/// Where [`run`] sends each request's verdicts (the `--decisions` CSV).
+pub trait DecisionSink {
+    /// One request's verdicts, in candidate order.
+    fn decided(
+        &mut self,
+        file: &str,
+        meta: &RowMeta,
+        req: &super::Request<'_>,
+        policies: &[Policy],
+        verdicts: &[Verdict],
+    ) -> std::io::Result<()>;
+}
+
+impl<W: Write> DecisionSink for DecisionsWriter<W> {
+    fn decided(
+        &mut self,
+        file: &str,
+        meta: &RowMeta,
+        req: &super::Request<'_>,
+        policies: &[Policy],
+        verdicts: &[Verdict],
+    ) -> std::io::Result<()> {
+        for (c, v) in verdicts.iter().enumerate() {
+            self.write(file, meta, req, c, &policies[c], v)?;
+        }
+        Ok(())
+    }
+}
+
+/// Replays `store` (sorted) through `replay` into `acc`, handing every request's
+/// verdicts to `decisions` when given. `local` maps UTC ms to the report's wall clock;
+/// it is asked once per 15 minutes of log (no time zone changes offset more often).
+pub fn run(
     store: &RowStore,
     replay: &mut Replay,
     acc: &mut ReportAcc,
-    local: impl Fn(i64) -> i64,
-    mut decisions: Option<&mut DecisionsWriter<W>>,
+    local: &dyn Fn(i64) -> i64,
+    mut decisions: Option<&mut dyn DecisionSink>,
 ) -> std::io::Result<()> {
+    const SLOT: i64 = 15 * 60_000;
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(replay.policies().len());
+    let mut slot = (i64::MIN, 0i64);
     for i in 0..store.len() {
         let req = store.request(i);
         let meta = store.meta(i);
+        let t = meta.arrival_ms;
+        let s = t.div_euclid(SLOT);
+        if s != slot.0 {
+            slot = (s, local(s * SLOT) - s * SLOT);
+        }
         verdicts.clear();
         verdicts.extend_from_slice(replay.decide(&req));
-        acc.add(&meta, local(meta.arrival_ms), &verdicts);
+        acc.add(&meta, t + slot.1, &verdicts);
         if let Some(w) = decisions.as_deref_mut() {
-            let file = store.file_name(meta.file);
-            for (c, v) in verdicts.iter().enumerate() {
-                w.write(file, &meta, &req, c, &replay.policies()[c], v)?;
-            }
+            w.decided(
+                store.file_name(meta.file),
+                &meta,
+                &req,
+                replay.policies(),
+                &verdicts,
+            )?;
         }
     }
     Ok(())

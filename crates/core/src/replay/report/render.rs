@@ -1,6 +1,6 @@
 //! The replay report for people: a [`Doc`] with the candidates side by side.
 
-use super::{CandidateReport, ReplayReport, Who, bucket_label, pct, thousands};
+use super::{CandidateReport, LabelScope, ReplayReport, Who, bucket_label, pct, thousands};
 use crate::forensics::doc::{Doc, Section};
 use crate::forensics::duration_label;
 use crate::table::{Align, Cell, Style, Table, sparkline};
@@ -273,7 +273,14 @@ impl ReplayReport {
                 .windows(2)
                 .all(|p| p[0].covered == p[1].covered)
         });
-        let mut heads: Vec<String> = vec![format!("start ({})", self.tz), "requests".into()];
+        let scope = match (self.over_time.first(), self.over_time.last()) {
+            (Some(a), Some(b)) => LabelScope::of(a.local_ms, b.local_ms),
+            _ => LabelScope::Any,
+        };
+        let mut heads: Vec<String> = vec!["start".into()];
+        if cap.is_none() {
+            heads.push("requests".into());
+        }
         if cap.is_some() && same_cover {
             heads.push("no limit".into());
         }
@@ -297,10 +304,10 @@ impl ReplayReport {
             _ => Cell::from(thousands(v)),
         };
         for r in &self.over_time {
-            let mut row = vec![
-                Cell::from(bucket_label(r.local_ms, w)),
-                thousands(r.requests).into(),
-            ];
+            let mut row = vec![Cell::from(bucket_label(r.local_ms, w, scope))];
+            if cap.is_none() {
+                row.push(thousands(r.requests).into());
+            }
             if cap.is_some() && same_cover {
                 let cov = r.candidates.first().map_or(0, |c| c.covered);
                 row.push(load_cell(cov));
@@ -346,8 +353,13 @@ impl ReplayReport {
         }
         Section {
             title: Some(format!(
-                "Refusals over time (per {})",
-                duration_label(self.bucket_ms)
+                "Refusals over time (per {}, {}{})",
+                duration_label(self.bucket_ms),
+                self.tz,
+                self.over_time
+                    .first()
+                    .and_then(|r| scope.common(r.local_ms))
+                    .map_or_else(String::new, |d| format!(", {d}"))
             )),
             table: t,
             notes,

@@ -92,13 +92,14 @@ fn run_specs(specs: &[&str], reqs: &[Req], capacity: Option<Capacity>, internal:
         &store,
         &mut replay,
         &mut acc,
-        |t| t + 9 * 3_600_000,
-        Some(&mut w),
+        &|t| t + 9 * 3_600_000,
+        Some(&mut w as &mut dyn DecisionSink),
     )
     .unwrap();
     let csv = String::from_utf8(w.finish().unwrap()).unwrap();
     let report = acc.finish(
         &replay,
+        &store,
         &cls,
         ReportContext {
             origin: "a.log".into(),
@@ -253,8 +254,8 @@ fn internal_services_and_exemptions() {
         },
     );
     let mut replay = Replay::new(policies);
-    run::<Vec<u8>>(&store, &mut replay, &mut acc, |t| t, None).unwrap();
-    let r = acc.finish(&replay, &cls, ReportContext::default());
+    run(&store, &mut replay, &mut acc, &|t| t, None).unwrap();
+    let r = acc.finish(&replay, &store, &cls, ReportContext::default());
     let a = &r.candidates[0];
     assert_eq!((a.exempt, a.refused), (20, 0));
     assert_eq!(a.classes[Who::Internal.index()].exempt, 20);
