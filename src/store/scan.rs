@@ -5,7 +5,7 @@ use std::fs::File;
 use std::net::IpAddr;
 use std::ops::ControlFlow;
 
-use logscope_core::batch::{Batch, TextColumn};
+use logscope_core::batch::Batch;
 use polars::prelude::*;
 
 use super::{Dataset, StoreError};
@@ -110,21 +110,74 @@ pub fn scan(
     Ok(total)
 }
 
-fn text(df: &DataFrame, name: &str, keep: &[usize], out: &mut TextColumn) -> PolarsResult<()> {
-    match df.column(name) {
-        Ok(c) => {
-            let ca = c.str()?;
-            for &i in keep {
-                out.push(ca.get(i).map(str::as_bytes));
+/// A frame's columns, each read once into plain vectors (absent columns are empty).
+struct Cols<'a> {
+    ts: Vec<Option<i64>>,
+    status: Vec<Option<u16>>,
+    line: Vec<Option<u64>>,
+    file: Vec<Option<&'a str>>,
+    client: Vec<Option<&'a str>>,
+    text: Vec<(&'static str, Vec<Option<&'a str>>)>,
+    has_cookie: Vec<Option<bool>>,
+    bytes: Vec<Option<u64>>,
+    request_time_us: Vec<Option<u64>>,
+    precision: Vec<Option<u8>>,
+}
+
+const TEXT: [&str; 10] = [
+    "method",
+    "path",
+    "query",
+    "protocol",
+    "user",
+    "ident",
+    "user_agent",
+    "referer",
+    "host",
+    "xff",
+];
+
+impl<'a> Cols<'a> {
+    fn read(df: &'a DataFrame, ts: &'a Column) -> PolarsResult<Cols<'a>> {
+        let strs = |name: &str| -> PolarsResult<Vec<Option<&'a str>>> {
+            match df.column(name) {
+                Ok(c) => Ok(c.str()?.iter().collect()),
+                Err(_) => Ok(Vec::new()),
             }
-        }
-        Err(_) => {
-            for _ in keep {
-                out.push(None);
+        };
+        let u64s = |name: &str| -> PolarsResult<Vec<Option<u64>>> {
+            match df.column(name) {
+                Ok(c) => Ok(c.u64()?.iter().collect()),
+                Err(_) => Ok(Vec::new()),
             }
+        };
+        let mut text = Vec::new();
+        for name in TEXT {
+            text.push((name, strs(name)?));
         }
+        Ok(Cols {
+            ts: ts.i64()?.iter().collect(),
+            status: df.column("status")?.u16()?.iter().collect(),
+            line: u64s("line")?,
+            file: strs("file")?,
+            client: strs("client")?,
+            text,
+            has_cookie: match df.column("has_cookie") {
+                Ok(c) => c.bool()?.iter().collect(),
+                Err(_) => Vec::new(),
+            },
+            bytes: u64s("bytes")?,
+            request_time_us: u64s("request_time_us")?,
+            precision: match df.column("ts_precision") {
+                Ok(c) => c.u8()?.iter().collect(),
+                Err(_) => Vec::new(),
+            },
+        })
     }
-    Ok(())
+}
+
+fn opt<T: Copy>(v: &[Option<T>], i: usize) -> Option<T> {
+    v.get(i).copied().flatten()
 }
 
 /// Splits a frame into one batch per `file` value run, keeping rows in range.
@@ -134,27 +187,26 @@ fn frame_to_batches(
     until: Option<i64>,
 ) -> PolarsResult<Vec<FileBatch>> {
     let ts_col = df.column("ts")?.cast(&DataType::Int64)?;
-    let ts = ts_col.i64()?;
-    let files = df.column("file")?.str()?;
+    let cols = Cols::read(df, &ts_col)?;
     let mut out = Vec::new();
     let n = df.height();
     let mut start = 0;
     while start < n {
-        let file = files.get(start).unwrap_or("");
+        let file = opt(&cols.file, start).unwrap_or("");
         let mut end = start + 1;
-        while end < n && files.get(end).unwrap_or("") == file {
+        while end < n && opt(&cols.file, end).unwrap_or("") == file {
             end += 1;
         }
         let keep: Vec<usize> = (start..end)
             .filter(|&i| {
-                let t = ts.get(i).unwrap_or(i64::MIN);
+                let t = opt(&cols.ts, i).unwrap_or(i64::MIN);
                 since.is_none_or(|s| t >= s) && until.is_none_or(|u| t < u)
             })
             .collect();
         if !keep.is_empty() {
             out.push(FileBatch {
                 file: file.to_string(),
-                batch: rows_to_batch(df, &ts_col, &keep)?,
+                batch: rows_to_batch(&cols, &keep),
             });
         }
         start = end;
@@ -162,60 +214,65 @@ fn frame_to_batches(
     Ok(out)
 }
 
-fn rows_to_batch(df: &DataFrame, ts_col: &Column, keep: &[usize]) -> PolarsResult<Batch> {
-    let ts = ts_col.i64()?;
+fn rows_to_batch(cols: &Cols<'_>, keep: &[usize]) -> Batch {
     let mut b = Batch {
-        ts_ms: keep.iter().map(|&i| ts.get(i).unwrap_or(0)).collect(),
+        ts_ms: keep
+            .iter()
+            .map(|&i| opt(&cols.ts, i).unwrap_or(0))
+            .collect(),
+        status: keep
+            .iter()
+            .map(|&i| opt(&cols.status, i).unwrap_or(0))
+            .collect(),
+        line: keep
+            .iter()
+            .map(|&i| opt(&cols.line, i).unwrap_or(0))
+            .collect(),
+        has_cookie: keep.iter().map(|&i| opt(&cols.has_cookie, i)).collect(),
+        bytes: keep.iter().map(|&i| opt(&cols.bytes, i)).collect(),
+        request_time_us: keep
+            .iter()
+            .map(|&i| opt(&cols.request_time_us, i))
+            .collect(),
+        precision: keep
+            .iter()
+            .map(|&i| opt(&cols.precision, i).unwrap_or(0))
+            .collect(),
+        lines: keep.len() as u64,
         ..Batch::default()
     };
-    let status = df.column("status")?.u16()?;
-    b.status = keep.iter().map(|&i| status.get(i).unwrap_or(0)).collect();
-    let line = df.column("line")?.u64()?;
-    b.line = keep.iter().map(|&i| line.get(i).unwrap_or(0)).collect();
-    let client = df.column("client")?.str()?;
+    let mut last: Option<(&str, Option<IpAddr>)> = None;
     for &i in keep {
-        let c = client.get(i);
-        b.ip.push(c.and_then(|c| c.parse::<IpAddr>().ok()));
-        b.client.push(c.map(str::as_bytes));
+        let c = opt(&cols.client, i);
+        // Consecutive rows often share a client: parse each address once per run.
+        let ip = match (c, last) {
+            (Some(c), Some((l, ip))) if l == c => ip,
+            (Some(c), _) => {
+                let ip = c.parse::<IpAddr>().ok();
+                last = Some((c, ip));
+                ip
+            }
+            (None, _) => None,
+        };
+        b.ip.push(ip);
+        b.client.push_str(c);
     }
-    text(df, "method", keep, &mut b.method)?;
-    text(df, "path", keep, &mut b.path)?;
-    text(df, "query", keep, &mut b.query)?;
-    text(df, "protocol", keep, &mut b.protocol)?;
-    text(df, "user", keep, &mut b.user)?;
-    text(df, "ident", keep, &mut b.ident)?;
-    text(df, "user_agent", keep, &mut b.user_agent)?;
-    text(df, "referer", keep, &mut b.referer)?;
-    text(df, "host", keep, &mut b.host)?;
-    text(df, "xff", keep, &mut b.xff)?;
-    b.has_cookie = match df.column("has_cookie") {
-        Ok(c) => {
-            let ca = c.bool()?;
-            keep.iter().map(|&i| ca.get(i)).collect()
+    for (name, vals) in &cols.text {
+        let col = match *name {
+            "method" => &mut b.method,
+            "path" => &mut b.path,
+            "query" => &mut b.query,
+            "protocol" => &mut b.protocol,
+            "user" => &mut b.user,
+            "ident" => &mut b.ident,
+            "user_agent" => &mut b.user_agent,
+            "referer" => &mut b.referer,
+            "host" => &mut b.host,
+            _ => &mut b.xff,
+        };
+        for &i in keep {
+            col.push_str(opt(vals, i));
         }
-        Err(_) => vec![None; keep.len()],
-    };
-    b.bytes = match df.column("bytes") {
-        Ok(c) => {
-            let ca = c.u64()?;
-            keep.iter().map(|&i| ca.get(i)).collect()
-        }
-        Err(_) => vec![None; keep.len()],
-    };
-    b.request_time_us = match df.column("request_time_us") {
-        Ok(c) => {
-            let ca = c.u64()?;
-            keep.iter().map(|&i| ca.get(i)).collect()
-        }
-        Err(_) => vec![None; keep.len()],
-    };
-    b.precision = match df.column("ts_precision") {
-        Ok(c) => {
-            let ca = c.u8()?;
-            keep.iter().map(|&i| ca.get(i).unwrap_or(0)).collect()
-        }
-        Err(_) => vec![0; keep.len()],
-    };
-    b.lines = keep.len() as u64;
-    Ok(b)
+    }
+    b
 }

@@ -28,6 +28,18 @@ impl TextColumn {
         self.ends.push(self.data.len() as u32);
     }
 
+    /// Appends a value already known to be text (no validation, no escaping).
+    pub fn push_str(&mut self, v: Option<&str>) {
+        match v {
+            Some(s) => {
+                self.data.push_str(s);
+                self.valid.push(true);
+            }
+            None => self.valid.push(false),
+        }
+        self.ends.push(self.data.len() as u32);
+    }
+
     /// Number of values.
     pub fn len(&self) -> usize {
         self.ends.len()
