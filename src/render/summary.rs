@@ -41,6 +41,21 @@ pub fn mb(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
+/// Widest file name column of the ingest summary (the table fits 80 columns).
+const NAME_W: usize = 23;
+
+/// The last `w` characters of `s`, with `…` in front when cut (file names are told
+/// apart by their end).
+fn tail(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n <= w {
+        return s.to_string();
+    }
+    let mut out = String::from("…");
+    out.extend(s.chars().skip(n - (w - 1)));
+    out
+}
+
 /// The human summary printed after `logscope ingest`.
 pub fn ingest_text(s: &IngestSummary) -> String {
     let mut o = String::new();
@@ -51,32 +66,39 @@ pub fn ingest_text(s: &IngestSummary) -> String {
     } else {
         format!("ingest #{}", s.ingest)
     };
-    let _ = writeln!(
-        o,
-        "ingested {} input{} into {} ({commit})",
+    let inputs = format!(
+        "{} input{}",
         s.files.len(),
-        if s.files.len() == 1 { "" } else { "s" },
-        escape::terminal_str(&s.dataset, 200),
+        if s.files.len() == 1 { "" } else { "s" }
     );
+    if s.dry_run {
+        let _ = writeln!(o, "parsed {inputs} ({commit})");
+    } else {
+        let _ = writeln!(
+            o,
+            "ingested {inputs} into {} ({commit})",
+            escape::terminal_str(&s.dataset, 200)
+        );
+    }
     let name_w = s
         .files
         .iter()
-        .map(|f| f.file.chars().count().min(40))
+        .map(|f| f.file.chars().count().min(NAME_W))
         .max()
         .unwrap_or(4)
         .max(4);
     let _ = writeln!(
         o,
-        "  {:<name_w$}  {:<14} {:>11} {:>11} {:>12} {:>9}",
-        "file", "format", "lines", "added", "already seen", "bad"
+        "  {:<name_w$}  {:<12} {:>10} {:>10} {:>10} {:>7}",
+        "file", "format", "lines", "added", "seen", "bad"
     );
     for f in &s.files {
-        let fmt: String = f.format.chars().take(14).collect();
+        let fmt: String = f.format.chars().take(12).collect();
         let _ = writeln!(
             o,
-            "  {:<name_w$}  {:<14} {:>11} {:>11} {:>12} {:>9}",
-            escape::terminal_str(&f.file, 40),
-            escape::terminal_str(&fmt, 14),
+            "  {:<name_w$}  {:<12} {:>10} {:>10} {:>10} {:>7}",
+            tail(&escape::terminal_str(&f.file, 400), NAME_W),
+            escape::terminal_str(&fmt, 12),
             thousands(f.lines),
             thousands(f.added),
             thousands(f.already_seen),
@@ -120,14 +142,18 @@ pub fn ingest_text(s: &IngestSummary) -> String {
         thousands(s.distinct_hostnames)
     );
     let secs = s.seconds.max(1e-6);
+    let rows = if s.dry_run {
+        String::new()
+    } else {
+        format!("; dataset now {} rows", thousands(s.dataset_rows))
+    };
     let _ = writeln!(
         o,
-        "read {} in {:.2} s ({:.0} MB/s, {:.0}k lines/s); dataset now {} rows",
+        "read {} in {:.2} s ({:.0} MB/s, {:.0}k lines/s){rows}",
         mb(s.bytes),
         s.seconds,
         s.bytes as f64 / 1e6 / secs,
         s.lines as f64 / 1e3 / secs,
-        thousands(s.dataset_rows)
     );
     o
 }
@@ -143,5 +169,7 @@ mod tests {
         assert_eq!(pct(1, 3), "33.33%");
         assert_eq!(pct(1, 0), "-");
         assert_eq!(rfc3339_ms(1431857103000), "2015-05-17T10:05:03.000Z");
+        assert_eq!(tail("fixtures/logs/access.log", 10), "…access.log");
+        assert_eq!(tail("a.log", 10), "a.log");
     }
 }

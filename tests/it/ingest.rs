@@ -569,3 +569,21 @@ fn an_over_long_line_is_a_bad_line_and_the_rest_is_read() {
         assert_eq!(last, Some(201));
     }
 }
+
+#[test]
+fn dry_run_parses_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let (s, code) = ingest_json(
+        &data,
+        &[
+            "--dry-run",
+            fixture("logs/elastic-apache.log").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(s["lines"], 10_000);
+    assert_eq!(s["bad"], 1);
+    assert_eq!(s["dry_run"], true);
+    assert!(!data.exists(), "a dry run must not create the dataset");
+}
