@@ -169,7 +169,7 @@ mod tests {
         assert_eq!(pct(1, 3), "33.33%");
         assert_eq!(pct(1, 0), "-");
         assert_eq!(rfc3339_ms(1431857103000), "2015-05-17T10:05:03.000Z");
-        assert_eq!(tail("fixtures/logs/access.log", 10), "…access.log");
+        assert_eq!(tail("fixtures/logs/access.log", 11), "…access.log");
         assert_eq!(tail("a.log", 10), "a.log");
     }
 }
