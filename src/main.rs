@@ -4,6 +4,14 @@
 use clap::Parser;
 
 fn main() {
+    // Behave like other Unix tools in a pipeline (`logscope info | head`): a closed
+    // pipe ends the process quietly instead of a failed print.
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists; restoring
+    // the default disposition of SIGPIPE has no other effect on the program.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = logscope::cli::Cli::parse();
     match logscope::cli::run(cli) {
         Ok(code) => std::process::exit(code),

@@ -377,7 +377,10 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         let damage = stats.damage.as_ref().map(|d| d.to_string());
         if let Some(d) = &damage {
             if !args.quiet {
-                eprintln!("logscope: {}", escape::terminal_str(d, 400));
+                eprintln!(
+                    "logscope: {}; the complete lines before the damage were added",
+                    escape::terminal_str(d, 400)
+                );
             }
             exit_code = exit_code.max(exit::DAMAGED);
         }

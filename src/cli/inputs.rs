@@ -168,6 +168,11 @@ pub fn open(input: Input, forced: Option<&Format>, read: &ReadOptions) -> anyhow
             } else {
                 match parse::detect(&sample) {
                     Some(d) => (d.format.clone(), Some(d)),
+                    // Too little came out of a damaged stream to tell its format.
+                    None if reader.head_damage().is_some() => bail!(
+                        "{}; too little came out before the damage to recognise the format",
+                        reader.head_damage().expect("checked")
+                    ),
                     None => bail!(
                         "{name}: cannot recognise the log format: none of the known formats matches any of its first {} lines (first line: \"{}\"). Name the format with --format (e.g. --format combined) or describe it with --log-format '…' (nginx or Apache syntax)",
                         sample.len(),

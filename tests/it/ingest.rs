@@ -587,3 +587,56 @@ fn dry_run_parses_and_writes_nothing() {
     assert_eq!(s["dry_run"], true);
     assert!(!data.exists(), "a dry run must not create the dataset");
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly_not_with_a_panic() {
+    // `logscope … | head -1`: the reader goes away while logscope still prints.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("logscope"))
+        .arg("--data")
+        .arg(tmp.path())
+        .args([
+            "concentration",
+            "--by",
+            "ip",
+            "--top",
+            "100000",
+            "--format",
+            "csv",
+        ])
+        .arg(fixture("logs/elastic-apache.log"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(out.status.code(), Some(101));
+}
+
+#[test]
+fn a_gzip_damaged_in_its_first_bytes_is_named_as_damaged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gz = tmp.path().join("early.log.gz");
+    write_gz(&fixture("logs/elastic-apache.log"), &gz);
+    let full = std::fs::read(&gz).unwrap();
+    for cut in [12, 40, 90] {
+        std::fs::write(&gz, &full[..cut]).unwrap();
+        let out = logscope(&tmp.path().join(format!("data{cut}")))
+            .arg("ingest")
+            .arg(&gz)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // Nothing (or only whole lines) could be read: exit 1 (format unknowable) or 4
+        // (damaged input), never a panic, and the message names the damage.
+        assert!(matches!(out.status.code(), Some(1 | 4)), "{cut}: {stderr}");
+        assert!(
+            stderr.contains("early.log.gz: gzip stream is truncated or corrupt"),
+            "{cut}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

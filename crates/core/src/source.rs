@@ -112,7 +112,7 @@ pub enum SourceError {
     /// A compressed input ended early or is corrupt; the complete lines before the
     /// damage were delivered.
     #[error(
-        "{input}: {compression} stream is truncated or corrupt at compressed byte {compressed_offset} (after {content_offset} bytes of content): {detail}; the complete lines before the damage were kept"
+        "{input}: {compression} stream is truncated or corrupt at compressed byte {compressed_offset} (after {content_offset} bytes of content): {detail}"
     )]
     Damaged {
         /// Which input.
@@ -381,6 +381,15 @@ impl Reader {
             }
         }
         self.next_line = lines + 1;
+    }
+
+    /// The damage found while peeking at the head of a compressed stream, if any (it
+    /// is also returned by reading, after the lines before it).
+    pub fn head_damage(&self) -> Option<&SourceError> {
+        match &self.inner {
+            ReaderKind::Stream(s) => s.pending_error.as_ref(),
+            ReaderKind::Mapped(_) => None,
+        }
     }
 
     /// Total content length when known in advance (plain files).
