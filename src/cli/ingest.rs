@@ -15,7 +15,7 @@ use clap::Args;
 use logscope_core::batch::Batch;
 use logscope_core::escape;
 use logscope_core::pipeline::{self, PipelineOptions};
-use logscope_core::source::{ReadOptions, SourceError};
+use logscope_core::source::{Compression, Input, ReadOptions, SourceError};
 use rustc_hash::FxHashSet as HashSet;
 use serde::Serialize;
 
@@ -24,7 +24,7 @@ use super::inputs::{self, FormatArgs};
 use crate::render::summary;
 use crate::store::manifest::{FINGERPRINT_LEN, fingerprint};
 use crate::store::writer::prepare;
-use crate::store::{Dataset, LockWait, Manifest, SourceEntry, StagedWriter};
+use crate::store::{CompressedCopy, Dataset, LockWait, Manifest, SourceEntry, StagedWriter};
 
 /// Arguments of `logscope ingest`.
 #[derive(Debug, Args)]
@@ -118,6 +118,9 @@ pub struct FileSummary {
     pub bytes: u64,
     /// Damage found in a compressed input.
     pub damage: Option<String>,
+    /// A compressed file already read to its end by an earlier ingest (same size and
+    /// first bytes): skipped without decompressing it.
+    pub unchanged: bool,
 }
 
 /// The whole summary (`--json` prints it).
@@ -205,6 +208,23 @@ impl Distinct {
             self.last = Some(self.last.map_or(mx, |f| f.max(mx)));
         }
     }
+}
+
+/// The identity of a compressed file on disk: its size and the fingerprint of its
+/// first bytes. `None` if it cannot be read (the reader reports that).
+fn compressed_copy(path: &Path) -> Option<CompressedCopy> {
+    use std::io::Read;
+    let mut f = File::open(path).ok()?;
+    let size = f.metadata().ok()?.len();
+    let mut head = Vec::with_capacity(FINGERPRINT_LEN);
+    Read::by_ref(&mut f)
+        .take(FINGERPRINT_LEN as u64)
+        .read_to_end(&mut head)
+        .ok()?;
+    Some(CompressedCopy {
+        size,
+        fingerprint: fingerprint(&head),
+    })
 }
 
 /// Runs `logscope ingest`.
@@ -302,6 +322,33 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
     let mut write_error: Option<anyhow::Error> = None;
 
     for mut o in opened {
+        let compression = o.reader.compression();
+        // A compressed file already read to its end: skip it without decompressing.
+        let copy = match &o.input {
+            Input::Path(p) if compression != Compression::None => compressed_copy(p),
+            _ => None,
+        };
+        if let Some(i) = copy.as_ref().and_then(|c| manifest.find_compressed(c)) {
+            let s = &mut manifest.sources[i];
+            if !s.names.contains(&o.name) {
+                s.names.push(o.name.clone());
+            }
+            files.push(FileSummary {
+                file: o.name,
+                format: s.format.clone(),
+                confidence: o.detection.as_ref().map(|d| d.confidence),
+                compression: compression.name().to_string(),
+                lines: 0,
+                added: 0,
+                already_seen: s.lines,
+                bad: 0,
+                skipped: 0,
+                bytes: 0,
+                damage: None,
+                unchanged: true,
+            });
+            continue;
+        }
         // Resume where an earlier ingest of the same content stopped.
         let known = manifest.find_source(&o.head);
         let (skip_bytes, skip_lines) = match known {
@@ -311,7 +358,6 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         if skip_bytes > 0 {
             o.reader.skip_to(skip_bytes, skip_lines);
         }
-        let compression = o.reader.compression();
         let opts = PipelineOptions {
             threads: args.threads,
             read: read.clone(),
@@ -402,6 +448,8 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
             }
         }
         // Record how far this content has been consumed.
+        // Remember a compressed copy only once it has been read to its end, intact.
+        let copy = copy.filter(|_| stats.damage.is_none());
         let fp_len = o.head.len().min(FINGERPRINT_LEN);
         let fp = fingerprint(&o.head[..fp_len]);
         let display = o.name.clone();
@@ -417,6 +465,11 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
                 if !s.names.contains(&display) {
                     s.names.push(display);
                 }
+                if let Some(c) = copy
+                    && !s.compressed.contains(&c)
+                {
+                    s.compressed.push(c);
+                }
             }
             None => manifest.sources.push(SourceEntry {
                 fingerprint: fp,
@@ -427,6 +480,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
                 lines: stats.lines_end,
                 records: stats.records,
                 bad: stats.bad,
+                compressed: copy.into_iter().collect(),
             }),
         }
         files.push(FileSummary {
@@ -441,6 +495,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
             skipped: stats.skipped,
             bytes: stats.content_end - skip_bytes.min(stats.content_end),
             damage,
+            unchanged: false,
         });
     }
     if let Some(w) = rejects.as_mut() {

@@ -47,6 +47,19 @@ pub struct SourceEntry {
     pub records: u64,
     /// Bad lines found in it.
     pub bad: u64,
+    /// Compressed files (gzip, zstd) holding this content that were read to their end
+    /// without damage: the same file later is skipped without decompressing it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compressed: Vec<CompressedCopy>,
+}
+
+/// A compressed file, identified by its size and the fingerprint of its first bytes.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CompressedCopy {
+    /// Size on disk.
+    pub size: u64,
+    /// xxh3-64 of its first [`FINGERPRINT_LEN`] bytes as stored (compressed), hex.
+    pub fingerprint: String,
 }
 
 /// One Parquet part file.
@@ -126,6 +139,13 @@ impl Manifest {
             })
             .max_by_key(|(i, s)| (s.fingerprint_len, std::cmp::Reverse(*i)))
             .map(|(i, _)| i)
+    }
+
+    /// The source a compressed file already read to its end belongs to.
+    pub fn find_compressed(&self, copy: &CompressedCopy) -> Option<usize> {
+        self.sources
+            .iter()
+            .position(|s| s.compressed.contains(copy))
     }
 
     /// Total rows in the dataset.

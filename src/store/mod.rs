@@ -15,7 +15,7 @@ pub mod writer;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
-pub use manifest::{Manifest, PartEntry, SourceEntry};
+pub use manifest::{CompressedCopy, Manifest, PartEntry, SourceEntry};
 pub use writer::StagedWriter;
 
 /// Errors of the dataset layer.

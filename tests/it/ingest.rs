@@ -640,3 +640,30 @@ fn a_gzip_damaged_in_its_first_bytes_is_named_as_damaged() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn compressed_copies_are_skipped_unread_and_a_repaired_copy_adds_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let full = tmp.path().join("access.log.2.gz");
+    write_gz(&fixture("logs/elastic-apache.log"), &full);
+    let bytes = std::fs::read(&full).unwrap();
+    // First a damaged copy (cut in the middle): the lines before the damage are added.
+    let cut = tmp.path().join("access.log.2.gz.partial");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let (s1, code) = ingest_json(&data, &[cut.to_str().unwrap()]);
+    assert_eq!(code, 4);
+    let first = s1["added"].as_u64().unwrap();
+    assert!(first > 0 && first < 9_999);
+    // The repaired copy adds exactly the rest.
+    let (s2, code) = ingest_json(&data, &[full.to_str().unwrap()]);
+    assert_eq!(code, 0, "{s2}");
+    assert_eq!(first + s2["added"].as_u64().unwrap(), 9_999, "{s2}");
+    assert_eq!(s2["files"][0]["unchanged"], false);
+    // Read to its end once, the same compressed file is now skipped without reading.
+    let (s3, _) = ingest_json(&data, &[full.to_str().unwrap()]);
+    assert_eq!(s3["added"], 0);
+    assert_eq!(s3["already_seen"], 10_000);
+    assert_eq!(s3["files"][0]["unchanged"], true);
+    assert_eq!(read_dataset(&data).height(), 9_999);
+}
