@@ -14,6 +14,7 @@ use logscope_core::availability::render::{self, Limits, TimeFmt};
 use logscope_core::availability::{
     Accumulator, By, Config, Grades, Period, PolicyAs, StatusSet, is_static_path, parse_duration,
 };
+use logscope_core::classify::HostPattern;
 use regex::Regex;
 
 use super::exit;
@@ -150,6 +151,11 @@ pub struct AvailabilityArgs {
     #[arg(long, value_name = "TIME")]
     pub until: Option<String>,
 
+    /// Only requests to this host (a name, or `*.example.org` for a domain): the
+    /// availability of one site in a log shared by several.
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+
     /// Incidents and no-data spans listed in text, Markdown and HTML (the largest, in
     /// time order); 0 = all. JSON always has all.
     #[arg(long, value_name = "N", default_value_t = 30)]
@@ -210,16 +216,22 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
     cfg.until_ms = until;
 
     let mut acc = Accumulator::new(since, until);
+    let host = args.host.as_deref().map(HostPattern::parse);
     let cols = Columns {
         request: true,
         identity: false,
         agent: false,
-        host: false,
+        host: host.is_some(),
         sizes: false,
     };
     let mut buf = String::new();
     let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
         for i in 0..b.len() {
+            if let Some(h) = &host
+                && !h.matches(b.host.get(i))
+            {
+                continue;
+            }
             let path = b.path.get(i).unwrap_or("");
             let is_probe = match &probe {
                 Some(re) => {
@@ -255,7 +267,11 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
         incidents: args.max_incidents,
         no_data: args.max_incidents,
     };
-    let source = stats.origin.as_str();
+    let source = match &args.host {
+        Some(h) => format!("{}; host {h}", stats.origin),
+        None => stats.origin.clone(),
+    };
+    let source = source.as_str();
     let out = match args.output.format {
         OutputFormat::Text => render::text(&report, &tf, source, args.output.color(), lim),
         OutputFormat::Md => render::markdown(&report, &tf, source, lim),

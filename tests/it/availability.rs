@@ -718,3 +718,55 @@ fn honeynet_real_log() {
     assert!(aug["missing"].as_i64().unwrap() > 0);
     assert!(aug["availability"].as_f64().unwrap() < 95.0, "{aug}");
 }
+
+#[test]
+fn host_selects_one_site_of_a_shared_log() {
+    // Two virtual hosts in one vhost-combined log, a probe a minute each for a day:
+    // a.example answers every probe, b.example fails one in ten.
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("vhosts.log");
+    let mut text = String::new();
+    for m in 0..1440u32 {
+        let (h, mi) = (m / 60, m % 60);
+        for (host, status) in [
+            ("a.example", 200),
+            ("b.example", if m % 10 == 0 { 503 } else { 200 }),
+        ] {
+            text.push_str(&format!(
+                "{host}:443 192.0.2.1 - - [01/Mar/2025:{h:02}:{mi:02}:00 +0000] \"GET /healthz HTTP/1.1\" {status} 2 \"-\" \"probe\"\n"
+            ));
+        }
+    }
+    std::fs::write(&log, text).unwrap();
+    let run = |host: &str| -> serde_json::Value {
+        let out = logscope(&tmp.path().join("data"))
+            .args([
+                "availability",
+                "--probe",
+                "^/healthz$",
+                "--by",
+                "day",
+                "--format",
+                "json",
+                "--host",
+                host,
+            ])
+            .arg(&log)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let a = run("a.example");
+    let b = run("b.example");
+    assert_eq!(a["probe_requests"], 1440, "{a}");
+    assert_eq!(a["total"]["failed"], 0, "{a}");
+    assert_eq!(a["total"]["availability_text"], "100.00");
+    assert_eq!(b["probe_requests"], 1440, "{b}");
+    assert_eq!(b["total"]["failed"], 144, "{b}");
+    assert_eq!(b["total"]["availability_text"], "90.00");
+}
