@@ -74,5 +74,5 @@ if [ "$GOACCESS" = 1 ] && command -v goaccess >/dev/null; then
     /usr/bin/time -f '%e %M' goaccess "$LOG" --log-format=COMBINED --no-global-config \
         --no-progress -o "$WORK/out.json" 2>"$WORK/ga.err" >/dev/null || true
     read -r gs grss < <(tail -n 1 "$WORK/ga.err")
-    row "\`goaccess --log-format=COMBINED -o out.json\` ($(goaccess --version | head -1 | awk '{print $3}'), 1 run)" "$gs" "$(python3 -c "print(f'{$grss/1024:.0f}')")"
+    row "\`goaccess --log-format=COMBINED -o out.json\` ($(goaccess --version | head -1 | awk '{print $3}' | sed 's/\.$//'), 1 run)" "$gs" "$(python3 -c "print(f'{$grss/1024:.0f}')")"
 fi
