@@ -1,8 +1,13 @@
 //! Integration tests through the `logscope` binary: one test target, one module per
-//! command.
+//! command (and per hardening area).
 
 mod availability;
 mod common;
+mod fuzz_cli;
+mod hardening_bounds;
+mod hardening_output;
+mod hardening_parse;
+mod hardening_source;
 mod ingest;
 mod replay;
 mod reports;

@@ -1,0 +1,1 @@
+//! Regression tests for issue 8 (hardening): hardening_parse.
