@@ -39,6 +39,12 @@ struct MonthOut {
 #[derive(Serialize)]
 struct InfoOut {
     dataset: String,
+    /// Dataset format version.
+    format: u32,
+    /// The directory every reader reads (`DATA/requests`).
+    table: String,
+    /// Parts that are missing, truncated or unreadable, with why.
+    damaged: Vec<String>,
     ingests: u64,
     rows: u64,
     parts: usize,
@@ -58,19 +64,37 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
             data.display()
         );
     }
-    let m = ds.manifest()?;
+    let (snapshot, m) = ds.read()?;
     let mut months: BTreeMap<String, (u64, usize)> = BTreeMap::new();
     let mut bytes = 0u64;
+    let mut damaged = Vec::new();
     for p in &m.parts {
         let e = months.entry(p.month.clone()).or_default();
         e.0 += p.rows;
         e.1 += 1;
-        bytes += std::fs::metadata(data.join(&p.path))
-            .map(|md| md.len())
-            .unwrap_or(0);
+        let Some(snap) = &snapshot else { break };
+        let path = snap.part_path(p);
+        bytes += std::fs::metadata(&path).map(|md| md.len()).unwrap_or(0);
+        // Trust nothing: the file must be there, whole, and hold the rows recorded.
+        let problem = match crate::store::scan::check_part(&path, p) {
+            Err(e) => Some(e.to_string()),
+            Ok(()) => match crate::store::scan::footer_rows(&path) {
+                Ok(n) if n == p.rows => None,
+                Ok(n) => Some(format!(
+                    "{}: holds {n} rows, the manifest recorded {}",
+                    path.display(),
+                    p.rows
+                )),
+                Err(e) => Some(e.to_string()),
+            },
+        };
+        damaged.extend(problem);
     }
     let out = InfoOut {
         dataset: data.display().to_string(),
+        format: m.version,
+        table: data.join(crate::store::TABLE).display().to_string(),
+        damaged,
         ingests: m.ingests,
         rows: m.rows(),
         parts: m.parts.len(),
@@ -94,11 +118,24 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
             })
             .collect(),
     };
+    let code = if out.damaged.is_empty() {
+        super::exit::OK
+    } else {
+        super::exit::ERROR
+    };
     if args.json {
         println!("{}", serde_json::to_string(&out)?);
-        return Ok(super::exit::OK);
+        return Ok(code);
     }
-    println!("dataset {}", escape::terminal_str(&out.dataset, 300));
+    println!(
+        "dataset {} (format {}; readers read {}/*.parquet)",
+        escape::terminal_str(&out.dataset, 300),
+        out.format,
+        escape::terminal_str(&out.table, 300)
+    );
+    for d in &out.damaged {
+        println!("DAMAGED: {}", escape::terminal_str(d, 400));
+    }
     println!(
         "{} rows in {} Parquet files ({} on disk), {} ingests",
         thousands(out.rows),
@@ -112,7 +149,7 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
     println!("months:");
     for mo in &out.months {
         println!(
-            "  month={}  {:>12} rows  {} files",
+            "  {}  {:>12} rows  {} files",
             mo.month,
             thousands(mo.rows),
             mo.files
@@ -135,5 +172,11 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
             mb(s.content_bytes)
         );
     }
-    Ok(super::exit::OK)
+    if !out.damaged.is_empty() {
+        eprintln!(
+            "logscope: {} damaged part(s): reports would be wrong; rebuild the dataset from the logs",
+            out.damaged.len()
+        );
+    }
+    Ok(code)
 }

@@ -266,14 +266,13 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
     };
     let sources_before = serde_json::to_string(&manifest.sources)?;
     let ingest_id = manifest.ingests + 1;
-    let (staging, mut writer) = match &ds {
-        Some(ds) => {
-            let staging = ds.staging(ingest_id)?;
-            let writer = StagedWriter::new(staging.clone(), ingest_id);
-            (Some(staging), Some(writer))
-        }
-        None => (None, None),
+    // New parts go into a build directory, visible to no reader until the commit;
+    // dropped on any error (its directory is removed at once).
+    let build = match &ds {
+        Some(ds) => Some(ds.begin(ingest_id)?),
+        None => None,
     };
+    let mut parts = Vec::new();
 
     let mut rejects = match &args.rejects {
         Some(p) => Some(BufWriter::new(
@@ -321,7 +320,10 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
     let mut exit_code = exit::OK;
     let mut write_error: Option<anyhow::Error> = None;
 
-    for mut o in opened {
+    for (input_no, mut o) in opened.into_iter().enumerate() {
+        let mut writer = build
+            .as_ref()
+            .map(|b| StagedWriter::new(b.dir.clone(), ingest_id, input_no));
         let compression = o.reader.compression();
         // A compressed file already read to its end: skip it without decompressing.
         let copy = match &o.input {
@@ -420,6 +422,9 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         if let Some(e) = write_error.take() {
             return Err(e);
         }
+        if let Some(w) = writer.take() {
+            parts.extend(w.finish()?);
+        }
         let damage = stats.damage.as_ref().map(|d| d.to_string());
         if let Some(d) = &damage {
             if !args.quiet {
@@ -454,6 +459,9 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         let fp = fingerprint(&o.head[..fp_len]);
         let display = o.name.clone();
         match known {
+            // An empty input consumed nothing: no entry (one fingerprinting no bytes
+            // would match every later input).
+            None if fp_len == 0 || stats.content_end == 0 => {}
             Some(i) => {
                 let s = &mut manifest.sources[i];
                 s.fingerprint = fp;
@@ -503,18 +511,16 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
     }
 
     let added: u64 = files.iter().map(|f| f.added).sum();
-    let (ingest_id, dataset_rows) = match (ds, writer, staging) {
-        (Some(ds), Some(writer), Some(staging)) => {
-            let parts = writer.finish()?;
+    let (ingest_id, dataset_rows) = match (ds, build) {
+        (Some(ds), Some(build)) => {
             let changed =
                 !parts.is_empty() || serde_json::to_string(&manifest.sources)? != sources_before;
             let id = if changed {
-                manifest.ingests = ingest_id;
-                ds.commit(&staging, manifest, parts)?;
+                ds.commit(build, manifest, parts)?;
                 ingest_id
             } else {
                 // Nothing new: leave the dataset untouched.
-                ds.discard(&staging)?;
+                ds.discard(build)?;
                 0
             };
             (id, ds.manifest()?.rows())

@@ -1,5 +1,5 @@
-//! The dataset's manifest: which sources were ingested (and how far), and which
-//! Parquet part files make up the dataset. Replaced atomically on every commit.
+//! A snapshot's manifest: which sources were ingested (and how far), and which Parquet
+//! part files make up the snapshot. Written once into each snapshot directory.
 
 use std::fs;
 use std::io::Write;
@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::StoreError;
 
-/// Current manifest format version.
-pub const VERSION: u32 = 1;
+/// The dataset format this logscope reads and writes (layout, manifest and column
+/// types; see `frame::COLUMNS`). Format 1 was `manifest.json` + `month=…/` parts with
+/// unsigned columns.
+pub const VERSION: u32 = 2;
 
 /// Bytes of content a source's fingerprint covers (at most).
 pub const FINGERPRINT_LEN: usize = 4096;
@@ -18,7 +20,7 @@ pub const FINGERPRINT_LEN: usize = 4096;
 /// The whole manifest.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Manifest {
-    /// Format version.
+    /// Dataset format version ([`VERSION`]).
     pub version: u32,
     /// Ingests so far; the next ingest's id is `ingests + 1`.
     pub ingests: u64,
@@ -65,12 +67,15 @@ pub struct CompressedCopy {
 /// One Parquet part file.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct PartEntry {
-    /// Path relative to the dataset directory (`month=2025-09/part-000001-0000.parquet`).
-    pub path: String,
-    /// Month partition (`2025-09`, UTC).
+    /// File name inside the snapshot directory (`2025-09-0000000001-000.parquet`): a
+    /// plain name, never a path.
+    pub file: String,
+    /// UTC month of its rows (`2025-09`).
     pub month: String,
     /// Rows in the file.
     pub rows: u64,
+    /// Size of the file in bytes.
+    pub bytes: u64,
     /// Earliest arrival in the file, UTC ms.
     pub min_ts_ms: i64,
     /// Latest arrival in the file, UTC ms.
@@ -80,51 +85,48 @@ pub struct PartEntry {
 }
 
 impl Manifest {
-    /// Reads the manifest of `dir`, or an empty one if there is none yet.
-    pub fn load(dir: &Path) -> Result<Manifest, StoreError> {
-        let path = dir.join("manifest.json");
-        match fs::read(&path) {
-            Ok(bytes) => {
-                let m: Manifest =
-                    serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-                        path: path.clone(),
-                        detail: e.to_string(),
-                    })?;
-                if m.version != VERSION {
-                    return Err(StoreError::Corrupt {
-                        path,
-                        detail: format!(
-                            "manifest version {} is not supported (this logscope reads {})",
-                            m.version, VERSION
-                        ),
-                    });
-                }
-                Ok(m)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
-                version: VERSION,
-                ..Manifest::default()
-            }),
-            Err(e) => Err(StoreError::Io { path, source: e }),
+    /// An empty manifest of the current version.
+    pub fn empty() -> Manifest {
+        Manifest {
+            version: VERSION,
+            ..Manifest::default()
         }
     }
 
-    /// Writes the manifest atomically: a temporary file, fsync, rename, fsync dir.
-    pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
-        let tmp = dir.join("manifest.json.tmp");
-        let path = dir.join("manifest.json");
-        let io = |p: &Path| {
-            let p = p.to_path_buf();
-            move |source| StoreError::Io { path: p, source }
+    /// Reads the manifest of the snapshot directory `dir`.
+    pub fn load(dir: &Path) -> Result<Manifest, StoreError> {
+        let path = dir.join(super::MANIFEST);
+        let bytes = fs::read(&path).map_err(super::io_err(&path))?;
+        let corrupt = |detail: String| StoreError::Corrupt {
+            path: path.clone(),
+            detail,
         };
-        let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
+        let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        if m.version != VERSION {
+            return Err(corrupt(format!(
+                "dataset format {} is not supported (this logscope reads {VERSION})",
+                m.version
+            )));
+        }
+        for p in &m.parts {
+            if !is_plain_part_name(&p.file) {
+                return Err(corrupt(format!(
+                    "part name {:?} is not a plain *.parquet file name",
+                    p.file
+                )));
+            }
+        }
+        Ok(m)
+    }
+
+    /// Writes the manifest into the (not yet visible) snapshot directory `dir`, fsynced.
+    pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
+        let path = dir.join(super::MANIFEST);
+        let mut f = fs::File::create(&path).map_err(super::io_err(&path))?;
         let json = serde_json::to_vec_pretty(self).expect("manifest serializes");
-        f.write_all(&json).map_err(io(&tmp))?;
-        f.write_all(b"\n").map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-        drop(f);
-        fs::rename(&tmp, &path).map_err(io(&path))?;
-        super::sync_dir(dir)?;
+        f.write_all(&json).map_err(super::io_err(&path))?;
+        f.write_all(b"\n").map_err(super::io_err(&path))?;
+        f.sync_all().map_err(super::io_err(&path))?;
         Ok(())
     }
 
@@ -134,7 +136,9 @@ impl Manifest {
             .iter()
             .enumerate()
             .filter(|(_, s)| {
-                head.len() >= s.fingerprint_len
+                // An entry fingerprinting no bytes would match every input.
+                s.fingerprint_len > 0
+                    && head.len() >= s.fingerprint_len
                     && fingerprint(&head[..s.fingerprint_len]) == s.fingerprint
             })
             .max_by_key(|(i, s)| (s.fingerprint_len, std::cmp::Reverse(*i)))
@@ -157,4 +161,12 @@ impl Manifest {
 /// Fingerprint of content bytes.
 pub fn fingerprint(bytes: &[u8]) -> String {
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(bytes))
+}
+
+/// Whether `name` is a plain part file name (no directory, not hidden, `.parquet`).
+pub fn is_plain_part_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && !name.contains(['/', '\\', '\0'])
+        && name.ends_with(".parquet")
 }

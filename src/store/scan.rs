@@ -2,7 +2,6 @@
 //! so reports and the replay run alike on the dataset and on log files.
 
 use std::fs::File;
-use std::net::IpAddr;
 use std::ops::ControlFlow;
 
 use logscope_core::batch::Batch;
@@ -57,8 +56,11 @@ pub fn scan(
     until: Option<i64>,
     mut sink: impl FnMut(FileBatch) -> ControlFlow<()>,
 ) -> Result<u64, StoreError> {
-    let manifest = ds.manifest()?;
-    let mut names: Vec<&str> = vec!["ts", "status", "client", "file", "line"];
+    let (snapshot, manifest) = ds.read()?;
+    let Some(snapshot) = snapshot else {
+        return Ok(0);
+    };
+    let mut names: Vec<&str> = vec!["ts", "status", "client", "ip_hi", "ip_lo", "file", "line"];
     if cols.request {
         names.extend(["method", "path", "query", "protocol"]);
     }
@@ -79,16 +81,17 @@ pub fn scan(
         if since.is_some_and(|s| part.max_ts_ms < s) || until.is_some_and(|u| part.min_ts_ms >= u) {
             continue;
         }
-        let path = ds.dir().join(&part.path);
+        let path = snapshot.part_path(part);
         let err = |e: PolarsError| StoreError::Parquet {
             path: path.clone(),
             detail: e.to_string(),
         };
+        check_part(&path, part)?;
         let mut offset = 0usize;
         while (offset as u64) < part.rows {
-            let f = File::open(&path).map_err(|source| StoreError::Io {
+            let f = File::open(&path).map_err(|error| StoreError::Io {
                 path: path.clone(),
-                source,
+                error,
             })?;
             let df = ParquetReader::new(f)
                 .with_columns(Some(names.iter().map(|s| s.to_string()).collect()))
@@ -110,18 +113,56 @@ pub fn scan(
     Ok(total)
 }
 
+/// A part file that is missing or not the size the manifest recorded is damage, not
+/// an empty part: say so instead of answering from fewer rows.
+pub fn check_part(path: &std::path::Path, part: &super::PartEntry) -> Result<(), StoreError> {
+    match std::fs::metadata(path) {
+        Ok(md) if md.len() == part.bytes => Ok(()),
+        Ok(md) => Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!(
+                "part is {} bytes, the manifest recorded {} (truncated or replaced); run `logscope info`",
+                md.len(),
+                part.bytes
+            ),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: "part file is missing; run `logscope info`".into(),
+        }),
+        Err(e) => Err(StoreError::Io {
+            path: path.to_path_buf(),
+            error: e,
+        }),
+    }
+}
+
+/// Rows a part file's Parquet footer declares.
+pub fn footer_rows(path: &std::path::Path) -> Result<u64, StoreError> {
+    let f = File::open(path).map_err(super::io_err(path))?;
+    ParquetReader::new(f)
+        .num_rows()
+        .map(|n| n as u64)
+        .map_err(|e| StoreError::Parquet {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })
+}
+
 /// A frame's columns, each read once into plain vectors (absent columns are empty).
 struct Cols<'a> {
     ts: Vec<Option<i64>>,
-    status: Vec<Option<u16>>,
-    line: Vec<Option<u64>>,
+    status: Vec<Option<i32>>,
+    line: Vec<Option<i64>>,
     file: Vec<Option<&'a str>>,
     client: Vec<Option<&'a str>>,
+    ip_hi: Vec<Option<i64>>,
+    ip_lo: Vec<Option<i64>>,
     text: Vec<(&'static str, Vec<Option<&'a str>>)>,
     has_cookie: Vec<Option<bool>>,
-    bytes: Vec<Option<u64>>,
-    request_time_us: Vec<Option<u64>>,
-    precision: Vec<Option<u8>>,
+    bytes: Vec<Option<i64>>,
+    request_time_us: Vec<Option<i64>>,
+    precision: Vec<Option<i32>>,
 }
 
 const TEXT: [&str; 10] = [
@@ -145,9 +186,9 @@ impl<'a> Cols<'a> {
                 Err(_) => Ok(Vec::new()),
             }
         };
-        let u64s = |name: &str| -> PolarsResult<Vec<Option<u64>>> {
+        let i64s = |name: &str| -> PolarsResult<Vec<Option<i64>>> {
             match df.column(name) {
-                Ok(c) => Ok(c.u64()?.iter().collect()),
+                Ok(c) => Ok(c.i64()?.iter().collect()),
                 Err(_) => Ok(Vec::new()),
             }
         };
@@ -157,19 +198,21 @@ impl<'a> Cols<'a> {
         }
         Ok(Cols {
             ts: ts.i64()?.iter().collect(),
-            status: df.column("status")?.u16()?.iter().collect(),
-            line: u64s("line")?,
+            status: df.column("status")?.i32()?.iter().collect(),
+            line: i64s("line")?,
             file: strs("file")?,
             client: strs("client")?,
+            ip_hi: i64s("ip_hi")?,
+            ip_lo: i64s("ip_lo")?,
             text,
             has_cookie: match df.column("has_cookie") {
                 Ok(c) => c.bool()?.iter().collect(),
                 Err(_) => Vec::new(),
             },
-            bytes: u64s("bytes")?,
-            request_time_us: u64s("request_time_us")?,
+            bytes: i64s("bytes")?,
+            request_time_us: i64s("request_time_us")?,
             precision: match df.column("ts_precision") {
-                Ok(c) => c.u8()?.iter().collect(),
+                Ok(c) => c.i32()?.iter().collect(),
                 Err(_) => Vec::new(),
             },
         })
@@ -222,40 +265,35 @@ fn rows_to_batch(cols: &Cols<'_>, keep: &[usize]) -> Batch {
             .collect(),
         status: keep
             .iter()
-            .map(|&i| opt(&cols.status, i).unwrap_or(0))
+            .map(|&i| opt(&cols.status, i).unwrap_or(0).clamp(0, u16::MAX as i32) as u16)
             .collect(),
         line: keep
             .iter()
-            .map(|&i| opt(&cols.line, i).unwrap_or(0))
+            .map(|&i| opt(&cols.line, i).unwrap_or(0).max(0) as u64)
             .collect(),
         has_cookie: keep.iter().map(|&i| opt(&cols.has_cookie, i)).collect(),
-        bytes: keep.iter().map(|&i| opt(&cols.bytes, i)).collect(),
+        bytes: keep
+            .iter()
+            .map(|&i| opt(&cols.bytes, i).map(|v| v.max(0) as u64))
+            .collect(),
         request_time_us: keep
             .iter()
-            .map(|&i| opt(&cols.request_time_us, i))
+            .map(|&i| opt(&cols.request_time_us, i).map(|v| v.max(0) as u64))
             .collect(),
         precision: keep
             .iter()
-            .map(|&i| opt(&cols.precision, i).unwrap_or(0))
+            .map(|&i| opt(&cols.precision, i).unwrap_or(0).clamp(0, 9) as u8)
             .collect(),
         lines: keep.len() as u64,
         ..Batch::default()
     };
-    let mut last: Option<(&str, Option<IpAddr>)> = None;
     for &i in keep {
-        let c = opt(&cols.client, i);
-        // Consecutive rows often share a client: parse each address once per run.
-        let ip = match (c, last) {
-            (Some(c), Some((l, ip))) if l == c => ip,
-            (Some(c), _) => {
-                let ip = c.parse::<IpAddr>().ok();
-                last = Some((c, ip));
-                ip
-            }
-            (None, _) => None,
+        let ip = match (opt(&cols.ip_hi, i), opt(&cols.ip_lo, i)) {
+            (Some(hi), Some(lo)) => Some(super::frame::ip_of_halves(hi, lo)),
+            _ => None,
         };
         b.ip.push(ip);
-        b.client.push_str(c);
+        b.client.push_str(opt(&cols.client, i));
     }
     for (name, vals) in &cols.text {
         let col = match *name {

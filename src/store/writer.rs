@@ -1,5 +1,5 @@
-//! Staged Parquet writing: one file per month touched by an ingest, written under a
-//! staging directory and moved into the dataset only when the ingest commits.
+//! Staged Parquet writing: one file per (input, month) of an ingest, written into the
+//! ingest's build directory; they become visible only when the ingest commits.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -18,9 +18,11 @@ const ROW_GROUP_ROWS: usize = 128 * 1024;
 const MAX_PENDING_ROWS: usize = 256 * 1024;
 
 struct MonthWriter {
-    rel: String,
+    file: String,
     month: String,
-    writer: polars::io::parquet::write::BatchedWriter<File>,
+    writer: polars::io::parquet::write::BatchedWriter<Recording>,
+    /// The last I/O error the file reported (polars' own message loses it).
+    io_error: IoSlot,
     pending: Option<DataFrame>,
     pending_rows: usize,
     rows: u64,
@@ -70,12 +72,56 @@ pub fn prepare(batch: &Batch, file: &str) -> PolarsResult<Prepared> {
     Ok(Prepared(out))
 }
 
-/// Writes one ingest's rows into per-month part files under a staging directory.
+/// Writes one input's rows of an ingest into per-month part files in the build
+/// directory. Dropping an input (it turned out damaged) removes its files.
 pub struct StagedWriter {
     staging: PathBuf,
     ingest: u64,
+    input: usize,
     months: BTreeMap<MonthKey, MonthWriter>,
     pending_rows: usize,
+}
+
+type IoSlot = std::sync::Arc<std::sync::Mutex<Option<std::io::Error>>>;
+
+/// A part file that remembers the last I/O error, so a full disk is reported as "No
+/// space left on device", not as polars' "invalid thrift".
+struct Recording {
+    file: File,
+    error: IoSlot,
+}
+
+impl std::io::Write for Recording {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write(buf).inspect_err(|e| self.remember(e))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush().inspect_err(|e| self.remember(e))
+    }
+}
+
+impl Recording {
+    fn remember(&self, e: &std::io::Error) {
+        if let Ok(mut slot) = self.error.lock() {
+            *slot = Some(std::io::Error::new(e.kind(), e.to_string()));
+        }
+    }
+}
+
+/// The error to report for a failed write of `path`: the I/O error behind it if any.
+fn write_err(path: &Path, slot: &IoSlot) -> impl Fn(PolarsError) -> StoreError {
+    let path = path.to_path_buf();
+    let slot = slot.clone();
+    move |e| match slot.lock().ok().and_then(|mut s| s.take()) {
+        Some(error) => StoreError::Io {
+            path: path.clone(),
+            error,
+        },
+        None => StoreError::Parquet {
+            path: path.clone(),
+            detail: e.to_string(),
+        },
+    }
 }
 
 fn polars_err(path: &Path) -> impl Fn(PolarsError) -> StoreError + '_ {
@@ -86,14 +132,25 @@ fn polars_err(path: &Path) -> impl Fn(PolarsError) -> StoreError + '_ {
 }
 
 impl StagedWriter {
-    /// A writer for ingest number `ingest`, staging under `staging`.
-    pub fn new(staging: PathBuf, ingest: u64) -> StagedWriter {
+    /// A writer for input number `input` of ingest `ingest`, writing into `staging`.
+    pub fn new(staging: PathBuf, ingest: u64, input: usize) -> StagedWriter {
         StagedWriter {
             staging,
             ingest,
+            input,
             months: BTreeMap::new(),
             pending_rows: 0,
         }
+    }
+
+    /// Drops everything written so far (its files are removed).
+    pub fn abandon(mut self) -> Result<(), StoreError> {
+        for (_, mw) in std::mem::take(&mut self.months) {
+            drop(mw.writer);
+            let path = self.staging.join(&mw.file);
+            fs::remove_file(&path).map_err(super::io_err(&path))?;
+        }
+        Ok(())
     }
 
     /// Adds the records of a batch read from `file`.
@@ -125,26 +182,27 @@ impl StagedWriter {
         } = mf;
         if !self.months.contains_key(&key) {
             let month = month_name(key);
-            let rel = format!("month={month}/part-{:06}.parquet", self.ingest);
-            let path = self.staging.join(&rel);
-            let dir = path.parent().expect("part has a parent");
-            fs::create_dir_all(dir).map_err(|source| StoreError::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-            let f = File::create(&path).map_err(|source| StoreError::Io {
+            let file = format!("{month}-{:010}-{:03}.parquet", self.ingest, self.input);
+            let path = self.staging.join(&file);
+            let f = File::create_new(&path).map_err(|error| StoreError::Io {
                 path: path.clone(),
-                source,
+                error,
             })?;
+            let io_error = IoSlot::default();
+            let f = Recording {
+                file: f,
+                error: io_error.clone(),
+            };
             let writer = ParquetWriter::new(f)
                 .with_compression(ParquetCompression::Zstd(None))
                 .with_statistics(StatisticsOptions::default())
                 .batched(df.schema())
-                .map_err(polars_err(&path))?;
+                .map_err(write_err(&path, &io_error))?;
             self.months.insert(
                 key,
                 MonthWriter {
-                    rel,
+                    io_error,
+                    file,
                     month,
                     writer,
                     pending: None,
@@ -177,8 +235,10 @@ impl StagedWriter {
         let mw = self.months.get_mut(&key).expect("month open");
         if let Some(mut df) = mw.pending.take() {
             df.rechunk_mut_par();
-            let path = self.staging.join(&mw.rel);
-            mw.writer.write_batch(&df).map_err(polars_err(&path))?;
+            let path = self.staging.join(&mw.file);
+            mw.writer
+                .write_batch(&df)
+                .map_err(write_err(&path, &mw.io_error))?;
             self.pending_rows -= mw.pending_rows;
             mw.pending_rows = 0;
         }
@@ -193,21 +253,23 @@ impl StagedWriter {
         }
         let mut parts = Vec::new();
         for (_, mw) in std::mem::take(&mut self.months) {
-            let path = self.staging.join(&mw.rel);
-            mw.writer.finish().map_err(polars_err(&path))?;
+            let path = self.staging.join(&mw.file);
+            mw.writer.finish().map_err(write_err(&path, &mw.io_error))?;
             drop(mw.writer);
-            let f = File::open(&path).map_err(|source| StoreError::Io {
+            let f = File::open(&path).map_err(|error| StoreError::Io {
                 path: path.clone(),
-                source,
+                error,
             })?;
-            f.sync_all().map_err(|source| StoreError::Io {
+            f.sync_all().map_err(|error| StoreError::Io {
                 path: path.clone(),
-                source,
+                error,
             })?;
+            let bytes = f.metadata().map_err(super::io_err(&path))?.len();
             parts.push(PartEntry {
-                path: mw.rel,
+                file: mw.file,
                 month: mw.month,
                 rows: mw.rows,
+                bytes,
                 min_ts_ms: mw.min_ts,
                 max_ts_ms: mw.max_ts,
                 ingest: self.ingest,

@@ -60,12 +60,13 @@ pub fn ingest_json(data: &Path, args: &[&str]) -> (serde_json::Value, i32) {
 
 /// Every committed row of the dataset, sorted by (file, line), as a frame.
 pub fn read_dataset(data: &Path) -> DataFrame {
+    let table = data.join("requests");
     let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(data.join("manifest.json")).expect("manifest"))
+        serde_json::from_slice(&std::fs::read(table.join("_manifest.json")).expect("manifest"))
             .expect("manifest json");
     let mut frames = Vec::new();
     for p in manifest["parts"].as_array().expect("parts") {
-        let path = data.join(p["path"].as_str().expect("path"));
+        let path = table.join(p["file"].as_str().expect("file"));
         let f = std::fs::File::open(&path).expect("part file");
         frames.push(ParquetReader::new(f).finish().expect("readable parquet"));
     }
@@ -80,6 +81,22 @@ pub fn read_dataset(data: &Path) -> DataFrame {
         .sort(["file", "line"], SortMultipleOptions::default())
         .expect("sortable");
     df
+}
+
+/// Rows a reader that globs `DATA/requests/*.parquet` (as README tells DuckDB users)
+/// sees, without the manifest: the sum of the footers' row counts.
+pub fn glob_rows(data: &Path) -> u64 {
+    let mut n = 0;
+    if let Ok(rd) = std::fs::read_dir(data.join("requests")) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "parquet") {
+                let f = std::fs::File::open(&p).expect("part opens");
+                n += ParquetReader::new(f).num_rows().expect("readable footer") as u64;
+            }
+        }
+    }
+    n
 }
 
 /// All files under `dir`, relative, sorted.

@@ -3,6 +3,7 @@
 
 mod availability;
 mod common;
+mod dataset;
 mod fuzz_cli;
 mod hardening_bounds;
 mod hardening_output;

@@ -1,0 +1,345 @@
+//! The dataset's commit protocol, as every reader sees it: crashes at each commit step,
+//! a full disk, damaged parts and manifests, older formats (issue 8 items 5 and 11).
+
+use std::path::{Path, PathBuf};
+
+use predicates::prelude::*;
+
+use crate::common::*;
+
+const STEPS: [&str; 5] = [
+    "commit-start",
+    "after-links",
+    "after-manifest",
+    "after-rename",
+    "after-switch",
+];
+
+fn basjes() -> PathBuf {
+    fixture("logs/basjes-hackers-access.log")
+}
+
+fn elastic() -> PathBuf {
+    fixture("logs/elastic-apache.log")
+}
+
+/// Rows `logscope info` says the dataset holds.
+fn info_rows(data: &Path) -> u64 {
+    let out = logscope(data).args(["info", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["rows"].as_u64().unwrap()
+}
+
+fn leftovers(data: &Path) -> Vec<String> {
+    tree(data)
+        .into_iter()
+        .filter(|f| f.contains(".build-") || f.contains(".tmp"))
+        .collect()
+}
+
+#[test]
+fn a_crash_at_any_commit_step_shows_every_reader_one_whole_snapshot() {
+    for step in STEPS {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        let (s, code) = ingest_json(&data, &[basjes().to_str().unwrap()]);
+        assert_eq!((code, s["added"].as_u64()), (0, Some(3456)));
+
+        let out = logscope(&data)
+            .env("LOGSCOPE_FAILPOINT", step)
+            .args(["ingest", "--quiet"])
+            .arg(elastic())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{step}: the failpoint aborts");
+
+        // Before any clean-up: a reader globbing requests/*.parquet (as README tells
+        // DuckDB and Spark users) and logscope itself see the same, whole snapshot.
+        let expected = if step == "after-switch" {
+            3456 + 9999
+        } else {
+            3456
+        };
+        assert_eq!(glob_rows(&data), expected, "{step}: glob readers");
+        assert_eq!(info_rows(&data), expected, "{step}: logscope");
+        assert_eq!(read_dataset(&data).height() as u64, expected, "{step}");
+
+        // The next writer cleans up and ends with every row exactly once.
+        let (s, code) = ingest_json(&data, &[elastic().to_str().unwrap()]);
+        assert_eq!(code, 0, "{step}: {s}");
+        assert_eq!(
+            s["added"].as_u64().unwrap(),
+            3456 + 9999 - expected,
+            "{step}"
+        );
+        assert_eq!(glob_rows(&data), 3456 + 9999, "{step}");
+        assert_eq!(info_rows(&data), 3456 + 9999, "{step}");
+        assert!(
+            leftovers(&data).is_empty(),
+            "{step}: {:?}",
+            leftovers(&data)
+        );
+        // Old snapshots are collected: the committed one and the one before it remain.
+        let snaps: Vec<_> = std::fs::read_dir(data.join("snapshots"))
+            .unwrap()
+            .flatten()
+            .collect();
+        assert!(snaps.len() <= 2, "{step}: {} snapshots", snaps.len());
+    }
+}
+
+/// Runs `script` as root of a private mount namespace (so it can mount a small tmpfs
+/// without touching the machine), with `$BIN` the logscope binary.
+fn in_mount_namespace(script: &str) -> std::process::Output {
+    let bin = assert_cmd::cargo::cargo_bin("logscope");
+    let out = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", script])
+        .env("BIN", bin)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("unshare (util-linux) runs");
+    assert!(
+        out.status.success(),
+        "the namespace script failed (needs unshare -rm and tmpfs): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+#[test]
+fn a_full_disk_at_any_step_leaves_the_dataset_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let mnt = root.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    // How much room the second ingest's parts take.
+    let probe = root.join("probe");
+    ingest_json(&probe, &[basjes().to_str().unwrap()]);
+    let before: u64 = dir_bytes(&probe.join("requests"));
+    ingest_json(&probe, &[elastic().to_str().unwrap()]);
+    let parts: u64 = dir_bytes(&probe.join("requests")) - before;
+
+    // Free space from nothing to more than enough, finely around the parts' size (the
+    // manifest and directory entries come after the parts).
+    let mut frees: Vec<u64> = vec![0, 4096, 64 * 1024];
+    let around = parts / 4096 * 4096;
+    for k in 0..6 {
+        frees.push(around.saturating_sub(8192) + k * 4096);
+    }
+    frees.push(parts + 1024 * 1024);
+    let mut failed = 0;
+    let mut at_manifest = false;
+    for (i, free) in frees.iter().enumerate() {
+        let out_dir = root.join(format!("case{i}"));
+        std::fs::create_dir(&out_dir).unwrap();
+        let script = format!(
+            r#"set -e
+M="{mnt}"; O="{out}"
+mount -t tmpfs -o size=16m tmpfs "$M"
+"$BIN" --data "$M/d" ingest --quiet "{a}"
+used=$(du -sb "$M" | cut -f1)
+avail=$(df -B1 --output=avail "$M" | tail -1)
+fill=$(( avail - {free} ))
+if [ "$fill" -gt 0 ]; then head -c "$fill" /dev/zero > "$M/filler" 2>/dev/null || true; fi
+set +e
+"$BIN" --data "$M/d" ingest --json "{b}" > "$O/json" 2> "$O/stderr"
+echo $? > "$O/code"
+cp -a "$M/d" "$O/d"
+umount "$M"
+"#,
+            mnt = mnt.display(),
+            out = out_dir.display(),
+            a = basjes().display(),
+            b = elastic().display(),
+        );
+        in_mount_namespace(&script);
+        let code: i32 = std::fs::read_to_string(out_dir.join("code"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let stderr = std::fs::read_to_string(out_dir.join("stderr")).unwrap();
+        let data = out_dir.join("d");
+        let rows = glob_rows(&data);
+        assert!(
+            leftovers(&data).is_empty(),
+            "free {free}: {:?}",
+            leftovers(&data)
+        );
+        if code == 0 {
+            assert_eq!(rows, 3456 + 9999, "free {free}");
+        } else {
+            failed += 1;
+            assert_eq!(code, 1, "free {free}: {stderr}");
+            assert_eq!(
+                stderr.matches("No space left on device").count(),
+                1,
+                "free {free}: said once: {stderr}"
+            );
+            at_manifest |= stderr.contains("_manifest.json");
+            assert_eq!(
+                rows, 3456,
+                "free {free}: nothing of the failed ingest is visible"
+            );
+            assert_eq!(info_rows(&data), 3456, "free {free}");
+        }
+    }
+    assert!(failed >= 3, "the sweep hit the full disk {failed} times");
+    assert!(at_manifest, "one case ran out of room at the manifest step");
+    assert!(failed < frees.len(), "and ended with room enough");
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
+}
+
+#[test]
+fn an_older_dataset_format_is_refused_with_how_to_rebuild_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(data.join("month=2015-05")).unwrap();
+    std::fs::write(
+        data.join("manifest.json"),
+        r#"{"version":1,"ingests":1,"sources":[],"parts":[]}"#,
+    )
+    .unwrap();
+    for args in [
+        vec!["info"],
+        vec!["heavy"],
+        vec!["ingest", elastic().to_str().unwrap()],
+    ] {
+        logscope(&data)
+            .args(&args)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("dataset format 1"))
+            .stderr(predicate::str::contains("Rebuild it"));
+    }
+    // Nothing was changed or added.
+    assert!(std::fs::symlink_metadata(data.join("requests")).is_err());
+}
+
+#[test]
+fn damaged_or_missing_parts_are_reported_not_read_as_fewer_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    ingest_json(&data, &[elastic().to_str().unwrap()]);
+    let table = data.join("requests");
+    let part = std::fs::read_dir(&table)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .unwrap();
+    let len = std::fs::metadata(&part).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&part)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    logscope(&data)
+        .args(["info"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("DAMAGED"));
+    logscope(&data)
+        .args(["heavy"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("dataset is damaged"));
+    std::fs::remove_file(&part).unwrap();
+    logscope(&data)
+        .args(["concentration"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("missing"));
+}
+
+#[test]
+fn a_manifest_naming_paths_outside_the_snapshot_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    ingest_json(&data, &[basjes().to_str().unwrap()]);
+    let mpath = data.join("requests/_manifest.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    m["parts"][0]["file"] = "../../../etc/x.parquet".into();
+    std::fs::write(&mpath, serde_json::to_vec(&m).unwrap()).unwrap();
+    logscope(&data)
+        .args(["heavy"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not a plain"));
+}
+
+#[test]
+fn an_empty_file_does_not_swallow_the_next_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let empty = tmp.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let (s, code) = ingest_json(&data, &[empty.to_str().unwrap()]);
+    assert_eq!((code, s["added"].as_u64()), (0, Some(0)), "{s}");
+    let (s, code) = ingest_json(&data, &[basjes().to_str().unwrap()]);
+    assert_eq!((code, s["added"].as_u64()), (0, Some(3456)), "{s}");
+    let out = logscope(&data).args(["info", "--json"]).output().unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sources = info["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 1, "{info}");
+    assert!(
+        sources[0]["names"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("basjes-hackers-access.log"),
+        "{info}"
+    );
+    assert_eq!(sources[0]["format"], "combined");
+}
+
+#[test]
+fn duckdb_never_sees_an_uncommitted_ingest() {
+    let has_duckdb = std::process::Command::new("python3")
+        .args(["-c", "import duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        has_duckdb || std::env::var_os("CI").is_none(),
+        "CI must install duckdb (.ci/run)"
+    );
+    if !has_duckdb {
+        eprintln!("note: python3 duckdb not installed; run .ci/run's install step");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    ingest_json(&data, &[basjes().to_str().unwrap()]);
+    logscope(&data)
+        .env("LOGSCOPE_FAILPOINT", "after-rename")
+        .args(["ingest", "--quiet"])
+        .arg(elastic())
+        .assert()
+        .failure();
+    let query = format!(
+        "import duckdb; print(duckdb.sql(\"SELECT count(*) FROM read_parquet('{}/requests/*.parquet')\").fetchall())",
+        data.display()
+    );
+    let out = std::process::Command::new("python3")
+        .args(["-c", &query])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[(3456,)]");
+}
