@@ -16,7 +16,11 @@ fn main() {
     match logscope::cli::run(cli) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("logscope: error: {e:#}");
+            // Error chains quote file names and log text: escape them for the terminal.
+            eprintln!(
+                "logscope: error: {}",
+                logscope_core::escape::message(&format!("{e:#}"))
+            );
             std::process::exit(logscope::cli::exit::ERROR);
         }
     }

@@ -6,9 +6,8 @@ use std::path::Path;
 use clap::Args;
 use logscope_core::forensics::agents::AgentsAcc;
 
-use super::exit;
-use super::filters::{FilterArgs, REPORT_COLUMNS, emit_report};
-use super::output::OutputArgs;
+use super::filters::{FilterArgs, REPORT_COLUMNS};
+use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, for_each_batch};
 
 /// Arguments of `logscope agents`.
@@ -53,6 +52,9 @@ pub struct AgentsArgs {
 
 /// Runs `logscope agents`.
 pub fn run(data: &Path, args: AgentsArgs) -> anyhow::Result<i32> {
+    if let Err(m) = args.out.check() {
+        return Ok(output::usage(m));
+    }
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
     let mut acc = AgentsAcc::new(args.sample, args.seed);
@@ -70,6 +72,7 @@ pub fn run(data: &Path, args: AgentsArgs) -> anyhow::Result<i32> {
         }
     })?;
     let report = acc.finish(&sel.classifier, args.top, &sel.describe(), &stats.origin);
-    emit_report(&args.out, &report, |_| report.doc())?;
-    Ok(exit::OK)
+    args.out
+        .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
+    Ok(stats.exit_code())
 }

@@ -12,13 +12,13 @@ use chrono_tz::Tz;
 use clap::{Args, ValueEnum};
 use logscope_core::availability::render::{self, Limits, TimeFmt};
 use logscope_core::availability::{
-    Accumulator, By, Config, Grades, Period, PolicyAs, StatusSet, is_static_path, parse_duration,
+    Accumulator, By, Calendar, Config, Grades, Period, PolicyAs, StatusSet, is_static_path,
+    parse_duration,
 };
 use logscope_core::classify::HostPattern;
 use regex::Regex;
 
-use super::exit;
-use super::output::{OutputArgs, OutputFormat};
+use super::output::{self, OutputArgs, OutputFormat};
 use super::rows::{RowArgs, for_each_batch};
 use crate::store::scan::Columns;
 
@@ -168,6 +168,9 @@ pub struct AvailabilityArgs {
 
 /// Runs `logscope availability`.
 pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
+    if let Err(m) = args.output.check() {
+        return Ok(output::usage(m));
+    }
     let tz: Tz = parse_tz(&args.tz)?;
     let since = args
         .since
@@ -249,13 +252,16 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
         }
     })?;
     let prepared = acc.prepare(&cfg);
-    let periods = match prepared.span() {
-        Some((s, e)) => periods(tz, cfg.by, s, e)?,
-        None => Vec::new(),
-    };
-    let report = prepared
-        .compute(&periods, &cfg)
+    let mut report = prepared
+        .compute_in(&TzCalendar { tz, by: cfg.by }, &cfg)
         .map_err(|e| anyhow!("internal error: {e}"))?;
+    // Text, Markdown and HTML show what reading the FILE arguments found with the
+    // report's notes; JSON gets the `input` object instead (emit_rendered).
+    if let Some(i) = &stats.input
+        && args.output.format != OutputFormat::Json
+    {
+        report.notes.extend(i.notes());
+    }
 
     let short = |ms: i64| fmt_time(tz, ms, "%Y-%m-%d %H:%M");
     let rfc = |ms: i64| fmt_time(tz, ms, "%Y-%m-%dT%H:%M:%S%.3f%:z");
@@ -279,8 +285,8 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
         OutputFormat::Json => render::json(&report, &tf, source),
         OutputFormat::Html => render::html(&report, &tf, source, lim),
     };
-    args.output.emit(&out)?;
-    Ok(exit::OK)
+    args.output.emit_rendered(out, stats.input.as_ref())?;
+    Ok(stats.exit_code())
 }
 
 /// A time zone by IANA name (`UTC`, `Asia/Seoul`, …).
@@ -341,6 +347,45 @@ pub fn parse_instant(text: &str, tz: Tz) -> Result<i64, String> {
     };
     let naive = naive.ok_or_else(bad)?;
     resolve_local(tz, naive).ok_or_else(bad)
+}
+
+/// The periods of `by` in `tz`, asked for one at a time (the computation asks only for
+/// those holding data and counts the rest), never listed over the whole span.
+struct TzCalendar {
+    tz: Tz,
+    by: By,
+}
+
+impl Calendar for TzCalendar {
+    fn period_at(&self, ts_ms: i64) -> Result<Period, String> {
+        periods(self.tz, self.by, ts_ms, ts_ms.saturating_add(1))
+            .map_err(|e| e.to_string())?
+            .pop()
+            .ok_or_else(|| format!("no period contains {ts_ms} ms"))
+    }
+
+    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, String> {
+        let date = |ms: i64| match self.tz.timestamp_millis_opt(ms) {
+            LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => Ok(t.date_naive()),
+            LocalResult::None => Err(format!("time {ms} ms is out of range")),
+        };
+        let n = match self.by {
+            By::Hour => (to_ms - from_ms) / 3_600_000,
+            by => {
+                let (a, b) = (date(from_ms)?, date(to_ms)?);
+                let days = (b - a).num_days();
+                match by {
+                    By::Month => {
+                        (b.year() as i64 * 12 + b.month() as i64)
+                            - (a.year() as i64 * 12 + a.month() as i64)
+                    }
+                    By::Week => days / 7,
+                    _ => days,
+                }
+            }
+        };
+        u64::try_from(n).map_err(|_| format!("no periods from {from_ms} to {to_ms} ms"))
+    }
 }
 
 /// At most this many periods (e.g. 100 years of hours would be 876,600).

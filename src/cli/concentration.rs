@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use logscope_core::escape;
 use logscope_core::forensics::asn::AsnDb;
 use logscope_core::forensics::concentration::{ConcentrationAcc, GroupBy, GroupLimit};
 use logscope_core::forensics::parse_rate;
 
-use super::exit;
-use super::filters::{FilterArgs, REPORT_COLUMNS, emit_report};
-use super::output::OutputArgs;
+use super::filters::{FilterArgs, REPORT_COLUMNS};
+use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, for_each_batch};
 
 /// What to group by.
@@ -79,6 +79,9 @@ fn parse_limit(s: &str) -> Result<GroupLimit, String> {
 
 /// Runs `logscope concentration`.
 pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
+    if let Err(m) = args.out.check() {
+        return Ok(output::usage(m));
+    }
     let mut sel = args.filters.build()?;
     let asn = match &args.asn_db {
         Some(p) => {
@@ -90,10 +93,10 @@ pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
                 );
             }
             let text = std::fs::read_to_string(p)
-                .with_context(|| format!("--asn-db: cannot read {}", p.display()))?;
+                .with_context(|| format!("--asn-db: cannot read {}", escape::path(p)))?;
             Some(
                 AsnDb::parse(&text)
-                    .map_err(|e| anyhow::anyhow!("--asn-db {}: {e}", p.display()))?,
+                    .map_err(|e| anyhow::anyhow!("--asn-db {}: {e}", escape::path(p)))?,
             )
         }
         None => None,
@@ -129,6 +132,7 @@ pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
         &sel.describe(),
         &stats.origin,
     );
-    emit_report(&args.out, &report, |_| report.doc())?;
-    Ok(exit::OK)
+    args.out
+        .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
+    Ok(stats.exit_code())
 }

@@ -36,8 +36,8 @@ pub fn run(args: DetectArgs) -> anyhow::Result<i32> {
     for input in inputs::expand(&args.files)? {
         let name = input.display_name();
         let mut reader = logscope_core::source::Reader::open(&input, ReadOptions::default())?;
-        let head = reader.peek_head()?;
-        let sample = inputs::sample_lines(&head, 200);
+        let sample = reader.sample(inputs::SAMPLE_LINES)?;
+        let sample = sample.lines(inputs::SAMPLE_LINES);
         let det = logscope_core::parse::detect(&sample);
         let out = DetectOut {
             file: name.clone(),

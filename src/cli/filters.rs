@@ -358,25 +358,6 @@ pub const REPORT_COLUMNS: crate::store::scan::Columns = crate::store::scan::Colu
     sizes: false,
 };
 
-/// Writes a report in the chosen `--format`: JSON serializes `value` (the typed result),
-/// the other formats render `doc(width)` (terminal text fits 80 columns).
-pub fn emit_report<T: serde::Serialize>(
-    out: &super::output::OutputArgs,
-    value: &T,
-    doc: impl Fn(usize) -> logscope_core::forensics::doc::Doc,
-) -> anyhow::Result<()> {
-    use super::output::OutputFormat;
-    const WIDTH: usize = 80;
-    let text = match out.format {
-        OutputFormat::Text => doc(WIDTH).to_text(WIDTH, out.color()),
-        OutputFormat::Md => doc(usize::MAX).to_markdown(),
-        OutputFormat::Csv => doc(usize::MAX).to_csv(),
-        OutputFormat::Html => doc(usize::MAX).to_html(),
-        OutputFormat::Json => serde_json::to_string_pretty(value)? + "\n",
-    };
-    out.emit(&text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,9 +8,8 @@ use clap::Args;
 use logscope_core::forensics::heavy::{Capacity, HeavyAcc};
 use logscope_core::forensics::{parse_duration, parse_rate};
 
-use super::exit;
-use super::filters::{FilterArgs, REPORT_COLUMNS, emit_report};
-use super::output::OutputArgs;
+use super::filters::{FilterArgs, REPORT_COLUMNS};
+use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, for_each_batch};
 
 /// Arguments of `logscope heavy`.
@@ -60,6 +59,9 @@ fn parse_capacity(s: &str) -> Result<Capacity, String> {
 
 /// Runs `logscope heavy`.
 pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
+    if let Err(m) = args.out.check() {
+        return Ok(output::usage(m));
+    }
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
     let mut acc = HeavyAcc::new(args.by, args.capacity);
@@ -81,12 +83,16 @@ pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
         &sel.describe(),
         &stats.origin,
     );
-    emit_report(&args.out, &report, |w| {
-        if w == usize::MAX {
-            report.doc(0)
-        } else {
-            report.doc_for_width(w)
-        }
-    })?;
-    Ok(exit::OK)
+    args.out.emit_report(
+        &report,
+        |w| {
+            if w == usize::MAX {
+                report.doc(0)
+            } else {
+                report.doc_for_width(w)
+            }
+        },
+        stats.input.as_ref(),
+    )?;
+    Ok(stats.exit_code())
 }

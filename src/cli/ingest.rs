@@ -15,7 +15,7 @@ use clap::Args;
 use logscope_core::batch::Batch;
 use logscope_core::escape;
 use logscope_core::pipeline::{self, PipelineOptions};
-use logscope_core::source::{Compression, Input, ReadOptions, SourceError};
+use logscope_core::source::{Compression, DamageKind, Input, ReadOptions, SourceError};
 use rustc_hash::FxHashSet as HashSet;
 use serde::Serialize;
 
@@ -81,6 +81,22 @@ pub struct IngestArgs {
     /// Parse and report, but write nothing (no dataset is created or changed).
     #[arg(long)]
     pub dry_run: bool,
+
+    /// A plain file's last line without a newline: `hold` it back until it is complete
+    /// (the file may still be written; the next ingest reads it whole), or `take` it
+    /// (the file is finished). Standard input and compressed files that end cleanly
+    /// are always complete.
+    #[arg(long, value_enum, default_value_t = FinalLine::Hold, value_name = "WHEN")]
+    pub final_line: FinalLine,
+}
+
+/// What to do with a plain file's unterminated last line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FinalLine {
+    /// Not consumed: read whole by the next ingest once it has its newline.
+    Hold,
+    /// Consumed as a complete line.
+    Take,
 }
 
 fn parse_share(s: &str) -> Result<f64, String> {
@@ -121,6 +137,12 @@ pub struct FileSummary {
     /// A compressed file already read to its end by an earlier ingest (same size and
     /// first bytes): skipped without decompressing it.
     pub unchanged: bool,
+    /// Bytes of an unterminated last line held back (`--final-line hold`): read by the
+    /// next ingest once complete.
+    pub held_back_bytes: u64,
+    /// Nothing from this input was stored: its content could not be trusted (corrupt
+    /// compressed data, or the file changed while it was read).
+    pub discarded: bool,
 }
 
 /// The whole summary (`--json` prints it).
@@ -210,6 +232,49 @@ impl Distinct {
     }
 }
 
+impl Distinct {
+    fn merge(&mut self, other: Distinct) {
+        self.ips.extend(other.ips);
+        self.v4.extend(other.v4);
+        self.v6.extend(other.v6);
+        self.hosts.extend(other.hosts);
+        for t in [other.first, other.last].into_iter().flatten() {
+            self.first = Some(self.first.map_or(t, |f| f.min(t)));
+            self.last = Some(self.last.map_or(t, |l| l.max(t)));
+        }
+    }
+}
+
+/// The file system identity of a path (device, inode).
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Whether the plain file `id` (still at `path`) no longer starts with the bytes it
+/// started with when opened.
+fn head_changed(path: &Path, id: Option<(u64, u64)>, head: &[u8]) -> bool {
+    use std::io::Read;
+    if id.is_none() || file_id(path) != id {
+        // Renamed away (logrotate's rename) and maybe replaced: what was read came
+        // from the open file, which rotation does not change.
+        return false;
+    }
+    let n = head.len().min(FINGERPRINT_LEN);
+    let mut now = Vec::with_capacity(n);
+    match File::open(path) {
+        Ok(f) => {
+            if f.take(n as u64).read_to_end(&mut now).is_err() {
+                return true;
+            }
+            now != head[..n]
+        }
+        // Removed or renamed after reading (logrotate's rename): what was read was
+        // read from the open file, intact.
+        Err(_) => false,
+    }
+}
+
 /// The identity of a compressed file on disk: its size and the fingerprint of its
 /// first bytes. `None` if it cannot be read (the reader reports that).
 fn compressed_copy(path: &Path) -> Option<CompressedCopy> {
@@ -233,6 +298,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
     let forced = args.format.forced()?;
     let read = ReadOptions {
         max_line: args.max_line,
+        hold_unterminated: args.final_line == FinalLine::Hold,
         ..ReadOptions::default()
     };
     // Open everything first: a bad path or an unknown format stops the run before
@@ -348,9 +414,15 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
                 bytes: 0,
                 damage: None,
                 unchanged: true,
+                held_back_bytes: 0,
+                discarded: false,
             });
             continue;
         }
+        let id = match &o.input {
+            Input::Path(p) => file_id(p),
+            _ => None,
+        };
         // Resume where an earlier ingest of the same content stopped.
         let known = manifest.find_source(&o.head);
         let (skip_bytes, skip_lines) = match known {
@@ -371,6 +443,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         }
         let name = o.name.clone();
         let convert = writer.is_some();
+        let mut input_distinct = Distinct::default();
         let stats = pipeline::run_map(
             o.reader,
             &o.format,
@@ -405,7 +478,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
                         return ControlFlow::Break(());
                     }
                 }
-                distinct.add(&batch);
+                input_distinct.add(&batch);
                 if let (Some(w), Some(p)) = (writer.as_mut(), prepared) {
                     let written = p
                         .map_err(|e| anyhow::anyhow!("converting records of {name}: {e}"))
@@ -422,18 +495,50 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         if let Some(e) = write_error.take() {
             return Err(e);
         }
-        if let Some(w) = writer.take() {
-            parts.extend(w.finish()?);
+        // A plain file must still start as it did: one truncated and rewritten while
+        // it was read (copytruncate) would have mixed two contents.
+        let changed = match &o.input {
+            Input::Path(p) if compression == Compression::None => head_changed(p, id, &o.head),
+            _ => false,
+        };
+        let corrupt = stats
+            .damage_info()
+            .is_some_and(|d| d.kind == DamageKind::Corrupt);
+        let discard = corrupt || changed;
+        let mut damage = stats.damage.as_ref().map(|d| d.to_string());
+        if changed && damage.is_none() {
+            damage = Some(format!(
+                "{}: the file changed while it was read (rotated with copytruncate?)",
+                o.name
+            ));
         }
-        let damage = stats.damage.as_ref().map(|d| d.to_string());
         if let Some(d) = &damage {
             if !args.quiet {
-                eprintln!(
-                    "logscope: {}; the complete lines before the damage were added",
-                    escape::terminal_str(d, 400)
-                );
+                let what = if discard {
+                    "nothing from it was stored (it cannot be trusted) and its resume point was not moved: ingest an intact copy, or run again"
+                } else {
+                    "the complete lines before the damage were added"
+                };
+                eprintln!("logscope: {}; {what}", escape::terminal_str(d, 400));
             }
             exit_code = exit_code.max(exit::DAMAGED);
+        }
+        if let Some(w) = writer.take() {
+            if discard {
+                w.abandon()?;
+            } else {
+                parts.extend(w.finish()?);
+            }
+        }
+        if !discard {
+            distinct.merge(input_distinct);
+        }
+        if stats.held_back_bytes > 0 && !args.quiet {
+            eprintln!(
+                "logscope: {}: its last line has no newline yet ({} bytes): held back until it is complete (--final-line take if the file is finished)",
+                escape::terminal_str(&o.name, 200),
+                stats.held_back_bytes
+            );
         }
         let parsed = stats.lines - stats.skipped;
         if parsed > 0 && stats.bad as f64 / parsed as f64 > args.max_bad {
@@ -455,21 +560,34 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         // Record how far this content has been consumed.
         // Remember a compressed copy only once it has been read to its end, intact.
         let copy = copy.filter(|_| stats.damage.is_none());
+        let (records, bad) = if discard {
+            (0, 0)
+        } else {
+            (stats.records, stats.bad)
+        };
+        // A discarded input keeps the resume point it had.
+        let (content_end, lines_end) = if discard {
+            (skip_bytes, skip_lines)
+        } else {
+            (stats.content_end, stats.lines_end)
+        };
         let fp_len = o.head.len().min(FINGERPRINT_LEN);
         let fp = fingerprint(&o.head[..fp_len]);
         let display = o.name.clone();
         match known {
             // An empty input consumed nothing: no entry (one fingerprinting no bytes
             // would match every later input).
-            None if fp_len == 0 || stats.content_end == 0 => {}
+            None if fp_len == 0 || content_end == 0 => {}
             Some(i) => {
                 let s = &mut manifest.sources[i];
-                s.fingerprint = fp;
-                s.fingerprint_len = fp_len;
-                s.content_bytes = stats.content_end;
-                s.lines = stats.lines_end;
-                s.records += stats.records;
-                s.bad += stats.bad;
+                if !discard {
+                    s.fingerprint = fp;
+                    s.fingerprint_len = fp_len;
+                }
+                s.content_bytes = content_end;
+                s.lines = lines_end;
+                s.records += records;
+                s.bad += bad;
                 if !s.names.contains(&display) {
                     s.names.push(display);
                 }
@@ -484,10 +602,10 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
                 fingerprint_len: fp_len,
                 names: vec![display],
                 format: o.format.name(),
-                content_bytes: stats.content_end,
-                lines: stats.lines_end,
-                records: stats.records,
-                bad: stats.bad,
+                content_bytes: content_end,
+                lines: lines_end,
+                records,
+                bad,
                 compressed: copy.into_iter().collect(),
             }),
         }
@@ -497,13 +615,15 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
             confidence: o.detection.as_ref().map(|d| d.confidence),
             compression: compression.name().to_string(),
             lines: stats.lines,
-            added: stats.records,
+            added: records,
             already_seen: skip_lines,
             bad: stats.bad,
             skipped: stats.skipped,
             bytes: stats.content_end - skip_bytes.min(stats.content_end),
             damage,
             unchanged: false,
+            held_back_bytes: stats.held_back_bytes,
+            discarded: discard,
         });
     }
     if let Some(w) = rejects.as_mut() {

@@ -103,12 +103,15 @@ pub fn expand(args: &[String]) -> anyhow::Result<Vec<Input>> {
             continue;
         }
         let mut matched: Vec<_> = glob::glob(a)
-            .with_context(|| format!("bad file pattern '{a}'"))?
+            .with_context(|| format!("bad file pattern '{}'", escape::terminal_str(a, 1000)))?
             .filter_map(Result::ok)
             .filter(|p| p.is_file())
             .collect();
         if matched.is_empty() {
-            bail!("{a}: no file matches this pattern");
+            bail!(
+                "{}: no file matches this pattern",
+                escape::terminal_str(a, 1000)
+            );
         }
         matched.sort();
         out.extend(matched.into_iter().map(Input::Path));
@@ -135,23 +138,8 @@ pub struct Opened {
     pub detection: Option<Detection>,
 }
 
-/// Up to `n` complete, non-blank lines from the head of a file.
-pub fn sample_lines(head: &[u8], n: usize) -> Vec<&[u8]> {
-    let complete = match memchr_last_newline(head) {
-        Some(i) if head.len() >= logscope_core::source::HEAD_LEN => &head[..i],
-        _ => head,
-    };
-    complete
-        .split(|&b| b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
-        .take(n)
-        .collect()
-}
-
-fn memchr_last_newline(b: &[u8]) -> Option<usize> {
-    b.iter().rposition(|&c| c == b'\n')
-}
+/// Lines sampled for format detection.
+pub const SAMPLE_LINES: usize = 200;
 
 /// Opens an input and settles its format.
 pub fn open(input: Input, forced: Option<&Format>, read: &ReadOptions) -> anyhow::Result<Opened> {
@@ -161,23 +149,39 @@ pub fn open(input: Input, forced: Option<&Format>, read: &ReadOptions) -> anyhow
     let (format, detection) = match forced {
         Some(f) => (f.clone(), None),
         None => {
-            let sample = sample_lines(&head, 200);
-            if sample.is_empty() {
-                // Empty input: nothing to parse, any format will do.
+            // Up to 200 lines from the first few MiB, over-long lines skipped: a long
+            // junk first line does not hide the lines after it.
+            let sample = reader.sample(SAMPLE_LINES)?;
+            let lines = sample.lines(SAMPLE_LINES);
+            if lines.is_empty() {
+                if !sample.is_blank() && reader.head_damage().is_none() {
+                    bail!(
+                        "{}: cannot recognise the log format: its first {} bytes hold no complete line of at most {} bytes (--max-line). Name the format with --format (e.g. --format combined) or describe it with --log-format '…' (nginx or Apache syntax)",
+                        escape::terminal_str(&name, 1000),
+                        sample.len(),
+                        read.max_line.max(logscope_core::source::SAMPLE_MIN_LINE)
+                    );
+                }
+                // Empty input, or nothing came out of a damaged stream (reading it
+                // reports the damage): nothing to parse, any format will do.
                 (Format::Combined, None)
             } else {
-                match parse::detect(&sample) {
+                match parse::detect(&lines) {
                     Some(d) => (d.format.clone(), Some(d)),
-                    // Too little came out of a damaged stream to tell its format.
-                    None if reader.head_damage().is_some() => bail!(
-                        "{}; too little came out before the damage to recognise the format",
-                        reader.head_damage().expect("checked")
-                    ),
-                    None => bail!(
-                        "{name}: cannot recognise the log format: none of the known formats matches any of its first {} lines (first line: \"{}\"). Name the format with --format (e.g. --format combined) or describe it with --log-format '…' (nginx or Apache syntax)",
-                        sample.len(),
-                        escape::terminal(sample[0], 120)
-                    ),
+                    None => {
+                        // Too little came out of a damaged stream to tell its format.
+                        if let Some(damage) = reader.head_damage() {
+                            bail!(
+                                "{damage}; too little came out before the damage to recognise the format"
+                            );
+                        }
+                        bail!(
+                            "{}: cannot recognise the log format: none of the known formats matches any of its first {} lines (first line: \"{}\"). Name the format with --format (e.g. --format combined) or describe it with --log-format '…' (nginx or Apache syntax)",
+                            escape::terminal_str(&name, 1000),
+                            lines.len(),
+                            escape::terminal(lines[0], 120)
+                        )
+                    }
                 }
             }
         }

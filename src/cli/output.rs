@@ -1,10 +1,25 @@
-//! Report output options shared by every report command: `--format` and `--out`.
+//! Report output shared by every report command: `--format`, `--out` and `--force`,
+//! the one place reports are emitted (with the note on damaged or bad input of FILE
+//! arguments), and [`AtomicFile`], the safe way to replace a file (`--out`, replay's
+//! `--decisions`).
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use anyhow::{Context, anyhow};
 use clap::{Args, ValueEnum};
+use logscope_core::escape;
+use logscope_core::forensics::doc::Doc;
+
+use super::exit;
+use super::rows::InputReport;
+
+/// Prints a usage error; returns its exit status (2).
+pub fn usage(msg: impl std::fmt::Display) -> i32 {
+    eprintln!("logscope: error: {}", escape::message(&msg.to_string()));
+    exit::USAGE
+}
 
 /// How a report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -13,7 +28,7 @@ pub enum OutputFormat {
     Text,
     /// Markdown, ready to paste into an incident post.
     Md,
-    /// CSV (one table; spreadsheet formulas defused).
+    /// CSV (one table; control characters escaped, spreadsheet formulas defused).
     Csv,
     /// JSON: the typed result, not the table.
     Json,
@@ -34,7 +49,7 @@ impl OutputFormat {
     }
 }
 
-/// `--format` and `--out`.
+/// `--format`, `--out` and `--force`.
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
     /// Output format.
@@ -42,16 +57,23 @@ pub struct OutputArgs {
     pub format: OutputFormat,
 
     /// Write the report to FILE instead of standard output. A bare file name (no
-    /// directory) is written under reports/.
+    /// directory) is written under reports/. An existing FILE is replaced only if it has
+    /// the format's extension (.txt .md .csv .json .html), else only with --force; a
+    /// directory or device never. Written to a new temporary file beside FILE, then
+    /// renamed over it.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+
+    /// Replace an existing --out (or --decisions) FILE whatever its extension.
+    #[arg(long)]
+    pub force: bool,
 }
 
 impl OutputArgs {
     /// Where `--out` points, with bare names placed under `reports/`.
     pub fn out_path(&self) -> Option<PathBuf> {
         self.out.as_ref().map(|p| {
-            if p.components().count() == 1 && !p.is_absolute() {
+            if p.components().count() == 1 && !p.is_absolute() && !ends_with_slash(p) {
                 Path::new("reports").join(p)
             } else {
                 p.clone()
@@ -66,27 +88,223 @@ impl OutputArgs {
             && logscope_core::table::stdout_color()
     }
 
-    /// Writes the rendered report to stdout or `--out` (atomically: temp file + rename).
+    /// Checks `--out` before any work is done: `Err` is a usage error (exit status 2)
+    /// with its message — a directory, a device, or an existing file the overwrite rule
+    /// protects.
+    pub fn check(&self) -> Result<(), String> {
+        match self.out_path() {
+            Some(p) => check_target("--out", &p, self.format.ext(), self.force),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the rendered report to stdout or `--out` (atomically, see [`AtomicFile`]).
     pub fn emit(&self, content: &str) -> anyhow::Result<()> {
         match self.out_path() {
             None => {
-                let mut out = std::io::stdout().lock();
+                let mut out = io::stdout().lock();
                 out.write_all(content.as_bytes())?;
                 out.flush()?;
             }
             Some(p) => {
-                if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir)
-                        .with_context(|| format!("--out: cannot create {}", dir.display()))?;
-                }
-                let tmp = p.with_extension("tmp");
-                std::fs::write(&tmp, content)
-                    .with_context(|| format!("--out: cannot write {}", tmp.display()))?;
-                std::fs::rename(&tmp, &p)
-                    .with_context(|| format!("--out: cannot write {}", p.display()))?;
-                eprintln!("logscope: wrote {}", p.display());
+                check_target("--out", &p, self.format.ext(), self.force).map_err(|m| anyhow!(m))?;
+                let mut f = AtomicFile::create("--out", &p)?;
+                f.write_all(content.as_bytes())
+                    .with_context(|| format!("--out: cannot write {}", escape::path(&p)))?;
+                f.commit()?;
+                eprintln!("logscope: wrote {}", escape::path(&p));
             }
         }
         Ok(())
+    }
+
+    /// Emits a report that renders through a [`Doc`] (`doc(width)`, `usize::MAX` for
+    /// no width) or, as JSON, serializes `value`. With FILE inputs (`input`), the notes
+    /// on bad lines and damage are added under the title in text, Markdown and HTML,
+    /// and JSON gets a top-level `input` object; CSV is left as data.
+    pub fn emit_report<T: serde::Serialize>(
+        &self,
+        value: &T,
+        doc: impl Fn(usize) -> Doc,
+        input: Option<&InputReport>,
+    ) -> anyhow::Result<()> {
+        const WIDTH: usize = 80;
+        let noted = |w: usize| {
+            let mut d = doc(w);
+            if let Some(i) = input {
+                d.lines.extend(i.notes());
+            }
+            d
+        };
+        let text = match self.format {
+            OutputFormat::Text => noted(WIDTH).to_text(WIDTH, self.color()),
+            OutputFormat::Md => noted(usize::MAX).to_markdown(),
+            OutputFormat::Csv => doc(usize::MAX).to_csv(),
+            OutputFormat::Html => noted(usize::MAX).to_html(),
+            OutputFormat::Json => serde_json::to_string_pretty(value)? + "\n",
+        };
+        self.emit_rendered(text, input)
+    }
+
+    /// Emits a report already rendered in `--format` by its own renderer (which showed
+    /// `input.notes()` where text, Markdown and HTML show notes): JSON gets the
+    /// top-level `input` object here.
+    pub fn emit_rendered(
+        &self,
+        content: String,
+        input: Option<&InputReport>,
+    ) -> anyhow::Result<()> {
+        match (self.format, input) {
+            (OutputFormat::Json, Some(i)) => self.emit(&json_with_input(&content, i)?),
+            _ => self.emit(&content),
+        }
+    }
+}
+
+/// `json` (a pretty-printed object) with `"input": …` added as its last key; other
+/// keys keep their order and bytes.
+fn json_with_input(json: &str, input: &InputReport) -> anyhow::Result<String> {
+    let body = json.trim_end();
+    let Some(head) = body.strip_suffix('}') else {
+        return Err(anyhow!(
+            "internal error: the report's JSON is not an object"
+        ));
+    };
+    let head = head.trim_end();
+    let value = serde_json::to_string_pretty(input)?.replace('\n', "\n  ");
+    let sep = if head.ends_with('{') { "" } else { "," };
+    Ok(format!("{head}{sep}\n  \"input\": {value}\n}}\n"))
+}
+
+fn ends_with_slash(p: &Path) -> bool {
+    let b = p.as_os_str().as_encoded_bytes();
+    b.ends_with(b"/") || (cfg!(windows) && b.ends_with(b"\\"))
+}
+
+/// Whether `flag`'s `target` may be written: a missing file
+/// may; an existing regular file (or symlink, which is replaced, never followed) only
+/// if it ends in `.ext` or with `force`; a directory or a device never. `Err` holds
+/// the message of a usage error. This is the overwrite rule of `--out` and `--decisions`.
+pub fn check_target(flag: &str, target: &Path, ext: &str, force: bool) -> Result<(), String> {
+    let shown = escape::path(target);
+    let meta = std::fs::symlink_metadata(target);
+    let is_dir = ends_with_slash(target) || meta.as_ref().is_ok_and(|m| m.is_dir());
+    if is_dir {
+        return Err(format!(
+            "{flag} {shown}: is a directory; give a file name, e.g. {flag} {}",
+            escape::path(&target.join(format!("report.{ext}")))
+        ));
+    }
+    let Ok(meta) = meta else {
+        // Missing (or unreachable: writing it will say why).
+        return Ok(());
+    };
+    let ft = meta.file_type();
+    if !ft.is_file() && !ft.is_symlink() {
+        return Err(format!(
+            "{flag} {shown}: is not a regular file (a device, pipe or socket); logscope writes only regular files{}",
+            if flag == "--out" {
+                "; leave out --out to write to standard output"
+            } else {
+                ""
+            }
+        ));
+    }
+    let ours = target
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case(ext));
+    if ours || force {
+        return Ok(());
+    }
+    Err(format!(
+        "{flag} {shown}: already exists and is not a .{ext} file; logscope replaces an existing file only if it has the extension it writes (.{ext}); add --force to replace it, or choose another name"
+    ))
+}
+
+/// A file being replaced atomically: the content goes to a new temporary file created
+/// exclusively (never through an existing file or symlink) in the target's directory,
+/// and [`AtomicFile::commit`] fsyncs it and renames it over the target. Dropped without
+/// a commit (an error on the way), the temporary file is removed.
+pub struct AtomicFile {
+    tmp: tempfile::NamedTempFile,
+    target: PathBuf,
+    flag: &'static str,
+}
+
+impl AtomicFile {
+    /// Starts replacing `target` (its directory is created if missing). `flag` names
+    /// the option in messages. The caller applies [`check_target`] first.
+    pub fn create(flag: &'static str, target: &Path) -> anyhow::Result<AtomicFile> {
+        let shown = escape::path(target);
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{flag}: cannot create {}", escape::path(dir)))?;
+        let name = target
+            .file_name()
+            .ok_or_else(|| anyhow!("{flag} {shown}: not a file name"))?;
+        let mut prefix = std::ffi::OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        let mut b = tempfile::Builder::new();
+        b.prefix(&prefix).suffix(".tmp");
+        #[cfg(unix)]
+        {
+            // Like any new file: 0666 less the umask (not tempfile's 0600).
+            use std::os::unix::fs::PermissionsExt;
+            b.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let tmp = b
+            .tempfile_in(dir)
+            .with_context(|| format!("{flag}: cannot write {shown}"))?;
+        Ok(AtomicFile {
+            tmp,
+            target: target.to_path_buf(),
+            flag,
+        })
+    }
+
+    /// Flushes, fsyncs and renames the temporary file over the target (a symlink there
+    /// is replaced, not followed), then fsyncs the directory.
+    pub fn commit(self) -> anyhow::Result<()> {
+        let flag = self.flag;
+        let shown = escape::path(&self.target);
+        self.tmp
+            .as_file()
+            .sync_all()
+            .with_context(|| format!("{flag}: cannot write {shown}"))?;
+        // On failure the error owns the temporary file, and dropping it removes it.
+        self.tmp
+            .persist(&self.target)
+            .map_err(|e| anyhow::Error::new(e.error))
+            .with_context(|| format!("{flag}: cannot write {shown}"))?;
+        if let Some(dir) = self.target.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            // Best effort: the rename is what makes the file visible.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tmp.as_file_mut().write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.tmp.as_file_mut().write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tmp.as_file_mut().flush()
     }
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 use logscope_core::classify::config::parse_cidr;
+use logscope_core::escape;
 use logscope_core::forensics::{parse_duration, parse_rate};
 use logscope_core::replay::report::{
     self, Capacity, DecisionsWriter, InternalMarks, Needs, ReportAcc, ReportContext, ReportOptions,
@@ -17,9 +18,8 @@ use logscope_core::replay::report::{
 };
 use logscope_core::replay::{Exempt, Policy, Replay};
 
-use super::exit;
-use super::filters::{FilterArgs, emit_report};
-use super::output::OutputArgs;
+use super::filters::FilterArgs;
+use super::output::{self, AtomicFile, OutputArgs};
 use super::rows::{RowArgs, for_each_batch};
 use crate::store::scan::Columns;
 
@@ -142,7 +142,9 @@ pub struct ReplayArgs {
     pub top: usize,
 
     /// Write one CSV row per limited request per candidate (file, line, arrival,
-    /// candidate, key, decision, delay_ms, rule, zone, status) to FILE.
+    /// candidate, key, decision, delay_ms, rule, zone, status) to FILE. An existing FILE
+    /// is replaced only if it ends in .csv, else only with --force; written to a new
+    /// temporary file beside FILE, then renamed over it.
     #[arg(long, value_name = "FILE", help_heading = "Report")]
     pub decisions: Option<PathBuf>,
 
@@ -188,12 +190,19 @@ fn parse_width(s: &str) -> Result<i64, String> {
 
 /// A usage error: printed, exit status 2.
 fn usage(msg: impl std::fmt::Display) -> anyhow::Result<i32> {
-    eprintln!("logscope: error: {msg}");
-    Ok(exit::USAGE)
+    Ok(output::usage(msg))
 }
 
 /// Runs `logscope replay`.
 pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
+    if let Err(m) = args.out.check() {
+        return usage(m);
+    }
+    if let Some(d) = &args.decisions
+        && let Err(m) = output::check_target("--decisions", d, "csv", args.out.force)
+    {
+        return usage(m);
+    }
     let mut policies: Vec<Policy> = Vec::new();
     for spec in &args.limits {
         match Policy::from_spec(spec) {
@@ -204,7 +213,7 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
     for path in &args.configs {
         match Policy::from_toml_file(path) {
             Ok(p) => policies.push(p),
-            Err(e) => return usage(format_args!("--config {}: {e}", path.display())),
+            Err(e) => return usage(format_args!("--config {}: {e}", escape::path(path))),
         }
     }
     if policies.is_empty() {
@@ -301,10 +310,10 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
     match &args.decisions {
         None => report::run(&store, &mut replay, &mut acc, &|t| clock.local(t), None)?,
         Some(path) => {
-            let tmp = tmp_path(path);
-            let f = std::fs::File::create(&tmp)
-                .with_context(|| format!("--decisions: cannot write {}", tmp.display()))?;
-            let mut w = DecisionsWriter::new(BufWriter::with_capacity(1 << 20, f), names)?;
+            let shown = escape::path(path);
+            let f = AtomicFile::create("--decisions", path)?;
+            let mut w = DecisionsWriter::new(BufWriter::with_capacity(1 << 20, f), names)
+                .with_context(|| format!("--decisions: cannot write {shown}"))?;
             report::run(
                 &store,
                 &mut replay,
@@ -312,16 +321,16 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
                 &|t| clock.local(t),
                 Some(&mut w as &mut dyn report::DecisionSink),
             )
-            .with_context(|| format!("--decisions: cannot write {}", tmp.display()))?;
+            .with_context(|| format!("--decisions: cannot write {shown}"))?;
             let rows = w.rows();
-            w.finish()
-                .with_context(|| format!("--decisions: cannot write {}", tmp.display()))?;
-            std::fs::rename(&tmp, path)
-                .with_context(|| format!("--decisions: cannot write {}", path.display()))?;
+            let f = w
+                .finish()
+                .and_then(|b| b.into_inner().map_err(|e| e.into_error()))
+                .with_context(|| format!("--decisions: cannot write {shown}"))?;
+            f.commit()?;
             eprintln!(
-                "logscope: wrote {} decisions to {}",
-                logscope_core::forensics::thousands(rows),
-                path.display()
+                "logscope: wrote {} decisions to {shown}",
+                logscope_core::forensics::thousands(rows)
             );
         }
     }
@@ -342,9 +351,10 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
             internal: marks.describe(),
         },
     );
-    emit_report(&args.out, &report, |_| report.doc())?;
+    args.out
+        .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
     timing.lap("report", store.len());
-    Ok(exit::OK)
+    Ok(stats.exit_code())
 }
 
 /// Phase timings on stderr when `LOGSCOPE_TIMING` is set (for benchmarks; the report
@@ -371,13 +381,6 @@ impl Timing {
             );
         }
     }
-}
-
-/// `FILE.tmp` beside FILE.
-fn tmp_path(p: &Path) -> PathBuf {
-    let mut s = p.as_os_str().to_owned();
-    s.push(".tmp");
-    PathBuf::from(s)
 }
 
 /// The command line's exemptions.

@@ -1,6 +1,8 @@
 //! Where a report's rows come from: log files given as arguments (parsed on the fly,
-//! nothing stored) or, without files, the dataset.
+//! nothing stored) or, without files, the dataset; and what reading the files found
+//! ([`InputReport`]: bad lines, damage, the exit status they call for).
 
+use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::path::Path;
 
@@ -8,9 +10,12 @@ use anyhow::bail;
 use clap::Args;
 use logscope_core::batch::Batch;
 use logscope_core::escape;
+use logscope_core::forensics::thousands;
 use logscope_core::pipeline::{self, PipelineOptions};
-use logscope_core::source::ReadOptions;
+use logscope_core::source::{ReadOptions, SourceError};
+use serde::Serialize;
 
+use super::exit;
 use super::inputs::{self, FormatArgs};
 use crate::store::Dataset;
 use crate::store::scan::{self, Columns};
@@ -34,6 +39,19 @@ pub struct RowArgs {
     /// UTC offset for timestamps in FILE that carry none (e.g. +0200).
     #[arg(long, value_name = "OFFSET", default_value = "+0000", value_parser = inputs::parse_offset)]
     pub assume_offset: i32,
+
+    /// Exit with status 3 if a FILE's share of bad lines is above this (0..1), as
+    /// ingest does; a damaged compressed FILE gives status 4. The report is written
+    /// either way, with a note.
+    #[arg(long, default_value_t = 0.5, value_name = "SHARE", value_parser = parse_share)]
+    pub max_bad: f64,
+}
+
+fn parse_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a share between 0 and 1 (e.g. 0.5)")),
+    }
 }
 
 impl RowArgs {
@@ -55,6 +73,130 @@ pub struct RowStats {
     pub bad: u64,
     /// Where the rows came from, for the report header.
     pub origin: String,
+    /// What the FILE arguments yielded; `None` over the dataset.
+    pub input: Option<InputReport>,
+}
+
+impl RowStats {
+    /// The exit status the inputs call for (0 over the dataset).
+    pub fn exit_code(&self) -> i32 {
+        self.input.as_ref().map_or(exit::OK, InputReport::exit_code)
+    }
+}
+
+/// What reading the FILE arguments of a report found: JSON reports carry it as their
+/// top-level `input` object, text, Markdown and HTML show [`InputReport::notes`].
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct InputReport {
+    /// Lines read (records, bad lines, and blank lines or format directives).
+    pub lines: u64,
+    /// Records parsed.
+    pub records: u64,
+    /// Bad lines (skipped).
+    pub bad: u64,
+    /// Bad lines per reason.
+    pub bad_reasons: BTreeMap<&'static str, u64>,
+    /// The first bad line.
+    pub first_bad: Option<BadRef>,
+    /// Damaged compressed inputs: each was read up to the damage only.
+    pub damage: Vec<DamageRef>,
+    /// `--max-bad`.
+    pub max_bad: f64,
+    /// Per input, in input order.
+    pub files: Vec<FileInput>,
+}
+
+/// One bad line, located.
+#[derive(Debug, Clone, Serialize)]
+pub struct BadRef {
+    /// The input's name.
+    pub file: String,
+    /// 1-based line number.
+    pub line: u64,
+    /// Why it is bad.
+    pub reason: &'static str,
+}
+
+/// A damaged input.
+#[derive(Debug, Clone, Serialize)]
+pub struct DamageRef {
+    /// The input's name.
+    pub file: String,
+    /// What was wrong, as in the message on stderr.
+    pub message: String,
+    /// Where the damage was detected: a compressed byte offset (a content offset for
+    /// a plain file that shrank), if known.
+    pub detected_at: Option<u64>,
+    /// Lines of the input delivered before the damage, if known.
+    pub lines_before: Option<u64>,
+}
+
+/// What one input yielded.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileInput {
+    /// The input's name.
+    pub file: String,
+    /// Lines read.
+    pub lines: u64,
+    /// Records parsed.
+    pub records: u64,
+    /// Bad lines.
+    pub bad: u64,
+    /// Bad lines over lines parsed (blank lines and format directives left out).
+    pub bad_share: f64,
+    /// Whether `bad_share` is above `--max-bad`.
+    pub too_many_bad: bool,
+    /// Whether it was damaged (see `damage`).
+    pub damaged: bool,
+}
+
+impl InputReport {
+    /// 4 when an input was damaged, else 3 when an input's share of bad lines is above
+    /// `--max-bad`, else 0 — ingest's statuses.
+    pub fn exit_code(&self) -> i32 {
+        if !self.damage.is_empty() {
+            exit::DAMAGED
+        } else if self.files.iter().any(|f| f.too_many_bad) {
+            exit::TOO_MANY_BAD
+        } else {
+            exit::OK
+        }
+    }
+
+    /// Lines for the report's header (raw text: each format escapes them); none when
+    /// every line was read and parsed.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.bad > 0 {
+            let mut n = format!(
+                "input: {} lines, {} bad",
+                thousands(self.lines),
+                thousands(self.bad)
+            );
+            if let Some(b) = &self.first_bad {
+                n.push_str(&format!(" (first: {}:{}: {})", b.file, b.line, b.reason));
+            }
+            n.push_str(" — bad lines are left out of the figures");
+            out.push(n);
+        }
+        for f in self.files.iter().filter(|f| f.too_many_bad) {
+            out.push(format!(
+                "input: {}: {} of its lines are bad, more than --max-bad {}: is the format right?",
+                f.file,
+                percent_of(f.bad_share),
+                percent_of(self.max_bad)
+            ));
+        }
+        for d in &self.damage {
+            // The message says how much of the input was read.
+            out.push(format!("input: {}", d.message));
+        }
+        out
+    }
+}
+
+fn percent_of(share: f64) -> String {
+    format!("{:.1}%", 100.0 * share)
 }
 
 /// Calls `sink(file, batch)` for every batch of records, from the files when some are
@@ -77,7 +219,7 @@ pub fn for_each_batch(
         if !ds.exists() {
             bail!(
                 "{}: no dataset here yet; run `logscope ingest FILE` first, or give log files as arguments",
-                data.display()
+                escape::path(data)
             );
         }
         stats.origin = format!("dataset {}", data.display());
@@ -97,6 +239,10 @@ pub fn for_each_batch(
     let names: Vec<String> = opened.iter().map(|o| o.name.clone()).collect();
     stats.origin = names.join(", ");
     let mut shown = 0;
+    let mut input = InputReport {
+        max_bad: args.max_bad,
+        ..InputReport::default()
+    };
     for o in opened {
         let opts = PipelineOptions {
             read: read.clone(),
@@ -106,6 +252,14 @@ pub fn for_each_batch(
         let name = o.name.clone();
         let st = pipeline::run(o.reader, &o.format, &opts, |batch| {
             for bad in &batch.bad {
+                *input.bad_reasons.entry(bad.reason).or_default() += 1;
+                if input.first_bad.is_none() {
+                    input.first_bad = Some(BadRef {
+                        file: name.clone(),
+                        line: bad.line,
+                        reason: bad.reason,
+                    });
+                }
                 if shown < 5 {
                     shown += 1;
                     eprintln!(
@@ -121,13 +275,51 @@ pub fn for_each_batch(
             ControlFlow::Continue(())
         })?;
         if let Some(d) = &st.damage {
-            eprintln!("logscope: {}", escape::terminal_str(&d.to_string(), 400));
+            eprintln!("logscope: {}", escape::terminal_str(&d.to_string(), 1000));
+            input.damage.push(damage_ref(&name, d));
         }
+        let parsed = st.lines.saturating_sub(st.skipped);
+        let bad_share = st.bad as f64 / parsed.max(1) as f64;
+        let too_many_bad = parsed > 0 && bad_share > args.max_bad;
+        if too_many_bad {
+            eprintln!(
+                "logscope: {}: {} of {} lines are bad ({} > --max-bad {}): is the format right? (used {})",
+                escape::terminal_str(&name, 200),
+                st.bad,
+                parsed,
+                percent_of(bad_share),
+                percent_of(args.max_bad),
+                o.format.name()
+            );
+        }
+        input.files.push(FileInput {
+            file: name,
+            lines: st.lines,
+            records: st.records,
+            bad: st.bad,
+            bad_share,
+            too_many_bad,
+            damaged: st.damage.is_some(),
+        });
+        input.lines += st.lines;
+        input.records += st.records;
+        input.bad += st.bad;
         stats.records += st.records;
         stats.bad += st.bad;
     }
     if stats.bad > 0 {
         eprintln!("logscope: skipped {} bad lines", stats.bad);
     }
+    stats.input = Some(input);
     Ok(stats)
+}
+
+fn damage_ref(file: &str, d: &SourceError) -> DamageRef {
+    let detail = d.damage();
+    DamageRef {
+        file: file.to_string(),
+        message: d.to_string(),
+        detected_at: detail.map(|x| x.detected_at),
+        lines_before: detail.map(|x| x.lines_end),
+    }
 }

@@ -343,3 +343,105 @@ fn duckdb_never_sees_an_uncommitted_ingest() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[(3456,)]");
 }
+
+/// `n` combined lines numbered from `from` (distinct content per line).
+fn combined_lines(n: usize, from: usize) -> String {
+    let mut s = String::new();
+    for i in from..from + n {
+        s.push_str(&format!(
+            "10.1.{}.{} - - [01/May/2024:10:{:02}:{:02} +0000] \"GET /page/{i} HTTP/1.1\" 200 {} \"-\" \"agent\"\n",
+            (i / 250) % 250,
+            i % 250,
+            (i / 60) % 60,
+            i % 60,
+            i % 5000
+        ));
+    }
+    s
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+fn lines_of(data: &Path) -> Vec<i64> {
+    let df = read_dataset(data);
+    let mut v: Vec<i64> = df
+        .column("line")
+        .unwrap()
+        .i64()
+        .unwrap()
+        .into_no_null_iter()
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_corrupt_gzip_stores_nothing_and_the_intact_copy_adds_every_line_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let log = combined_lines(20_000, 1);
+    let mut z = gzip(log.as_bytes());
+    let mid = z.len() / 2;
+    for b in &mut z[mid..mid + 4] {
+        *b ^= 0x5a;
+    }
+    let bad = tmp.path().join("access.log.1.gz");
+    std::fs::write(&bad, &z).unwrap();
+    let (s, code) = ingest_json(&data, &[bad.to_str().unwrap()]);
+    assert_eq!(code, 4, "{s}");
+    assert_eq!(s["added"], 0, "nothing untrustworthy is stored: {s}");
+    assert_eq!(s["files"][0]["discarded"], true);
+    assert_eq!(glob_rows(&data), 0);
+
+    let good = tmp.path().join("access.log.1");
+    std::fs::write(&good, &log).unwrap();
+    let (s, code) = ingest_json(&data, &[good.to_str().unwrap()]);
+    assert_eq!(code, 0, "{s}");
+    assert_eq!(s["added"], 20_000, "{s}");
+    assert_eq!(s["bad"], 0, "{s}");
+    assert_eq!(lines_of(&data), (1..=20_000).collect::<Vec<i64>>());
+}
+
+#[test]
+fn a_live_files_unfinished_last_line_is_read_whole_next_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let log = tmp.path().join("access.log");
+    let all = combined_lines(102, 1);
+    // 100 complete lines and half of the 101st, still being written.
+    let cut = all.match_indices('\n').nth(99).unwrap().0 + 1 + 40;
+    std::fs::write(&log, &all[..cut]).unwrap();
+    let out = logscope(&data)
+        .args(["ingest", "--json"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["added"], 100, "{s}");
+    assert_eq!(s["bad"], 0, "the fragment is not a bad line: {s}");
+    assert_eq!(s["files"][0]["held_back_bytes"], 40);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("held back"));
+
+    // The writer finishes the line and writes one more.
+    std::fs::write(&log, &all).unwrap();
+    let (s, code) = ingest_json(&data, &[log.to_str().unwrap()]);
+    assert_eq!(
+        (code, s["added"].as_u64(), s["bad"].as_u64()),
+        (0, Some(2), Some(0)),
+        "{s}"
+    );
+    assert_eq!(lines_of(&data), (1..=102).collect::<Vec<i64>>());
+
+    // A finished file without a final newline: --final-line take consumes it.
+    let last = tmp.path().join("finished.log");
+    let other = combined_lines(3, 500);
+    std::fs::write(&last, other.trim_end()).unwrap();
+    let (s, _) = ingest_json(&data, &["--final-line", "take", last.to_str().unwrap()]);
+    assert_eq!(s["added"], 3, "{s}");
+}

@@ -52,8 +52,10 @@ fn sample_log_ingests_with_its_known_figures() {
             Some(TimeZone::UTC)
         ))
     );
-    assert_eq!(schema.get("status"), Some(&DataType::UInt16));
-    assert_eq!(schema.get("bytes"), Some(&DataType::UInt64));
+    // Engine-native types (dataset format 2): signed integers every engine reads.
+    assert_eq!(schema.get("status"), Some(&DataType::Int32));
+    assert_eq!(schema.get("bytes"), Some(&DataType::Int64));
+    assert_eq!(schema.get("ip_lo"), Some(&DataType::Int64));
     // First line: 83.149.9.216 - - [17/May/2015:10:05:03 +0000] "GET /presentations/logstash-monitorama-2013/images/kibana-search.png HTTP/1.1" 200 203023 …
     let first = df.head(Some(1));
     assert_eq!(
@@ -232,10 +234,7 @@ fn truncated_gzip_keeps_the_lines_before_the_damage() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cut.log.gz"), "{stderr}");
-    assert!(
-        stderr.contains("truncated or corrupt at compressed byte"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("truncated gzip stream"), "{stderr}");
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let added = s["added"].as_u64().unwrap();
     assert!(
@@ -471,7 +470,8 @@ fn every_real_log_ingests_within_its_documented_bad_share() {
     for (i, (rel, lines, max_bad)) in cases.iter().enumerate() {
         let Some(path) = shared_real(rel) else { return };
         let data = tmp.path().join(format!("d{i}"));
-        let (s, _) = ingest_json(&data, &[path.to_str().unwrap()]);
+        // Archived files: a last line without a newline is complete.
+        let (s, _) = ingest_json(&data, &["--final-line", "take", path.to_str().unwrap()]);
         assert_eq!(
             s["lines"].as_u64().unwrap() - s["skipped"].as_u64().unwrap(),
             *lines,
@@ -559,6 +559,7 @@ fn an_over_long_line_is_a_bad_line_and_the_rest_is_read() {
         let data = tmp.path().join(format!("d{i}"));
         let out = logscope(&data)
             .args(["ingest", "--json", "--format", "combined"])
+            .args(["--final-line", "take"])
             .arg(f)
             .output()
             .unwrap();
@@ -640,7 +641,7 @@ fn a_gzip_damaged_in_its_first_bytes_is_named_as_damaged() {
         // (damaged input), never a panic, and the message names the damage.
         assert!(matches!(out.status.code(), Some(1 | 4)), "{cut}: {stderr}");
         assert!(
-            stderr.contains("early.log.gz: gzip stream is truncated or corrupt"),
+            stderr.contains("early.log.gz: truncated gzip stream"),
             "{cut}: {stderr}"
         );
         assert!(!stderr.contains("panicked"), "{stderr}");

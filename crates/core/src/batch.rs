@@ -11,7 +11,9 @@ use crate::record::Record;
 #[derive(Clone, Debug, Default)]
 pub struct TextColumn {
     data: String,
-    ends: Vec<u32>,
+    /// End offset of each value in `data` (`usize`: a column may exceed 4 GiB when
+    /// `--max-line` allows lines of more than 1 GiB, each byte escaped to 4).
+    ends: Vec<usize>,
     valid: Vec<bool>,
 }
 
@@ -25,7 +27,7 @@ impl TextColumn {
             }
             None => self.valid.push(false),
         }
-        self.ends.push(self.data.len() as u32);
+        self.ends.push(self.data.len());
     }
 
     /// Appends a value already known to be text (no validation, no escaping).
@@ -37,7 +39,7 @@ impl TextColumn {
             }
             None => self.valid.push(false),
         }
-        self.ends.push(self.data.len() as u32);
+        self.ends.push(self.data.len());
     }
 
     /// Number of values.
@@ -55,8 +57,8 @@ impl TextColumn {
         if !self.valid[i] {
             return None;
         }
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        Some(&self.data[start..self.ends[i] as usize])
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.data[start..self.ends[i]])
     }
 
     /// All values in order.

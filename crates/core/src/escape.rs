@@ -1,4 +1,5 @@
-//! Escaping of attacker-controlled log text for terminals, Markdown, HTML and CSV.
+//! Escaping of attacker-controlled log text for terminals, Markdown, HTML and CSV, and
+//! of paths in messages.
 
 use std::fmt::Write;
 
@@ -29,10 +30,21 @@ pub fn terminal_str(s: &str, max: usize) -> String {
     out
 }
 
+/// Whether `c` is shown as `\xHH` escapes: C0 controls, DEL, C1 controls, zero-width
+/// and bidi formatting characters, and the Unicode line and paragraph separators.
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
 fn push_char(out: &mut String, c: char) {
-    if c.is_control()
-        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    {
+    if needs_escape(c) {
         // C0/C1 controls and bidi overrides can rewrite what the terminal shows.
         let mut buf = [0u8; 4];
         for b in c.encode_utf8(&mut buf).bytes() {
@@ -40,6 +52,49 @@ fn push_char(out: &mut String, c: char) {
         }
     } else {
         out.push(c);
+    }
+}
+
+/// A message (which may quote paths, options or log text) safe to print on a
+/// terminal: like [`terminal_str`], uncut, but line breaks (`\n`) are kept.
+pub fn message(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&terminal_str(line, usize::MAX));
+    }
+    out
+}
+
+/// A path (user-supplied or taken from input) safe to print in a message: like
+/// [`terminal`], with bytes that are not UTF-8 shown as `\xHH`.
+pub fn path(p: &std::path::Path) -> String {
+    terminal(p.as_os_str().as_encoded_bytes(), 1000)
+}
+
+/// One CSV cell (RFC 4180) as every CSV writer of logscope writes it: control and
+/// formatting characters escaped as `\xHH` (as for terminals, so a cell never holds a
+/// raw ESC, BEL, CR or newline), a leading `'` on a cell a spreadsheet would run as a
+/// formula (`=`, `+`, `-`, `@` not starting a number), and quotes when the cell holds
+/// `,` or `"`.
+pub fn csv_cell(s: &str) -> String {
+    let escaped = if s.chars().any(needs_escape) {
+        std::borrow::Cow::Owned(terminal_str(s, usize::MAX))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
+    let defused = match escaped.as_bytes().first() {
+        Some(b'=' | b'+' | b'-' | b'@') if escaped.len() > 1 && escaped.parse::<f64>().is_err() => {
+            std::borrow::Cow::Owned(format!("'{escaped}"))
+        }
+        _ => escaped,
+    };
+    if defused.contains([',', '"']) {
+        format!("\"{}\"", defused.replace('"', "\"\""))
+    } else {
+        defused.into_owned()
     }
 }
 
@@ -84,6 +139,41 @@ mod tests {
         assert_eq!(terminal(b"\x90\x90ok", 100), "\\x90\\x90ok");
         assert_eq!(terminal(b"abcdef", 3), "abc…");
         assert_eq!(terminal("x\u{202e}y".as_bytes(), 10), "x\\xe2\\x80\\xaey");
+        assert_eq!(terminal("x\u{2028}y".as_bytes(), 10), "x\\xe2\\x80\\xa8y");
+        assert_eq!(
+            path(std::path::Path::new("out\x1b[2J.csv")),
+            "out\\x1b[2J.csv"
+        );
+    }
+
+    #[test]
+    fn messages_keep_line_breaks_only() {
+        assert_eq!(message("a\x1b[2J\nb\r\x07"), "a\\x1b[2J\nb\\x0d\\x07");
+    }
+
+    #[test]
+    fn csv_cells_escape_controls_and_defuse_formulas() {
+        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(csv_cell("a,b"), "\"a,b\"");
+        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(
+            csv_cell("Mozilla \x1b[31mred\x07\r\nx"),
+            "Mozilla \\x1b[31mred\\x07\\x0d\\x0ax"
+        );
+        assert_eq!(
+            csv_cell("a\u{85}\u{7f}\u{202e}"),
+            "a\\xc2\\x85\\x7f\\xe2\\x80\\xae"
+        );
+        assert_eq!(csv_cell("=1+1"), "'=1+1");
+        assert_eq!(csv_cell("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_cell("-5"), "-5");
+        assert_eq!(csv_cell("-"), "-");
+        // A leading tab or CR is escaped, so it can no longer start a formula.
+        assert_eq!(csv_cell("\t=x"), "\\x09=x");
+        assert_eq!(csv_cell("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        for c in csv_cell("\x00\x01\x1f\x7f\u{9b}\r\n\t").chars() {
+            assert!(!c.is_control(), "{c:?}");
+        }
     }
 
     #[test]

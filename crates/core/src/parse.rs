@@ -19,7 +19,10 @@
 //! Timestamps: Apache `%t` stamps the arrival of the request. nginx (`$time_local`,
 //! `$time_iso8601`, `$msec`) and Caddy (`ts`) stamp its completion, so when the format
 //! also logs the request time, `ts_ms` = completion − request time. When a format has
-//! several time fields, the most precise one wins (`$msec` over `$time_local`).
+//! several time fields, the most precise one wins (`$msec` over `$time_local`). An
+//! arrival outside 1970-01-01T00:00:00Z ..= 2099-12-31T23:59:59.999Z is a bad line,
+//! [`ParseError::TimestampOutOfRange`], in every format; arithmetic on parsed times is
+//! done in `i128`, so no value a line can hold overflows it.
 
 mod apache;
 mod caddy;
@@ -32,6 +35,13 @@ use std::sync::Arc;
 
 use crate::record::Record;
 use program::{Builder, FieldKind, Program, RtUnit, TextParser, TimeKind, Trailing};
+
+/// A client field (`%h`, `$remote_addr`, `c-ip`, …) as an address, `None` for a host
+/// name: IPv4, `IPv4:port`, IPv6, `IPv6%zone`, `[IPv6]`, `[IPv6]:port`; zone and port
+/// dropped, IPv4-mapped IPv6 (`::ffff:1.2.3.4`) as IPv4. Every parser fills
+/// [`Record::ip`] with it; readers of stored `client` text should use it too, so that
+/// a client is the same address (and /24) everywhere.
+pub use program::parse_ip as client_ip;
 
 /// Why a line could not be parsed. Cheap to create and copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -51,6 +61,11 @@ pub enum ParseError {
     MissingClient,
     /// The timestamp is missing or invalid.
     BadTimestamp,
+    /// The timestamp is valid but the arrival it gives lies outside the documented
+    /// window 1970-01-01T00:00:00Z (inclusive) to 2100-01-01T00:00:00Z (exclusive)
+    /// ([`crate::time::TS_MIN_MS`], [`crate::time::TS_END_MS`]). Reason (stable):
+    /// `"timestamp out of range (1970–2099)"`.
+    TimestampOutOfRange,
     /// The status field is empty.
     MissingStatus,
     /// The status is not three digits.
@@ -82,6 +97,7 @@ impl ParseError {
             ParseError::UnterminatedQuote => "unterminated quote",
             ParseError::MissingClient => "missing client",
             ParseError::BadTimestamp => "bad timestamp",
+            ParseError::TimestampOutOfRange => "timestamp out of range (1970–2099)",
             ParseError::MissingStatus => "missing status",
             ParseError::BadStatus => "bad status",
             ParseError::BadBytes => "bad size",
@@ -404,7 +420,10 @@ impl Format {
     pub fn from_name(s: &str) -> Result<Format, FormatError> {
         let t = s.trim();
         for (prefix, nginx) in [("nginx:", true), ("apache:", false)] {
-            if t.len() > prefix.len() && t[..prefix.len()].eq_ignore_ascii_case(prefix) {
+            if t.len() > prefix.len()
+                && t.get(..prefix.len())
+                    .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+            {
                 let mut body = &t[prefix.len()..];
                 if body.len() >= 2 && body.starts_with('\'') && body.ends_with('\'') && !nginx {
                     body = &body[1..body.len() - 1];

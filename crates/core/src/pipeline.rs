@@ -10,7 +10,9 @@ use crossbeam_channel::bounded;
 
 use crate::batch::{BadLine, Batch};
 use crate::parse::{Format, LineParser, ParseOptions};
-use crate::source::{Chunk, Compression, Event, ReadOptions, Reader, SourceError};
+use crate::source::{
+    Chunk, Compression, Damage, DamageKind, Event, ReadOptions, Reader, SourceError,
+};
 
 /// How to run the pipeline.
 #[derive(Clone, Debug, Default)]
@@ -37,14 +39,53 @@ pub struct InputStats {
     /// Blank lines and format directives.
     pub skipped: u64,
     /// Content bytes consumed, counted from the start of the content (skipped ones
-    /// included): where a later ingest of the same content resumes.
+    /// included): the end of the last complete line delivered (an unterminated last
+    /// line counts only when the input ended cleanly and it was not held back). Where a
+    /// later ingest of the same content resumes — except for a corrupt input, see
+    /// [`InputStats::trusted_end`].
     pub content_end: u64,
     /// Lines consumed from the start of the content (skipped ones included).
     pub lines_end: u64,
+    /// Where reading started (the resume point given to `Reader::skip_to`; 0 if none).
+    pub start_bytes: u64,
+    /// Lines before `start_bytes`.
+    pub start_lines: u64,
+    /// Bytes after `content_end` that were neither delivered nor consumed: an
+    /// unterminated final line of a plain file read with
+    /// [`ReadOptions::hold_unterminated`] (its writer may still be writing it; the next
+    /// read starts with it), or the fragment a damaged input ended in. 0 if none.
+    pub held_back_bytes: u64,
     /// The input's compression.
     pub compression: Option<Compression>,
-    /// A damaged compressed stream: lines before the damage were delivered.
+    /// The input ended early: a damaged compressed stream or a file that shrank
+    /// ([`SourceError::Damaged`], see [`InputStats::damage_info`]), or a read error after
+    /// some lines. The complete lines before it were delivered.
     pub damage: Option<SourceError>,
+}
+
+impl InputStats {
+    /// The details of the damage, if the input ended with [`SourceError::Damaged`].
+    pub fn damage_info(&self) -> Option<&Damage> {
+        self.damage.as_ref()?.damage()
+    }
+
+    /// How far the delivered content can be trusted, as (content bytes, lines): for a
+    /// [`DamageKind::Corrupt`] input the last verified point (never before
+    /// `start_bytes`/`start_lines`), otherwise `content_end`/`lines_end`. Rows with a
+    /// line number above the second value must be dropped; the pair is the resume point
+    /// to record.
+    pub fn trusted_end(&self) -> (u64, u64) {
+        match self.damage_info() {
+            Some(d) if d.kind == DamageKind::Corrupt => {
+                if d.verified.content_bytes >= self.start_bytes {
+                    (d.verified.content_bytes, d.verified.lines)
+                } else {
+                    (self.start_bytes, self.start_lines)
+                }
+            }
+            _ => (self.content_end, self.lines_end),
+        }
+    }
 }
 
 /// Reason given for lines over the length limit.
@@ -104,8 +145,11 @@ where
 
     let (chunk_tx, chunk_rx) = bounded::<(u64, Work)>(threads * 2);
     let (batch_tx, batch_rx) = bounded::<(u64, Counts, T)>(threads * 2);
+    let start = reader.start();
     let mut stats = InputStats {
         compression: Some(compression),
+        start_bytes: start.content_bytes,
+        start_lines: start.lines,
         ..InputStats::default()
     };
 
@@ -138,7 +182,8 @@ where
                 seq += 1;
             }
             drop(chunk_tx);
-            (reader.content_pos(), reader.next_line() - 1, damage)
+            let end = (reader.content_pos(), reader.next_line() - 1);
+            (end, reader.held_back(), damage)
         });
 
         // Workers.
@@ -201,9 +246,11 @@ where
                 }
             }
         }
-        let (content_end, lines_end, damage) = reader_handle.join().expect("reader thread");
+        let ((content_end, lines_end), held_back, damage) =
+            reader_handle.join().expect("reader thread");
         stats.content_end = content_end;
         stats.lines_end = lines_end;
+        stats.held_back_bytes = held_back;
         stats.damage = damage;
     });
     match stats.damage.take() {
@@ -219,14 +266,18 @@ enum Work {
     Long { line: u64, len: u64, head: Vec<u8> },
 }
 
-/// Parses the lines of one chunk.
+/// Parses the lines of one chunk. A line longer than `max_line` bytes is a bad line
+/// whose `raw` is its first `max_line` bytes (as [`Event::LongLine`] carries); every
+/// other bad line's `raw` is the line verbatim (without its terminator and a `\r`
+/// before it).
 pub fn parse_chunk(parser: &mut dyn LineParser, chunk: &Chunk, max_line: usize) -> Batch {
     let mut batch = Batch::default();
     let data: &[u8] = chunk;
+    let t = chunk.terminator;
     let mut line_no = chunk.first_line;
     let mut start = 0usize;
     while start < data.len() {
-        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+        let end = memchr::memchr(t, &data[start..]).map_or(data.len(), |i| start + i);
         let mut line = &data[start..end];
         if let [rest @ .., b'\r'] = line {
             line = rest;
@@ -236,7 +287,7 @@ pub fn parse_chunk(parser: &mut dyn LineParser, chunk: &Chunk, max_line: usize) 
             batch.bad.push(BadLine {
                 line: line_no,
                 reason: LONG_LINE,
-                raw: line[..200].to_vec(),
+                raw: line[..max_line].to_vec(),
             });
         } else if line.iter().all(|b| b.is_ascii_whitespace()) {
             batch.skipped += 1;

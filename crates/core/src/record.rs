@@ -45,14 +45,18 @@ impl Precision {
 pub struct Record<'a> {
     /// Arrival time (when the server started handling the request), UTC, in
     /// milliseconds since the Unix epoch. For logs that stamp completion (Caddy `ts`,
-    /// nginx `$msec`) this is completion − request time.
+    /// nginx `$msec`) this is completion − request time. Always inside the window
+    /// `[TS_MIN_MS, TS_END_MS)` of [`crate::time`] (1970-01-01 to 2100-01-01, UTC): parsers
+    /// reject a line whose arrival falls outside it
+    /// ([`crate::parse::ParseError::TimestampOutOfRange`]).
     pub ts_ms: i64,
     /// Precision of the timestamp in the log.
     pub precision: Precision,
     /// The client as written (`%h`, `$remote_addr`, Caddy `client_ip`): an address
     /// or, in old logs, a host name.
     pub client: &'a [u8],
-    /// `client` parsed as an address, when it is one.
+    /// `client` parsed as an address, when it is one ([`crate::parse::client_ip`]:
+    /// zone id and port dropped, IPv4-mapped IPv6 as IPv4).
     pub ip: Option<IpAddr>,
     /// `%l` (identd), rarely meaningful; `None` for `-`.
     pub ident: Option<&'a [u8]>,

@@ -1,10 +1,30 @@
-//! Reading log bytes: files (memory-mapped in bounded windows), gzip, zstd and stdin,
-//! cut into line-aligned chunks that carry their first line number.
+//! Reading log bytes: files (positioned reads into bounded windows), gzip, zstd and
+//! stdin, cut into line-aligned chunks that carry their first line number.
 //!
 //! Compression is recognised by magic bytes, never by file name. Memory stays bounded
-//! whatever the input size: plain files are mapped a window at a time, streams are read
-//! into fixed-size buffers, and a line longer than [`ReadOptions::max_line`] is skipped
-//! (reported as an [`Event::LongLine`]) without being held in memory.
+//! whatever the input size: content is read into windows of [`ReadOptions::window`]
+//! bytes (reused once the chunks cut from them are parsed), and a line longer than
+//! [`ReadOptions::max_line`] is skipped (reported as an [`Event::LongLine`] with its
+//! first `max_line` bytes) without being held in memory.
+//!
+//! Lines end with `\n` (a `\r` before it is the parser's business), or, in a file whose
+//! head holds no `\n` at all but does hold `\r` (classic Mac), with a bare `\r`: the
+//! choice is made once per input ([`Reader::terminator`]).
+//!
+//! What counts as read: the complete lines delivered. A final line without terminator
+//! is delivered (and consumed) when the input ended cleanly — standard input, a pipe, a
+//! compressed stream whose every member/frame verified, a plain file read with
+//! [`ReadOptions::hold_unterminated`] off. It is neither delivered nor consumed when the
+//! input ended early (a truncated or corrupt stream, a file that shrank) or when a
+//! plain file is read with `hold_unterminated` (its writer may still be writing it);
+//! [`Reader::held_back`] says how many bytes were left so.
+//!
+//! Plain files are not memory-mapped: a file truncated while mapped would kill the
+//! process (SIGBUS). One that shrinks while read ends with [`DamageKind::Shrank`].
+
+mod decode;
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
 use std::fs::File;
@@ -13,7 +33,9 @@ use std::ops::{Deref, Range};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use memmap2::{Mmap, MmapOptions};
+use decode::{ByteSource, Fault, FileSrc, GzipSrc, StreamSrc, ZstdSrc};
+
+use crate::escape;
 
 /// Where log bytes come from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -34,7 +56,8 @@ impl Input {
         }
     }
 
-    /// How the input is named in messages (`file:line: …`).
+    /// How the input is named in messages (`file:line: …`). Not escaped: escape it
+    /// before printing.
     pub fn display_name(&self) -> String {
         match self {
             Input::Path(p) => p.display().to_string(),
@@ -80,63 +103,186 @@ impl Compression {
             Compression::Zstd => "zstd",
         }
     }
+
+    /// What its checksummed unit is called: "gzip member", "zstd frame".
+    fn unit(self) -> &'static str {
+        match self {
+            Compression::None => "file",
+            Compression::Gzip => "gzip member",
+            Compression::Zstd => "zstd frame",
+        }
+    }
 }
 
-/// Errors while reading an input. Each names the input.
+/// What happened to an input that ended early.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DamageKind {
+    /// The compressed stream ended inside a gzip member or zstd frame (a copy cut
+    /// short, a file still being compressed). The complete lines before were delivered
+    /// and are as good as the decoder could tell; the unterminated fragment at the end
+    /// was neither delivered nor consumed.
+    Truncated,
+    /// A checksum or length mismatch, invalid deflate/zstd data, or bytes after a
+    /// member that are not a member. Lines delivered after [`Damage::verified`] may be
+    /// garbage: nothing past that point can be trusted.
+    Corrupt,
+    /// A plain file became shorter than it was when opened (truncated in place, as
+    /// `copytruncate` rotation does) while being read.
+    Shrank {
+        /// Content offset of the read that noticed it; nothing from there on was
+        /// delivered.
+        at: u64,
+        /// The file's size when it was noticed.
+        size: u64,
+    },
+}
+
+/// A point of the content at a line boundary: bytes and lines before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinePoint {
+    /// Content bytes from the start of the content.
+    pub content_bytes: u64,
+    /// Lines in those bytes.
+    pub lines: u64,
+}
+
+/// The details of a damaged input ([`SourceError::Damaged`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage {
+    /// What happened.
+    pub kind: DamageKind,
+    /// The input's compression.
+    pub compression: Compression,
+    /// Where the damage was detected: a compressed byte offset (for a checksum
+    /// mismatch, the end of the member's trailer); a content offset for plain files.
+    pub detected_at: u64,
+    /// Compressed offset where the gzip member or zstd frame in which it was detected
+    /// starts (`None` for plain files).
+    pub unit_start: Option<u64>,
+    /// Content bytes delivered and consumed before the damage (the end of the last
+    /// complete line delivered), counted from the start of the content.
+    pub content_end: u64,
+    /// Lines delivered and consumed before the damage (the same point as `content_end`).
+    pub lines_end: u64,
+    /// The last verified point: the end of the last complete line inside the last
+    /// gzip member or zstd frame whose checks passed (0/0 if none did, as in a
+    /// single-member file damaged anywhere). A zstd frame without a content checksum
+    /// counts as verified at its end. For plain files, equal to `content_end`/`lines_end`.
+    pub verified: LinePoint,
+    /// The decoder's words ("checksum mismatch", "invalid deflate data (…)", …).
+    pub detail: String,
+}
+
+impl Damage {
+    fn describe(&self, input: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = self.compression.name();
+        let unit = self.compression.unit();
+        let start = self.unit_start.unwrap_or(0);
+        match &self.kind {
+            DamageKind::Truncated => write!(
+                f,
+                "{input}: truncated {c} stream: {} of the {unit} starting at compressed byte {start} (noticed at compressed byte {}); the {} complete lines before were read, the unterminated rest was not",
+                self.detail, self.detected_at, self.lines_end
+            ),
+            DamageKind::Corrupt => write!(
+                f,
+                "{input}: corrupt {c} stream: {} in the {unit} starting at compressed byte {start} (noticed at compressed byte {}); only the first {} lines ({} bytes of content) are verified, the {} lines read after them cannot be trusted",
+                self.detail,
+                self.detected_at,
+                self.verified.lines,
+                self.verified.content_bytes,
+                self.lines_end.saturating_sub(self.verified.lines)
+            ),
+            DamageKind::Shrank { at, size } => write!(
+                f,
+                "{input} shrank to {size} bytes while being read at byte {at} (rotated with copytruncate?); the {} lines before byte {} were read, nothing after",
+                self.lines_end, self.content_end
+            ),
+        }
+    }
+}
+
+/// Errors while reading an input. Each names the input (escaped for a terminal).
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     /// The input could not be opened.
-    #[error("{input}: cannot open: {source}")]
+    #[error("{}: cannot open: {error}", escape::terminal_str(input, 1000))]
     Open {
         /// Which input.
         input: String,
-        /// Why.
-        source: io::Error,
+        /// Why (part of the message, not a separate cause: printed once).
+        error: io::Error,
     },
     /// The input is a directory.
-    #[error("{input}: is a directory, not a log file")]
+    #[error(
+        "{}: is a directory, not a log file",
+        escape::terminal_str(input, 1000)
+    )]
     IsDir {
         /// Which input.
         input: String,
     },
     /// Reading failed part-way.
-    #[error("{input}: read error after {content_offset} bytes of content: {source}")]
+    #[error(
+        "{}: read error after {content_offset} bytes of content: {error}",
+        escape::terminal_str(input, 1000)
+    )]
     Read {
         /// Which input.
         input: String,
-        /// Decompressed bytes read before the error.
+        /// Content bytes delivered before the error.
         content_offset: u64,
-        /// Why.
-        source: io::Error,
+        /// Why (part of the message).
+        error: io::Error,
     },
-    /// A compressed input ended early or is corrupt; the complete lines before the
-    /// damage were delivered.
-    #[error(
-        "{input}: {compression} stream is truncated or corrupt at compressed byte {compressed_offset} (after {content_offset} bytes of content): {detail}"
-    )]
+    /// The input is damaged (compressed stream truncated or corrupt) or changed under
+    /// the reader (a file that shrank); the complete lines before were delivered.
+    #[error("{}", DamagedMsg(input, damage))]
     Damaged {
         /// Which input.
         input: String,
-        /// Which compression.
-        compression: &'static str,
-        /// Bytes of the compressed file consumed when the damage was found.
-        compressed_offset: u64,
-        /// Decompressed bytes delivered before the damage.
-        content_offset: u64,
-        /// The decoder's message.
-        detail: String,
+        /// What, where, and how far the content can be trusted.
+        damage: Box<Damage>,
     },
+}
+
+struct DamagedMsg<'a>(&'a String, &'a Damage);
+
+impl fmt::Display for DamagedMsg<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.1.describe(&escape::terminal_str(self.0, 1000), f)
+    }
+}
+
+impl SourceError {
+    /// The damage details, if this is [`SourceError::Damaged`].
+    pub fn damage(&self) -> Option<&Damage> {
+        match self {
+            SourceError::Damaged { damage, .. } => Some(damage),
+            _ => None,
+        }
+    }
 }
 
 /// Reading options.
 #[derive(Clone, Debug)]
 pub struct ReadOptions {
-    /// Target chunk size in bytes (chunks end at a newline, so they may be shorter).
+    /// Target chunk size in bytes (chunks end at a line end, so they may be shorter).
     pub chunk_size: usize,
-    /// Lines longer than this are not kept; they become [`Event::LongLine`].
+    /// Lines longer than this many bytes (terminator excluded) are not kept; they
+    /// become [`Event::LongLine`] (or, inside a chunk, bad lines) carrying their first
+    /// `max_line` bytes. Any value is valid, 0 included.
     pub max_line: usize,
-    /// Size of the mapping window for plain files.
+    /// Bytes read at once into a reused buffer (default 8 MiB; at least 4 KiB): for
+    /// plain files one positioned read per window, for streams capped at four chunks. A
+    /// line longer than the window but within `max_line` gets a larger buffer for
+    /// itself. A window lives while chunks cut from it are being parsed (the chunks in
+    /// flight span a few consecutive windows); the reader keeps two spare for reuse.
     pub window: usize,
+    /// For plain files: an unterminated final line is not delivered and not consumed
+    /// (its writer may still be writing it), so a later read resumes at its start.
+    /// Off (the default) it is delivered as a complete line. Streams ignore it.
+    pub hold_unterminated: bool,
 }
 
 impl Default for ReadOptions {
@@ -144,7 +290,8 @@ impl Default for ReadOptions {
         ReadOptions {
             chunk_size: 1 << 21,
             max_line: 1 << 20,
-            window: 1 << 25,
+            window: 1 << 23,
+            hold_unterminated: false,
         }
     }
 }
@@ -156,20 +303,23 @@ pub struct Chunk {
     pub first_line: u64,
     /// Offset of the chunk's first byte in the (decompressed) content.
     pub offset: u64,
+    /// The byte lines end with: `\n`, or `\r` for a CR-only input.
+    pub terminator: u8,
 }
 
 enum ChunkData {
-    Mapped(Arc<Mmap>, Range<usize>),
+    Shared(Arc<Vec<u8>>, Range<usize>),
     Owned(Vec<u8>),
 }
 
 impl Chunk {
-    /// A chunk over owned bytes (tests, benches).
+    /// A chunk over owned bytes with `\n` line ends (tests, benches).
     pub fn from_vec(data: Vec<u8>, first_line: u64, offset: u64) -> Chunk {
         Chunk {
             data: ChunkData::Owned(data),
             first_line,
             offset,
+            terminator: b'\n',
         }
     }
 }
@@ -178,7 +328,7 @@ impl Deref for Chunk {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match &self.data {
-            ChunkData::Mapped(m, r) => &m[r.clone()],
+            ChunkData::Shared(m, r) => &m[r.clone()],
             ChunkData::Owned(v) => v,
         }
     }
@@ -186,7 +336,8 @@ impl Deref for Chunk {
 
 /// What a [`Reader`] produces.
 pub enum Event {
-    /// Complete lines (the last chunk of an input may end without a newline).
+    /// Complete lines (the last chunk of a cleanly ended input may end without a
+    /// terminator).
     Chunk(Chunk),
     /// A line longer than `max_line`, skipped.
     LongLine {
@@ -194,11 +345,81 @@ pub enum Event {
         line: u64,
         /// Its content offset.
         offset: u64,
-        /// Its length in bytes (without the newline).
+        /// Its length in bytes (without the terminator).
         len: u64,
-        /// Its first bytes, for the message.
+        /// Its first `max_line` bytes, verbatim.
         head: Vec<u8>,
     },
+}
+
+/// The first bytes of an input, for detection and fingerprints.
+pub const HEAD_LEN: usize = 64 * 1024;
+
+/// At most this many bytes of content are looked at to sample lines for detection.
+pub const SAMPLE_BUDGET: usize = 4 << 20;
+
+/// Lines up to this long are always considered by [`Sample::lines`].
+pub const SAMPLE_MIN_LINE: usize = 4096;
+
+/// The first lines of an input, for format detection ([`Reader::sample`]).
+pub struct Sample {
+    bytes: Vec<u8>,
+    terminator: u8,
+    at_end: bool,
+    max_line: usize,
+}
+
+impl Sample {
+    /// Up to `n` non-blank lines from the start: complete lines (and the final one if
+    /// the sample reached the end of the content), terminators and a trailing `\r`
+    /// removed. Lines longer than [`ReadOptions::max_line`] or [`SAMPLE_MIN_LINE`],
+    /// whichever is larger, are skipped, not counted (a tiny `max_line` still lets
+    /// ordinary lines tell the format).
+    pub fn lines(&self, n: usize) -> Vec<&[u8]> {
+        let body = if self.at_end {
+            &self.bytes[..]
+        } else {
+            match memchr::memrchr(self.terminator, &self.bytes) {
+                Some(i) => &self.bytes[..i],
+                None => &[],
+            }
+        };
+        if body.is_empty() {
+            return Vec::new();
+        }
+        body.split(|&b| b == self.terminator)
+            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+            .filter(|l| l.len() <= self.max_line && !l.iter().all(u8::is_ascii_whitespace))
+            .take(n)
+            .collect()
+    }
+
+    /// Whether the input holds nothing but white space (an empty input).
+    pub fn is_blank(&self) -> bool {
+        self.at_end && self.bytes.iter().all(u8::is_ascii_whitespace)
+    }
+
+    /// Bytes looked at.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether no byte was looked at.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The line terminator of the input.
+    pub fn terminator(&self) -> u8 {
+        self.terminator
+    }
+}
+
+/// An over-long line being skipped.
+struct LongSkip {
+    offset: u64,
+    len: u64,
+    head: Vec<u8>,
 }
 
 /// Splits one input into [`Event`]s.
@@ -206,26 +427,45 @@ pub struct Reader {
     name: String,
     compression: Compression,
     opts: ReadOptions,
-    inner: ReaderKind,
+    src: Box<dyn ByteSource>,
+    /// A final unterminated line at a clean end is a complete line.
+    complete_end: bool,
+    content_len: Option<u64>,
+    terminator: Option<u8>,
+    /// Read from the source for peeking, not yet moved into a window.
+    peeked: Vec<u8>,
+    /// How much of `peeked` went into windows.
+    peek_pos: usize,
+    /// The source ended (cleanly or not).
+    src_done: bool,
+    fault: Option<Fault>,
+    win: Arc<Vec<u8>>,
+    win_len: usize,
+    cur: usize,
+    /// Content offset of `win[0]`.
+    win_off: u64,
+    pool: Vec<Arc<Vec<u8>>>,
+    long: Option<LongSkip>,
+    consumed: u64,
     next_line: u64,
+    start: LinePoint,
+    held_back: u64,
+    // Line accounting of all content taken from the source, to place verified points.
+    acc_total: u64,
+    acc_terms: u64,
+    acc_last_end: u64,
+    acc_seen_verified: u64,
+    verified: LinePoint,
     finished: bool,
 }
-
-enum ReaderKind {
-    Mapped(MappedFile),
-    Stream(StreamReader),
-}
-
-/// The first bytes of an input, for detection and fingerprints.
-pub const HEAD_LEN: usize = 64 * 1024;
 
 impl Reader {
     /// Opens an input and recognises its compression.
     pub fn open(input: &Input, opts: ReadOptions) -> Result<Reader, SourceError> {
         let name = input.display_name();
-        let open_err = |source| SourceError::Open {
+        let open_err = |error| SourceError::Open {
             input: name.clone(),
-            source,
+            error,
         };
         match input {
             Input::Stdin => {
@@ -243,20 +483,12 @@ impl Reader {
                 let compression = Compression::sniff(&magic[..n]);
                 if compression == Compression::None && meta.is_file() {
                     let len = meta.len();
-                    let mapped = MappedFile {
-                        file,
-                        len,
-                        pos: 0,
-                        window: None,
-                    };
-                    return Ok(Reader {
-                        name,
-                        compression,
-                        next_line: 1,
-                        opts,
-                        inner: ReaderKind::Mapped(mapped),
-                        finished: false,
-                    });
+                    let complete_end = !opts.hold_unterminated;
+                    let mut r =
+                        Reader::new(name, compression, opts, Box::new(FileSrc::new(file, len)));
+                    r.complete_end = complete_end;
+                    r.content_len = Some(len);
+                    return Ok(r);
                 }
                 let rest: Box<dyn Read + Send> =
                     Box::new(io::Cursor::new(magic[..n].to_vec()).chain(file));
@@ -265,139 +497,235 @@ impl Reader {
         }
     }
 
-    /// A reader over any byte stream (sniffs compression).
+    /// A reader over any byte stream (sniffs compression). A final line without
+    /// terminator at its clean end is complete.
     pub fn from_stream(
         name: String,
         mut raw: Box<dyn Read + Send>,
         opts: ReadOptions,
     ) -> Result<Reader, SourceError> {
         let mut magic = [0u8; 4];
-        let n = read_full(&mut raw, &mut magic).map_err(|source| SourceError::Open {
+        let n = read_full(&mut raw, &mut magic).map_err(|error| SourceError::Open {
             input: name.clone(),
-            source,
+            error,
         })?;
         let compression = Compression::sniff(&magic[..n]);
-        let counted =
-            CountingReader::new(Box::new(io::Cursor::new(magic[..n].to_vec()).chain(raw)));
-        let counter = counted.count.clone();
-        let decoded: Box<dyn Read + Send> = match compression {
-            Compression::None => Box::new(counted),
-            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(counted)),
+        let chained: Box<dyn Read + Send> =
+            Box::new(io::Cursor::new(magic[..n].to_vec()).chain(raw));
+        let src: Box<dyn ByteSource> = match compression {
+            Compression::None => Box::new(StreamSrc::new(chained)),
+            Compression::Gzip => Box::new(GzipSrc::new(chained)),
             Compression::Zstd => {
-                let dec = zstd::stream::read::Decoder::new(counted).map_err(|source| {
-                    SourceError::Open {
-                        input: name.clone(),
-                        source,
-                    }
-                })?;
-                Box::new(dec)
+                Box::new(ZstdSrc::new(chained).map_err(|error| SourceError::Open {
+                    input: name.clone(),
+                    error,
+                })?)
             }
         };
-        let stream = StreamReader {
-            src: decoded,
-            counter,
-            carry: Vec::new(),
-            content_pos: 0,
-            eof: false,
-            to_skip: 0,
-            pending_error: None,
-        };
-        Ok(Reader {
-            name,
-            compression,
-            next_line: 1,
-            opts,
-            inner: ReaderKind::Stream(stream),
-            finished: false,
-        })
+        Ok(Reader::new(name, compression, opts, src))
     }
 
-    /// The first bytes of the content (up to [`HEAD_LEN`], decompressed), for format
-    /// detection and fingerprints. Consumes nothing: the bytes are delivered again.
-    /// Call before reading; a stream damaged inside its head yields what came out.
-    pub fn peek_head(&mut self) -> Result<Vec<u8>, SourceError> {
-        match &mut self.inner {
-            ReaderKind::Mapped(m) => {
-                let n = ((m.len - m.pos) as usize).min(HEAD_LEN);
-                if n == 0 {
-                    return Ok(Vec::new());
+    fn new(
+        name: String,
+        compression: Compression,
+        opts: ReadOptions,
+        src: Box<dyn ByteSource>,
+    ) -> Reader {
+        Reader {
+            name,
+            compression,
+            opts,
+            src,
+            complete_end: true,
+            content_len: None,
+            terminator: None,
+            peeked: Vec::new(),
+            peek_pos: 0,
+            src_done: false,
+            fault: None,
+            win: Arc::new(Vec::new()),
+            win_len: 0,
+            cur: 0,
+            win_off: 0,
+            pool: Vec::new(),
+            long: None,
+            consumed: 0,
+            next_line: 1,
+            start: LinePoint::default(),
+            held_back: 0,
+            acc_total: 0,
+            acc_terms: 0,
+            acc_last_end: 0,
+            acc_seen_verified: 0,
+            verified: LinePoint::default(),
+            finished: false,
+        }
+    }
+
+    /// Reads from the source into `peeked` until it holds `want` bytes or the source
+    /// ended; `stop` may end it early (it sees all peeked bytes).
+    fn peek_until(&mut self, want: usize, mut stop: impl FnMut(&[u8]) -> bool) {
+        while self.peeked.len() < want && !self.src_done && !stop(&self.peeked) {
+            let old = self.peeked.len();
+            let step = (want - old).min(HEAD_LEN);
+            self.peeked.resize(old + step, 0);
+            match self.src.read(&mut self.peeked[old..]) {
+                Ok(0) => {
+                    self.peeked.truncate(old);
+                    self.src_done = true;
                 }
-                let (base, map) = m.map(m.pos, n as u64).map_err(|source| SourceError::Read {
-                    input: self.name.clone(),
-                    content_offset: 0,
-                    source,
-                })?;
-                let from = (m.pos - base) as usize;
-                Ok(map[from..from + n].to_vec())
-            }
-            ReaderKind::Stream(s) => {
-                if s.carry.len() < HEAD_LEN && !s.eof {
-                    let old = s.carry.len();
-                    s.carry.resize(HEAD_LEN, 0);
-                    let mut n = old;
-                    loop {
-                        match s.src.read(&mut s.carry[n..]) {
-                            Ok(0) => {
-                                s.eof = true;
-                                break;
-                            }
-                            Ok(k) => {
-                                n += k;
-                                if n == HEAD_LEN {
-                                    break;
-                                }
-                            }
-                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                            Err(e) => {
-                                s.eof = true;
-                                s.pending_error = Some(SourceError::Damaged {
-                                    input: self.name.clone(),
-                                    compression: self.compression.name(),
-                                    compressed_offset: s.counter.load(),
-                                    content_offset: n as u64,
-                                    detail: e.to_string(),
-                                });
-                                break;
-                            }
-                        }
-                    }
-                    s.carry.truncate(n);
+                Ok(n) => self.peeked.truncate(old + n),
+                Err(f) => {
+                    self.peeked.truncate(old);
+                    self.src_done = true;
+                    self.fault = Some(f);
                 }
-                Ok(s.carry[..s.carry.len().min(HEAD_LEN)].to_vec())
             }
         }
+    }
+
+    /// Decides the line terminator from the head of the content (once).
+    fn terminator_byte(&mut self) -> u8 {
+        if let Some(t) = self.terminator {
+            return t;
+        }
+        self.peek_until(HEAD_LEN, |_| false);
+        let head = &self.peeked[..self.peeked.len().min(HEAD_LEN)];
+        let cr_only =
+            memchr::memchr(b'\n', head).is_none() && memchr::memchr(b'\r', head).is_some();
+        let t = if cr_only {
+            // A '\r' but no '\n' in the head: CR-only, unless a '\n' comes later
+            // (a long first line that happens to hold a '\r').
+            self.peek_until(SAMPLE_BUDGET, |b| memchr::memchr(b'\n', b).is_some());
+            if memchr::memchr(b'\n', &self.peeked).is_some() {
+                b'\n'
+            } else {
+                b'\r'
+            }
+        } else {
+            b'\n'
+        };
+        self.terminator = Some(t);
+        t
+    }
+
+    /// The byte this input's lines end with: `\n`, or `\r` when the head of the content
+    /// holds `\r` but no `\n`.
+    pub fn terminator(&mut self) -> u8 {
+        self.terminator_byte()
+    }
+
+    /// The first bytes of the content (up to [`HEAD_LEN`], decompressed), for
+    /// fingerprints. Consumes nothing: the bytes are delivered again. Call before
+    /// reading; a damaged stream yields what came out before the damage
+    /// ([`Reader::head_damage`]).
+    pub fn peek_head(&mut self) -> Result<Vec<u8>, SourceError> {
+        self.terminator_byte();
+        if self.peeked.is_empty()
+            && matches!(self.fault, Some(Fault::Io(_)))
+            && let Some(f) = self.fault_copy()
+        {
+            return Err(self.error_for(f));
+        }
+        Ok(self.peeked[..self.peeked.len().min(HEAD_LEN)].to_vec())
+    }
+
+    /// The first lines of the content, for format detection: bytes are looked at until
+    /// `max_lines` non-blank lines that [`Sample::lines`] keeps were seen, the content
+    /// ended, or [`SAMPLE_BUDGET`] bytes were looked at (over-long lines are skipped,
+    /// not a reason to stop). Consumes nothing. Call before reading.
+    pub fn sample(&mut self, max_lines: usize) -> Result<Sample, SourceError> {
+        let t = self.terminator_byte();
+        let max_line = self.opts.max_line.max(SAMPLE_MIN_LINE);
+        let (mut scanned, mut found) = (0usize, 0usize);
+        self.peek_until(SAMPLE_BUDGET, |b| {
+            while let Some(i) = memchr::memchr(t, &b[scanned..]) {
+                let l = &b[scanned..scanned + i];
+                let l = l.strip_suffix(b"\r").unwrap_or(l);
+                if l.len() <= max_line && !l.iter().all(u8::is_ascii_whitespace) {
+                    found += 1;
+                }
+                scanned += i + 1;
+            }
+            found >= max_lines
+        });
+        if self.peeked.is_empty()
+            && matches!(self.fault, Some(Fault::Io(_)))
+            && let Some(f) = self.fault_copy()
+        {
+            return Err(self.error_for(f));
+        }
+        let at_end = self.src_done;
+        Ok(Sample {
+            bytes: self.peeked.clone(),
+            terminator: t,
+            at_end: at_end && self.fault.is_none(),
+            max_line,
+        })
     }
 
     /// Skips `bytes` of content holding `lines` lines (already ingested), so reading
     /// and line numbering continue after them. Call before reading.
     pub fn skip_to(&mut self, bytes: u64, lines: u64) {
-        match &mut self.inner {
-            ReaderKind::Mapped(m) => m.pos = bytes.min(m.len),
-            ReaderKind::Stream(s) => {
-                let from_carry = (bytes as usize).min(s.carry.len());
-                s.carry.drain(..from_carry);
-                s.content_pos += from_carry as u64;
-                s.to_skip = bytes - from_carry as u64;
+        self.terminator_byte();
+        let mut left = bytes;
+        let from_peek = (left as usize).min(self.peeked.len());
+        let peeked = std::mem::take(&mut self.peeked);
+        self.account(&peeked[..from_peek]);
+        self.peeked = peeked[from_peek..].to_vec();
+        self.peek_pos = 0;
+        left -= from_peek as u64;
+        if left > 0
+            && !self.src_done
+            && let Some(k) = self.src.skip(left)
+        {
+            self.acc_total += k;
+            left -= k;
+            if left > 0 {
+                self.src_done = true;
             }
         }
+        let mut scratch = Vec::new();
+        if left > 0 && !self.src_done {
+            scratch = vec![0u8; 1 << 20];
+        }
+        while left > 0 && !self.src_done {
+            let want = (left as usize).min(scratch.len());
+            match self.src.read(&mut scratch[..want]) {
+                Ok(0) => self.src_done = true,
+                Ok(n) => {
+                    self.account(&scratch[..n]);
+                    left -= n as u64;
+                }
+                Err(f) => {
+                    self.src_done = true;
+                    self.fault = Some(f);
+                }
+            }
+        }
+        self.consumed = bytes - left;
+        self.win_off = self.consumed;
         self.next_line = lines + 1;
-    }
-
-    /// The damage found while peeking at the head of a compressed stream, if any (it
-    /// is also returned by reading, after the lines before it).
-    pub fn head_damage(&self) -> Option<&SourceError> {
-        match &self.inner {
-            ReaderKind::Stream(s) => s.pending_error.as_ref(),
-            ReaderKind::Mapped(_) => None,
+        self.start = LinePoint {
+            content_bytes: self.consumed,
+            lines,
+        };
+        // Resuming is trusting what was read before.
+        if self.start.content_bytes > self.verified.content_bytes {
+            self.verified = self.start;
         }
     }
 
-    /// Total content length when known in advance (plain files).
+    /// The damage found while peeking at the head of the input, if any (it is also
+    /// returned by reading, after the lines before it).
+    pub fn head_damage(&self) -> Option<SourceError> {
+        Some(self.error_for(self.fault_copy()?))
+    }
+
+    /// Total content length when known in advance (plain files: the size at open; the
+    /// reader never reads past it).
     pub fn content_len(&self) -> Option<u64> {
-        match &self.inner {
-            ReaderKind::Mapped(m) => Some(m.len),
-            ReaderKind::Stream(_) => None,
-        }
+        self.content_len
     }
 
     /// The input's compression.
@@ -405,7 +733,7 @@ impl Reader {
         self.compression
     }
 
-    /// The input's display name.
+    /// The input's display name (not escaped).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -416,43 +744,327 @@ impl Reader {
         self.next_line
     }
 
-    /// Content bytes consumed so far (including skipped ones).
+    /// Content bytes consumed so far (including skipped ones): the end of the last line
+    /// delivered.
     pub fn content_pos(&self) -> u64 {
-        match &self.inner {
-            ReaderKind::Mapped(m) => m.pos,
-            ReaderKind::Stream(s) => s.content_pos,
-        }
+        self.consumed
+    }
+
+    /// Where reading started ([`Reader::skip_to`], or 0/0).
+    pub fn start(&self) -> LinePoint {
+        self.start
+    }
+
+    /// Bytes after the last line delivered that were neither delivered nor consumed at
+    /// the end: an unterminated final line held back ([`ReadOptions::hold_unterminated`])
+    /// or the fragment a damaged input ended in. 0 otherwise.
+    pub fn held_back(&self) -> u64 {
+        self.held_back
     }
 
     /// Compressed (on-disk) bytes consumed so far, for progress.
     pub fn raw_pos(&self) -> u64 {
-        match &self.inner {
-            ReaderKind::Mapped(m) => m.pos,
-            ReaderKind::Stream(s) => s.counter.load(),
+        self.src.raw_pos()
+    }
+
+    /// Takes `data` (the next content bytes from the source, in order) into the line
+    /// accounting that places verified points on line boundaries.
+    fn account(&mut self, data: &[u8]) {
+        if self.compression == Compression::None {
+            self.acc_total += data.len() as u64;
+            return;
+        }
+        let t = self.terminator.unwrap_or(b'\n');
+        let a = self.acc_total;
+        let v = self.src.verified();
+        if v > self.acc_seen_verified && v >= a && v <= a + data.len() as u64 {
+            let part = &data[..(v - a) as usize];
+            let lines = self.acc_terms + memchr::memchr_iter(t, part).count() as u64;
+            let end = memchr::memrchr(t, part).map_or(self.acc_last_end, |i| a + i as u64 + 1);
+            self.acc_seen_verified = v;
+            if end >= self.verified.content_bytes {
+                self.verified = LinePoint {
+                    content_bytes: end,
+                    lines,
+                };
+            }
+        }
+        self.acc_terms += memchr::memchr_iter(t, data).count() as u64;
+        if let Some(i) = memchr::memrchr(t, data) {
+            self.acc_last_end = a + i as u64 + 1;
+        }
+        self.acc_total += data.len() as u64;
+    }
+
+    fn base_window(&self) -> usize {
+        let w = if self.content_len.is_some() {
+            self.opts.window
+        } else {
+            self.opts.window.min(self.opts.chunk_size.saturating_mul(4))
+        };
+        w.max(4096)
+    }
+
+    /// A buffer of at least `cap` bytes that no chunk refers to any more.
+    fn take_buffer(&mut self, cap: usize) -> Vec<u8> {
+        if let Some(i) = self
+            .pool
+            .iter()
+            .position(|b| b.len() >= cap && Arc::strong_count(b) == 1)
+            && let Ok(v) = Arc::try_unwrap(self.pool.swap_remove(i))
+        {
+            return v;
+        }
+        vec![0u8; cap]
+    }
+
+    /// Moves the undelivered tail of the window into a fresh window and fills it: first
+    /// from the peeked bytes, then from the source (one read for a plain file).
+    fn refill(&mut self) {
+        let tail = self.win_len - self.cur;
+        let base = self.base_window();
+        let cap = if tail * 2 > base { tail * 2 } else { base };
+        let mut buf = self.take_buffer(cap);
+        let old = std::mem::take(&mut self.win);
+        buf[..tail].copy_from_slice(&old[self.cur..self.win_len]);
+        let mut filled = tail;
+        let peeked = &self.peeked[self.peek_pos..];
+        if !peeked.is_empty() {
+            let k = peeked.len().min(cap - filled);
+            buf[filled..filled + k].copy_from_slice(&peeked[..k]);
+            self.peek_pos += k;
+            filled += k;
+            if self.peek_pos == self.peeked.len() {
+                self.peeked = Vec::new();
+                self.peek_pos = 0;
+            }
+        }
+        while filled < cap && !self.src_done {
+            match self.src.read(&mut buf[filled..cap]) {
+                Ok(0) => self.src_done = true,
+                Ok(n) => filled += n,
+                Err(f) => {
+                    self.src_done = true;
+                    self.fault = Some(f);
+                }
+            }
+        }
+        self.account(&buf[tail..filled]);
+        if !old.is_empty() {
+            self.pool.push(old);
+            if self.pool.len() > 2 {
+                // Keep the ones free for reuse.
+                self.pool.sort_by_key(Arc::strong_count);
+                self.pool.truncate(2);
+            }
+        }
+        self.win_off += self.cur as u64;
+        self.win = Arc::new(buf);
+        self.win_len = filled;
+        self.cur = 0;
+    }
+
+    fn at_end(&self) -> bool {
+        self.src_done && self.peek_pos == self.peeked.len()
+    }
+
+    fn chunk(&mut self, len: usize) -> Event {
+        let offset = self.win_off + self.cur as u64;
+        let range = self.cur..self.cur + len;
+        self.cur += len;
+        self.consumed = offset + len as u64;
+        Event::Chunk(Chunk {
+            data: ChunkData::Shared(self.win.clone(), range),
+            first_line: 0,
+            offset,
+            terminator: self.terminator.unwrap_or(b'\n'),
+        })
+    }
+
+    /// The error for `fault`, with the counts as they stand.
+    fn error_for(&self, fault: Fault) -> SourceError {
+        let input = self.name.clone();
+        match fault {
+            Fault::Io(error) => SourceError::Read {
+                input,
+                content_offset: self.consumed,
+                error,
+            },
+            Fault::Damage {
+                kind,
+                detected_at,
+                unit_start,
+                detail,
+            } => {
+                let delivered = LinePoint {
+                    content_bytes: self.consumed,
+                    lines: self.next_line - 1,
+                };
+                let verified = if self.compression == Compression::None
+                    || self.verified.content_bytes > delivered.content_bytes
+                {
+                    delivered
+                } else {
+                    self.verified
+                };
+                SourceError::Damaged {
+                    input,
+                    damage: Box::new(Damage {
+                        kind,
+                        compression: self.compression,
+                        detected_at,
+                        unit_start,
+                        content_end: delivered.content_bytes,
+                        lines_end: delivered.lines,
+                        verified,
+                        detail,
+                    }),
+                }
+            }
+        }
+    }
+
+    fn fault_copy(&self) -> Option<Fault> {
+        Some(match self.fault.as_ref()? {
+            Fault::Io(e) => Fault::Io(io::Error::new(e.kind(), e.to_string())),
+            Fault::Damage {
+                kind,
+                detected_at,
+                unit_start,
+                detail,
+            } => Fault::Damage {
+                kind: kind.clone(),
+                detected_at: *detected_at,
+                unit_start: *unit_start,
+                detail: detail.clone(),
+            },
+        })
+    }
+
+    /// The end of the input: the pending fault, if any.
+    fn end(&mut self) -> Option<Result<Event, SourceError>> {
+        self.finished = true;
+        let fault = self.fault.take()?;
+        self.account(&[]);
+        Some(Err(self.error_for(fault)))
+    }
+
+    /// A final unterminated piece of `len` bytes at the end of the input (the window
+    /// tail, or an over-long line being skipped): delivered if the input ended cleanly
+    /// and such a line counts as complete, else held back.
+    fn final_piece(&self) -> bool {
+        self.fault.is_none() && self.complete_end
+    }
+
+    fn next_raw(&mut self) -> Option<Result<Event, SourceError>> {
+        let t = self.terminator_byte();
+        let max_line = self.opts.max_line;
+        let chunk_size = self.opts.chunk_size.max(1);
+        loop {
+            if self.finished {
+                return None;
+            }
+            if let Some(mut skip) = self.long.take() {
+                // Over-long line: look for its end without keeping it.
+                let data = &self.win[self.cur..self.win_len];
+                if let Some(i) = memchr::memchr(t, data) {
+                    skip.len += i as u64;
+                    self.cur += i + 1;
+                    self.consumed = skip.offset + skip.len + 1;
+                    return Some(Ok(Event::LongLine {
+                        line: 0,
+                        offset: skip.offset,
+                        len: skip.len,
+                        head: skip.head,
+                    }));
+                }
+                skip.len += data.len() as u64;
+                self.cur = self.win_len;
+                if self.at_end() {
+                    if self.final_piece() {
+                        self.consumed = skip.offset + skip.len;
+                        self.finished = true;
+                        return Some(Ok(Event::LongLine {
+                            line: 0,
+                            offset: skip.offset,
+                            len: skip.len,
+                            head: skip.head,
+                        }));
+                    }
+                    self.held_back = skip.len;
+                    return self.end();
+                }
+                self.long = Some(skip);
+                self.refill();
+                continue;
+            }
+            let avail = self.win_len - self.cur;
+            if avail == 0 {
+                if self.at_end() {
+                    return self.end();
+                }
+                self.refill();
+                continue;
+            }
+            let data = &self.win[self.cur..self.win_len];
+            let lim = avail.min(chunk_size);
+            if let Some(i) = memchr::memrchr(t, &data[..lim]) {
+                return Some(Ok(self.chunk(i + 1)));
+            }
+            if let Some(j) = memchr::memchr(t, &data[lim..]) {
+                let len = lim + j;
+                if len <= max_line {
+                    // A line longer than a chunk but within the limit.
+                    return Some(Ok(self.chunk(len + 1)));
+                }
+                let offset = self.win_off + self.cur as u64;
+                let head = data[..max_line].to_vec();
+                self.cur += len + 1;
+                self.consumed = offset + len as u64 + 1;
+                return Some(Ok(Event::LongLine {
+                    line: 0,
+                    offset,
+                    len: len as u64,
+                    head,
+                }));
+            }
+            // No terminator in all the bytes at hand.
+            if avail > max_line {
+                let offset = self.win_off + self.cur as u64;
+                self.long = Some(LongSkip {
+                    offset,
+                    len: 0,
+                    head: data[..max_line].to_vec(),
+                });
+                continue;
+            }
+            if !self.at_end() {
+                self.refill();
+                continue;
+            }
+            // The final, unterminated line.
+            if self.final_piece() {
+                self.finished = true;
+                return Some(Ok(self.chunk(avail)));
+            }
+            self.held_back = avail as u64;
+            self.cur = self.win_len;
+            return self.end();
         }
     }
 
     /// The next event, `None` at the end.
     pub fn next_event(&mut self) -> Option<Result<Event, SourceError>> {
-        if self.finished {
-            return None;
-        }
-        let r = match &mut self.inner {
-            ReaderKind::Mapped(m) => m.next(&self.opts, &self.name),
-            ReaderKind::Stream(s) => s.next(&self.opts, &self.name, self.compression),
-        };
-        match r {
-            Ok(Some(mut ev)) => {
+        let ev = self.next_raw()?;
+        let t = self.terminator.unwrap_or(b'\n');
+        match ev {
+            Ok(mut ev) => {
                 match &mut ev {
                     Event::Chunk(c) => {
                         c.first_line = self.next_line;
-                        let nl = memchr::memchr_iter(b'\n', c).count() as u64;
-                        let trailing = if c.last().is_some_and(|&b| b != b'\n') {
-                            1
-                        } else {
-                            0
-                        };
-                        self.next_line += nl + trailing;
+                        let n = memchr::memchr_iter(t, c).count() as u64;
+                        let trailing = u64::from(c.last().is_some_and(|&b| b != t));
+                        self.next_line += n + trailing;
                     }
                     Event::LongLine { line, .. } => {
                         *line = self.next_line;
@@ -460,10 +1072,6 @@ impl Reader {
                     }
                 }
                 Some(Ok(ev))
-            }
-            Ok(None) => {
-                self.finished = true;
-                None
             }
             Err(e) => {
                 self.finished = true;
@@ -491,339 +1099,6 @@ fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(n)
-}
-
-/// A plain file mapped one window at a time.
-struct MappedFile {
-    file: File,
-    len: u64,
-    pos: u64,
-    window: Option<(u64, Arc<Mmap>)>,
-}
-
-fn page_size() -> u64 {
-    4096
-}
-
-impl MappedFile {
-    fn map(&mut self, start: u64, want: u64) -> io::Result<(u64, Arc<Mmap>)> {
-        let aligned = start - start % page_size();
-        let len = (self.len - aligned).min(want + (start - aligned));
-        // SAFETY: the mapping is read-only and private to this process. If another
-        // process truncates the file while it is mapped, reads may fault (SIGBUS); the
-        // same hazard every mmap-based reader (ripgrep, …) accepts. Log files are
-        // appended to, not truncated in place, by the servers we read.
-        let map = unsafe {
-            MmapOptions::new()
-                .offset(aligned)
-                .len(len as usize)
-                .map(&self.file)?
-        };
-        #[cfg(unix)]
-        {
-            let _ = map.advise(memmap2::Advice::Sequential);
-        }
-        Ok((aligned, Arc::new(map)))
-    }
-
-    fn next(&mut self, opts: &ReadOptions, name: &str) -> Result<Option<Event>, SourceError> {
-        if self.pos >= self.len {
-            return Ok(None);
-        }
-        let pos = self.pos;
-        let err = |source| SourceError::Read {
-            input: name.to_string(),
-            content_offset: pos,
-            source,
-        };
-        // Reuse the current window if it still holds a chunk's worth past `pos`.
-        let need_new = match &self.window {
-            Some((base, m)) => {
-                let end = base + m.len() as u64;
-                end < self.len && end - self.pos < opts.chunk_size as u64 || self.pos >= end
-            }
-            None => true,
-        };
-        if need_new {
-            self.window = None;
-            let w = self.map(self.pos, opts.window as u64).map_err(err)?;
-            self.window = Some(w);
-        }
-        let (base, map) = self.window.clone().expect("window mapped");
-        let win_end = base + map.len() as u64;
-        let at_eof = win_end >= self.len;
-        let start = (self.pos - base) as usize;
-        let limit = (start + opts.chunk_size).min(map.len());
-        let slice = &map[start..limit];
-        let cut = if limit == map.len() && at_eof {
-            Some(slice.len())
-        } else {
-            memchr::memrchr(b'\n', slice).map(|i| i + 1)
-        };
-        match cut {
-            Some(n) => {
-                let range = start..start + n;
-                let chunk = Chunk {
-                    data: ChunkData::Mapped(map.clone(), range),
-                    first_line: 0,
-                    offset: self.pos,
-                };
-                self.pos += n as u64;
-                Ok(Some(Event::Chunk(chunk)))
-            }
-            None => {
-                // No newline within a chunk's worth of bytes: look for it further on.
-                let rest = &map[start..];
-                if let Some(i) = memchr::memchr(b'\n', rest)
-                    && i <= opts.max_line
-                {
-                    // A normal line that merely straddles the chunk size.
-                    let range = start..start + i + 1;
-                    let chunk = Chunk {
-                        data: ChunkData::Mapped(map.clone(), range),
-                        first_line: 0,
-                        offset: self.pos,
-                    };
-                    self.pos += i as u64 + 1;
-                    return Ok(Some(Event::Chunk(chunk)));
-                }
-                // Over-long line: find its end window by window without keeping it.
-                let offset = self.pos;
-                let head = rest[..rest.len().min(200)].to_vec();
-                let mut scan = self.pos;
-                let end = loop {
-                    let (b, m) = self.map(scan, opts.window as u64).map_err(err)?;
-                    let from = (scan - b) as usize;
-                    if let Some(i) = memchr::memchr(b'\n', &m[from..]) {
-                        break Some(scan + i as u64);
-                    }
-                    scan = b + m.len() as u64;
-                    if scan >= self.len {
-                        break None;
-                    }
-                };
-                let (line_end, next) = match end {
-                    Some(e) => (e, e + 1),
-                    None => (self.len, self.len),
-                };
-                let len = line_end - offset;
-                self.pos = next;
-                self.window = None;
-                if (len as usize) <= opts.max_line {
-                    // Long for a chunk but within the limit: map it whole.
-                    let (b, m) = self.map(offset, next - offset).map_err(err)?;
-                    let from = (offset - b) as usize;
-                    let range = from..from + (next - offset) as usize;
-                    return Ok(Some(Event::Chunk(Chunk {
-                        data: ChunkData::Mapped(m, range),
-                        first_line: 0,
-                        offset,
-                    })));
-                }
-                Ok(Some(Event::LongLine {
-                    line: 0,
-                    offset,
-                    len,
-                    head,
-                }))
-            }
-        }
-    }
-}
-
-/// A decoded byte stream cut into owned chunks.
-struct StreamReader {
-    src: Box<dyn Read + Send>,
-    counter: Counter,
-    carry: Vec<u8>,
-    content_pos: u64,
-    eof: bool,
-    to_skip: u64,
-    pending_error: Option<SourceError>,
-}
-
-impl StreamReader {
-    fn next(
-        &mut self,
-        opts: &ReadOptions,
-        name: &str,
-        compression: Compression,
-    ) -> Result<Option<Event>, SourceError> {
-        let damaged = |e: io::Error, counter: &Counter, pos: u64| -> SourceError {
-            if compression == Compression::None {
-                SourceError::Read {
-                    input: name.to_string(),
-                    content_offset: pos,
-                    source: e,
-                }
-            } else {
-                SourceError::Damaged {
-                    input: name.to_string(),
-                    compression: compression.name(),
-                    compressed_offset: counter.load(),
-                    content_offset: pos,
-                    detail: e.to_string(),
-                }
-            }
-        };
-        if self.carry.is_empty()
-            && let Some(e) = self.pending_error.take()
-        {
-            return Err(e);
-        }
-        // Skip already-ingested content.
-        while self.to_skip > 0 {
-            let mut buf = vec![0u8; (self.to_skip as usize).min(1 << 20)];
-            let n = match self.src.read(&mut buf) {
-                Ok(0) => {
-                    self.to_skip = 0;
-                    break;
-                }
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(damaged(e, &self.counter, self.content_pos)),
-            };
-            self.to_skip -= n as u64;
-            self.content_pos += n as u64;
-        }
-        loop {
-            // Fill a buffer of about chunk_size, starting with the carried partial line.
-            let mut buf = std::mem::take(&mut self.carry);
-            let target = opts.chunk_size.max(buf.len() + 4096);
-            while !self.eof && buf.len() < target {
-                let old = buf.len();
-                buf.resize(target, 0);
-                match self.src.read(&mut buf[old..]) {
-                    Ok(0) => {
-                        buf.truncate(old);
-                        self.eof = true;
-                    }
-                    Ok(n) => buf.truncate(old + n),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(old),
-                    Err(e) => {
-                        buf.truncate(old);
-                        // Deliver the complete lines before the damage, then the error.
-                        let cut = memchr::memrchr(b'\n', &buf).map(|i| i + 1).unwrap_or(0);
-                        let pos = self.content_pos + cut as u64;
-                        if cut > 0 {
-                            buf.truncate(cut);
-                            let offset = self.content_pos;
-                            self.content_pos += cut as u64;
-                            self.eof = true;
-                            self.carry.clear();
-                            self.pending_error = Some(damaged(e, &self.counter, pos));
-                            return Ok(Some(Event::Chunk(Chunk {
-                                data: ChunkData::Owned(buf),
-                                first_line: 0,
-                                offset,
-                            })));
-                        }
-                        return Err(damaged(e, &self.counter, pos));
-                    }
-                }
-            }
-            if buf.is_empty() {
-                return Ok(None);
-            }
-            let cut = if self.eof {
-                Some(buf.len())
-            } else {
-                memchr::memrchr(b'\n', &buf).map(|i| i + 1)
-            };
-            match cut {
-                Some(n) => {
-                    self.carry = buf.split_off(n);
-                    let offset = self.content_pos;
-                    self.content_pos += n as u64;
-                    // An over-long line may hide inside a chunk that also has newlines;
-                    // the parser rejects it by length, so nothing unbounded is kept.
-                    return Ok(Some(Event::Chunk(Chunk {
-                        data: ChunkData::Owned(buf),
-                        first_line: 0,
-                        offset,
-                    })));
-                }
-                None if buf.len() >= opts.max_line => {
-                    // No newline in more than max_line bytes: skip to the next newline.
-                    let offset = self.content_pos;
-                    let head = buf[..200.min(buf.len())].to_vec();
-                    let mut len = buf.len() as u64;
-                    drop(buf);
-                    let mut tmp = vec![0u8; 1 << 16];
-                    loop {
-                        let n = match self.src.read(&mut tmp) {
-                            Ok(0) => {
-                                self.eof = true;
-                                break;
-                            }
-                            Ok(n) => n,
-                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                            Err(e) => {
-                                return Err(damaged(e, &self.counter, self.content_pos + len));
-                            }
-                        };
-                        if let Some(i) = memchr::memchr(b'\n', &tmp[..n]) {
-                            len += i as u64;
-                            self.carry = tmp[i + 1..n].to_vec();
-                            self.content_pos += len + 1;
-                            return Ok(Some(Event::LongLine {
-                                line: 0,
-                                offset,
-                                len,
-                                head,
-                            }));
-                        }
-                        len += n as u64;
-                    }
-                    self.content_pos += len;
-                    return Ok(Some(Event::LongLine {
-                        line: 0,
-                        offset,
-                        len,
-                        head,
-                    }));
-                }
-                None => {
-                    // A partial line shorter than max_line: read more.
-                    self.carry = buf;
-                }
-            }
-        }
-    }
-}
-
-/// Counts bytes read through it (compressed offsets for messages and progress).
-struct CountingReader {
-    inner: Box<dyn Read + Send>,
-    count: Counter,
-}
-
-#[derive(Clone, Default)]
-struct Counter(Arc<std::sync::atomic::AtomicU64>);
-
-impl Counter {
-    fn load(&self) -> u64 {
-        self.0.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-impl CountingReader {
-    fn new(inner: Box<dyn Read + Send>) -> CountingReader {
-        CountingReader {
-            inner,
-            count: Counter::default(),
-        }
-    }
-}
-
-impl Read for CountingReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count
-            .0
-            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-        Ok(n)
-    }
 }
 
 /// Returns the path of an input if it is a file.

@@ -201,8 +201,9 @@ impl Table {
         out
     }
 
-    /// CSV (RFC 4180). Cells that a spreadsheet would run as a formula (`=`, `+`, `-`,
-    /// `@` followed by a non-number) get a leading `'`.
+    /// CSV (RFC 4180), every cell through [`csv_cell`]: control characters escaped as
+    /// `\xHH`, cells that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`
+    /// followed by a non-number) with a leading `'`.
     pub fn to_csv(&self) -> String {
         let mut out = String::new();
         let hdr: Vec<String> = self.headers.iter().map(|h| csv_cell(h)).collect();
@@ -261,22 +262,8 @@ fn fit(s: &str, w: usize) -> String {
     }
 }
 
-/// One CSV cell, quoted when needed and defused against formula injection.
-pub fn csv_cell(s: &str) -> String {
-    let defused = match s.as_bytes().first() {
-        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')
-            if s.len() > 1 && s.parse::<f64>().is_err() =>
-        {
-            format!("'{s}")
-        }
-        _ => s.to_string(),
-    };
-    if defused.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", defused.replace('"', "\"\""))
-    } else {
-        defused
-    }
-}
+/// One CSV cell: the one function every CSV writer uses (see [`escape::csv_cell`]).
+pub use crate::escape::csv_cell;
 
 /// Whether colour should be used on stdout: a terminal, and `NO_COLOR` unset.
 pub fn stdout_color() -> bool {
@@ -340,7 +327,8 @@ mod tests {
         let t = sample();
         assert!(t.to_markdown().contains("\\|"));
         let csv = t.to_csv();
-        assert!(csv.contains("\"'=HYPERLINK(\"\"x\"\")"), "{csv}");
+        assert!(csv.contains("\"'=HYPERLINK(\"\"x\"\")|\\x1b[2J\""), "{csv}");
+        assert!(!csv.contains('\x1b'), "{csv}");
         assert_eq!(csv_cell("-5"), "-5");
         assert_eq!(csv_cell("-"), "-");
         assert_eq!(csv_cell("@SUM(A1)"), "'@SUM(A1)");

@@ -5,6 +5,33 @@
 /// Seconds in a day.
 pub const SECS_PER_DAY: i64 = 86_400;
 
+/// Start of the window of plausible arrival times, 1970-01-01T00:00:00Z, in UTC ms.
+pub const TS_MIN_MS: i64 = 0;
+
+/// End (exclusive) of the window of plausible arrival times, 2100-01-01T00:00:00Z, in
+/// UTC ms. A line stamped outside `[TS_MIN_MS, TS_END_MS)` is a bad line
+/// ([`crate::parse::ParseError::TimestampOutOfRange`]): one absurd date must not make
+/// every period-based report span millennia.
+pub const TS_END_MS: i64 = 4_102_444_800_000;
+
+/// Longest request time accepted, in microseconds: the length of the window (about 130
+/// years). A longer one is a bad line (`bad request time`), so that request times fit
+/// any signed 64-bit sum or difference downstream.
+pub const MAX_REQUEST_TIME_US: u64 = TS_END_MS as u64 * 1000;
+
+/// An arrival instant in microseconds (wide, so that no sum or difference of parsed
+/// values can overflow) as UTC milliseconds, if it lies in the window
+/// `[TS_MIN_MS, TS_END_MS)`.
+#[inline]
+pub fn arrival_ms(us: i128) -> Option<i64> {
+    let ms = us.div_euclid(1000);
+    if (TS_MIN_MS as i128..TS_END_MS as i128).contains(&ms) {
+        Some(ms as i64)
+    } else {
+        None
+    }
+}
+
 /// Days since 1970-01-01 of the proleptic Gregorian date `y-m-d` (`m` 1..=12, `d` 1..=31).
 ///
 /// Howard Hinnant's `days_from_civil`; valid for any year that fits.
@@ -420,6 +447,25 @@ mod tests {
         ] {
             assert_eq!(parse_rfc3339_ms(format_rfc3339_ms(ms).as_bytes()), Some(ms));
         }
+    }
+
+    #[test]
+    fn arrival_window() {
+        assert_eq!(
+            TS_END_MS,
+            days_from_civil(2100, 1, 1) * SECS_PER_DAY * 1000,
+            "2100-01-01"
+        );
+        assert_eq!(arrival_ms(0), Some(0));
+        assert_eq!(arrival_ms(-1), None);
+        assert_eq!(arrival_ms(999), Some(0));
+        assert_eq!(
+            arrival_ms(TS_END_MS as i128 * 1000 - 1),
+            Some(TS_END_MS - 1)
+        );
+        assert_eq!(arrival_ms(TS_END_MS as i128 * 1000), None);
+        assert_eq!(arrival_ms(i128::MAX), None);
+        assert_eq!(arrival_ms(i128::MIN), None);
     }
 
     #[test]

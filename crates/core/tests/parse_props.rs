@@ -2,6 +2,7 @@
 //! and every record a parser accepts has a status in range and a sane timestamp.
 
 use logscope_core::parse::{Format, ParseOptions, detect};
+use logscope_core::time::{TS_END_MS, TS_MIN_MS};
 use proptest::prelude::*;
 
 fn formats() -> Vec<Format> {
@@ -18,6 +19,11 @@ fn loglike() -> impl Strategy<Value = Vec<u8>> {
         Just(b"::1 ".to_vec()),
         Just(b"- - ".to_vec()),
         Just(b"[10/Oct/2000:13:55:36 -0700] ".to_vec()),
+        Just(b"[31/Dec/9999:23:59:59 +0000] ".to_vec()),
+        Just(b"[01/Jan/0000:00:00:00 -2359] ".to_vec()),
+        Just(b"[fe80::1%eth0]:443 ".to_vec()),
+        Just(b"999999999999999999 ".to_vec()),
+        Just(b"9223372036854.775807 ".to_vec()),
         Just(b"[2015-09-02 10:42:51.003372] ".to_vec()),
         Just(b"\"GET /a?b=c HTTP/1.1\" ".to_vec()),
         Just(b"\"\\\"\" ".to_vec()),
@@ -42,6 +48,12 @@ proptest! {
             let mut p = f.parser(&ParseOptions::default());
             if let Ok(r) = p.parse(&line) {
                 prop_assert!(r.status <= 999, "{} accepted status {}", f.name(), r.status);
+                prop_assert!(
+                    (TS_MIN_MS..TS_END_MS).contains(&r.ts_ms),
+                    "{} accepted time {}",
+                    f.name(),
+                    r.ts_ms
+                );
             }
         }
     }

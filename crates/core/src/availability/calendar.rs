@@ -1,7 +1,9 @@
 //! Report periods: labelled half-open UTC intervals. Time zones with daylight saving
-//! are resolved by the caller (the CLI, with the tz database) and handed in as a list;
-//! this module builds the list for a fixed UTC offset (UTC by default), labels periods,
-//! and checks that a list covers a span.
+//! are resolved by the caller (the CLI, with the tz database) through a [`Calendar`],
+//! asked only for the periods the data needs (so 130 years between two lines cost two
+//! periods and one count, not 1,560 months); this module has the calendar of a fixed
+//! UTC offset (UTC by default) and of a given list, labels periods, and checks that a
+//! list covers a span.
 
 use serde::Serialize;
 
@@ -42,6 +44,86 @@ pub struct Period {
     pub start_ms: i64,
     /// First instant of the next period, UTC ms.
     pub end_ms: i64,
+}
+
+/// Report periods produced on demand.
+///
+/// The computation asks for the period containing an instant, and how many periods lie
+/// between two period starts; it never walks the calendar over a span without data.
+pub trait Calendar {
+    /// The period containing `ts_ms` (UTC ms): `start_ms <= ts_ms < end_ms`.
+    fn period_at(&self, ts_ms: i64) -> Result<Period, String>;
+
+    /// How many periods start in `[from_ms, to_ms)`, both period starts.
+    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, String>;
+}
+
+/// Whole months from local date `(y1, m1)` to `(y2, m2)`.
+pub fn months_between(y1: i64, m1: u32, y2: i64, m2: u32) -> i64 {
+    (y2 * 12 + i64::from(m2)) - (y1 * 12 + i64::from(m1))
+}
+
+/// The calendar of a fixed UTC offset (`offset_s` seconds east).
+#[derive(Clone, Copy, Debug)]
+pub struct FixedOffset {
+    /// Period length.
+    pub by: By,
+    /// Seconds east of UTC.
+    pub offset_s: i32,
+}
+
+impl Calendar for FixedOffset {
+    fn period_at(&self, ts_ms: i64) -> Result<Period, String> {
+        fixed_offset_periods(self.by, self.offset_s, ts_ms, ts_ms.saturating_add(1))
+            .pop()
+            .ok_or_else(|| format!("no period contains {ts_ms} ms"))
+    }
+
+    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, String> {
+        let off = i64::from(self.offset_s) * 1000;
+        let day = |ms: i64| (ms + off).div_euclid(86_400_000);
+        let n = match self.by {
+            By::Hour => (to_ms - from_ms) / 3_600_000,
+            By::Day => day(to_ms) - day(from_ms),
+            By::Week => (day(to_ms) - day(from_ms)) / 7,
+            By::Month => {
+                let (y1, m1, _) = civil_from_days(day(from_ms));
+                let (y2, m2, _) = civil_from_days(day(to_ms));
+                months_between(y1, m1, y2, m2)
+            }
+        };
+        u64::try_from(n).map_err(|_| format!("no periods from {from_ms} to {to_ms} ms"))
+    }
+}
+
+/// The calendar of a list of contiguous periods (see [`check_cover`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Listed<'a>(pub &'a [Period]);
+
+impl Listed<'_> {
+    fn index_of_start(&self, ms: i64) -> Result<usize, String> {
+        let i = self.0.partition_point(|p| p.start_ms < ms);
+        match self.0.get(i) {
+            Some(p) if p.start_ms == ms => Ok(i),
+            None if self.0.last().is_some_and(|p| p.end_ms == ms) => Ok(i),
+            _ => Err(format!("no listed period starts at {ms} ms")),
+        }
+    }
+}
+
+impl Calendar for Listed<'_> {
+    fn period_at(&self, ts_ms: i64) -> Result<Period, String> {
+        let i = self.0.partition_point(|p| p.end_ms <= ts_ms);
+        match self.0.get(i) {
+            Some(p) if p.start_ms <= ts_ms => Ok(p.clone()),
+            _ => Err(format!("no listed period contains {ts_ms} ms")),
+        }
+    }
+
+    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, String> {
+        let (a, b) = (self.index_of_start(from_ms)?, self.index_of_start(to_ms)?);
+        Ok(b.saturating_sub(a) as u64)
+    }
 }
 
 /// The label of the period of kind `by` that starts on local date `y-m-d` at hour `h`.
@@ -195,6 +277,42 @@ mod tests {
         assert_eq!(p[0].label, "2024-12-31 23:00");
         assert_eq!(p[1].label, "2025-01-01 00:00");
         assert_eq!(p.len(), 2);
+    }
+
+    #[test]
+    fn calendars_count_without_walking() {
+        let cal = FixedOffset {
+            by: By::Month,
+            offset_s: 9 * 3600,
+        };
+        let a = cal.period_at(ms(1971, 1, 15)).unwrap();
+        assert_eq!(a.label, "1971-01");
+        let b = cal.period_at(ms(2099, 12, 31)).unwrap();
+        assert_eq!(b.label, "2099-12");
+        assert_eq!(cal.count_between(a.start_ms, b.start_ms), Ok(1547));
+        assert_eq!(cal.count_between(a.start_ms, a.end_ms), Ok(1));
+        for by in [By::Hour, By::Day, By::Week, By::Month] {
+            let cal = FixedOffset {
+                by,
+                offset_s: -(3 * 3600 + 1800),
+            };
+            let (s, e) = (ms(2024, 2, 20), ms(2024, 4, 3));
+            let list = fixed_offset_periods(by, cal.offset_s, s, e);
+            let (first, last) = (&list[0], list.last().unwrap());
+            let n = list.len() as u64;
+            assert_eq!(
+                cal.count_between(first.start_ms, last.end_ms),
+                Ok(n),
+                "{by:?}"
+            );
+            let listed = Listed(&list);
+            assert_eq!(listed.count_between(first.start_ms, last.end_ms), Ok(n));
+            assert_eq!(
+                listed.period_at(s + 1).unwrap(),
+                cal.period_at(s + 1).unwrap()
+            );
+            assert!(listed.period_at(last.end_ms).is_err());
+        }
     }
 
     #[test]

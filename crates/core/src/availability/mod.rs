@@ -21,9 +21,17 @@
 //!   threshold (default 15 minutes) count, since real traffic is irregular.
 //! * Availability of a period = succeeded / (succeeded + failed + missing).
 //!
-//! Periods are handed in by the caller (time zones with daylight saving are resolved
-//! there); the computation is pure: rows in, [`Report`] out, time only from the log.
-//! Rows may arrive in any order.
+//! Periods come from the caller's [`Calendar`] (time zones with daylight saving are
+//! resolved there); the computation is pure: rows in, [`Report`] out, time only from
+//! the log. Rows may arrive in any order.
+//!
+//! # Bounded by the data
+//!
+//! Memory and time follow the number of lines and of periods holding probe requests,
+//! never the span between the first and the last line: a run of more than
+//! [`MAX_EMPTY_PERIODS`] periods without a probe request is one row (counted like any
+//! period: its expected probes are all missing), and the sub-buckets inside a long
+//! silence are one entry.
 
 pub mod calendar;
 pub mod render;
@@ -33,8 +41,13 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-pub use calendar::{By, Period};
+pub use calendar::{By, Calendar, Period};
 pub use spec::{Grade, Grades, StatusSet, format_duration, parse_duration};
+
+/// Runs of more consecutive periods than this without a probe request are one row
+/// ([`PeriodStats::periods`] says how many), so that a report is as long as its data,
+/// not as the span between its first and last line.
+pub const MAX_EMPTY_PERIODS: u64 = 24;
 
 /// Offset added to timestamps before packing (covers ±35,000 years in ms).
 const BIAS: i64 = 1 << 50;
@@ -393,8 +406,15 @@ pub struct Prepared {
 /// One period's figures.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PeriodStats {
-    /// Label (`2025-06`, …, or `total`).
+    /// Label (`2025-06`, …, or `total`); of a collapsed run, its first period's.
     pub label: String,
+    /// Calendar periods in this row: 1, or the length of a run of more than
+    /// [`MAX_EMPTY_PERIODS`] consecutive periods without a probe request, collapsed
+    /// into one row (`total`: all periods of the span).
+    pub periods: u64,
+    /// Label of the row's last period (`label` itself for one period, `total` for the
+    /// total).
+    pub last_label: String,
     /// Start, UTC ms.
     pub start_ms: i64,
     /// End (exclusive), UTC ms.
@@ -550,11 +570,114 @@ pub struct Report {
     pub notes: Vec<String>,
 }
 
+/// Probes in sub-buckets `idx .. idx + len`: one sub-bucket, or (`ok` = 0) the middle
+/// of a run of missing probes, whose every sub-bucket is all missing.
 #[derive(Clone, Copy, Debug)]
 struct Sub {
     idx: i64,
+    len: i64,
     ok: u64,
     bad: u64,
+}
+
+impl Sub {
+    fn last(&self) -> i64 {
+        self.idx + self.len - 1
+    }
+}
+
+/// Sub-buckets of a run of missing probes beyond the first and the last that are kept
+/// one by one (the rest are one [`Sub`]).
+const KEEP_SUBS: i64 = 2;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests turn the middle's compression off to compare with one sub per sub-bucket.
+    static COMPRESS_SUBS: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+fn compress_subs() -> bool {
+    #[cfg(test)]
+    return COMPRESS_SUBS.with(|c| c.get());
+    #[cfg(not(test))]
+    true
+}
+
+/// One row of the period table being built: a period, or a collapsed run of them.
+struct Row {
+    period: Period,
+    count: u64,
+    last_label: String,
+}
+
+impl Row {
+    fn one(period: Period) -> Row {
+        Row {
+            last_label: period.label.clone(),
+            period,
+            count: 1,
+        }
+    }
+}
+
+/// The period of `cal` containing `ts`, checked.
+fn period_at(cal: &dyn Calendar, ts: i64) -> Result<Period, String> {
+    let p = cal.period_at(ts)?;
+    if p.start_ms <= ts && ts < p.end_ms {
+        Ok(p)
+    } else {
+        Err(format!(
+            "period {} [{}, {}) does not contain {ts}",
+            p.label, p.start_ms, p.end_ms
+        ))
+    }
+}
+
+/// Appends the periods in `[from, to)` (period starts; no probe request in them):
+/// one by one up to [`MAX_EMPTY_PERIODS`], else as one collapsed row.
+fn push_empty(cal: &dyn Calendar, rows: &mut Vec<Row>, from: i64, to: i64) -> Result<(), String> {
+    if to < from {
+        return Err(format!("periods overlap at {to}"));
+    }
+    if to == from {
+        return Ok(());
+    }
+    let n = cal.count_between(from, to)?;
+    if n == 0 {
+        return Err(format!("no period between {from} and {to}"));
+    }
+    if n <= MAX_EMPTY_PERIODS {
+        let mut c = from;
+        for _ in 0..n {
+            let p = period_at(cal, c)?;
+            if p.start_ms != c {
+                return Err(format!("period {} does not start at {c}", p.label));
+            }
+            c = p.end_ms;
+            rows.push(Row::one(p));
+        }
+        if c != to {
+            return Err(format!("{n} periods from {from} end at {c}, not {to}"));
+        }
+        return Ok(());
+    }
+    let (a, z) = (period_at(cal, from)?, period_at(cal, to - 1)?);
+    if a.start_ms != from || z.end_ms != to {
+        return Err(format!(
+            "periods {} and {} are not aligned",
+            a.label, z.label
+        ));
+    }
+    rows.push(Row {
+        period: Period {
+            label: a.label,
+            start_ms: from,
+            end_ms: to,
+        },
+        count: n,
+        last_label: z.label,
+    });
+    Ok(())
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -586,11 +709,16 @@ impl Sweep<'_> {
 
     fn add_sub(&mut self, idx: i64, ok: u64, bad: u64) {
         match self.subs.last_mut() {
-            Some(s) if s.idx == idx => {
+            Some(s) if s.idx == idx && s.len == 1 => {
                 s.ok += ok;
                 s.bad += bad;
             }
-            _ => self.subs.push(Sub { idx, ok, bad }),
+            _ => self.subs.push(Sub {
+                idx,
+                len: 1,
+                ok,
+                bad,
+            }),
         }
     }
 
@@ -612,10 +740,28 @@ impl Sweep<'_> {
                 i += 1;
             }
         }
+        // One sub per sub-bucket at the run's ends (they may share a sub-bucket with
+        // a probe seen); the middle, with nothing but missing probes, is one sub
+        // however long the silence.
+        let b = self.b;
+        let idx_last = last.div_euclid(b);
         let mut k = 0;
         while k < m {
-            let idx = (first + k * c).div_euclid(self.b);
-            let hi = m.min(ceil_div((idx + 1) * self.b - first, c));
+            let idx = (first + k * c).div_euclid(b);
+            if k > 0 && idx_last - idx > KEEP_SUBS && compress_subs() {
+                // Probes k..kl lie before the last sub-bucket.
+                let kl = ceil_div(idx_last * b - first, c);
+                let end = (first + (kl - 1) * c).div_euclid(b);
+                self.subs.push(Sub {
+                    idx,
+                    len: end - idx + 1,
+                    ok: 0,
+                    bad: (kl - k) as u64,
+                });
+                k = kl;
+                continue;
+            }
+            let hi = m.min(ceil_div((idx + 1) * b - first, c));
             self.add_sub(idx, 0, (hi - k) as u64);
             k = hi;
         }
@@ -639,9 +785,45 @@ impl Prepared {
         self.cadence
     }
 
+    /// The table's rows over `[s, e)`: the first and the last period, every period
+    /// holding a probe request, and the periods between them (see [`push_empty`]).
+    fn rows(&self, cal: &dyn Calendar, s: i64, e: i64) -> Result<Vec<Row>, String> {
+        let first = period_at(cal, s)?;
+        let mut cursor = first.end_ms;
+        let mut rows = vec![Row::one(first)];
+        let mut i = 0;
+        while cursor < e {
+            // The next probe at or after the cursor.
+            i += self.probes[i..].partition_point(|&p| unpack(p).0 < cursor);
+            let Some(&packed) = self.probes.get(i).filter(|&&p| unpack(p).0 < e) else {
+                break;
+            };
+            let p = period_at(cal, unpack(packed).0)?;
+            push_empty(cal, &mut rows, cursor, p.start_ms)?;
+            cursor = p.end_ms;
+            rows.push(Row::one(p));
+        }
+        if cursor < e {
+            let last = period_at(cal, e - 1)?;
+            push_empty(cal, &mut rows, cursor, last.start_ms)?;
+            rows.push(Row::one(last));
+        }
+        Ok(rows)
+    }
+
     /// Computes the report over `periods`, which must be contiguous and cover
     /// [`Prepared::span`].
     pub fn compute(&self, periods: &[Period], cfg: &Config) -> Result<Report, String> {
+        if let Some((s, e)) = self.span {
+            calendar::check_cover(periods, s, e)?;
+        }
+        self.compute_in(&calendar::Listed(periods), cfg)
+    }
+
+    /// Computes the report over the periods of `cal`. Only the periods holding probe
+    /// requests, the first and the last are asked for one by one; a run of more than
+    /// [`MAX_EMPTY_PERIODS`] periods between them is counted and becomes one row.
+    pub fn compute_in(&self, cal: &dyn Calendar, cfg: &Config) -> Result<Report, String> {
         let mut notes = Vec::new();
         let mut report = Report {
             config: cfg.clone(),
@@ -654,6 +836,7 @@ impl Prepared {
             periods: Vec::new(),
             total: PeriodStats {
                 label: "total".into(),
+                last_label: "total".into(),
                 ..PeriodStats::default()
             },
             incidents: Vec::new(),
@@ -666,18 +849,25 @@ impl Prepared {
                 .push("no log lines in the selected range".into());
             return Ok(report);
         };
-        calendar::check_cover(periods, s, e)?;
-        let periods: Vec<Period> = periods
-            .iter()
-            .filter(|p| p.end_ms > s && p.start_ms < e)
-            .cloned()
+        let rows = self.rows(cal, s, e)?;
+        let collapsed = rows.iter().filter(|r| r.count > 1).count();
+        let mut counts = Vec::with_capacity(rows.len());
+        let periods: Vec<Period> = rows
+            .into_iter()
+            .map(|r| {
+                counts.push((r.count, r.last_label));
+                r.period
+            })
             .collect();
         let mut sw = Sweep {
             periods: &periods,
             stats: periods
                 .iter()
-                .map(|p| PeriodStats {
+                .zip(&counts)
+                .map(|(p, (n, last))| PeriodStats {
                     label: p.label.clone(),
+                    periods: *n,
+                    last_label: last.clone(),
                     start_ms: p.start_ms,
                     end_ms: p.end_ms,
                     hours: (p.end_ms.min(e) - p.start_ms.max(s)) as f64 / 3_600_000.0,
@@ -793,9 +983,15 @@ impl Prepared {
             }),
             _ => {}
         }
+        // Both in time order, the spans disjoint: one sweep.
+        let mut j = 0;
         for (p, st) in periods.iter().zip(sw.stats.iter_mut()) {
-            st.no_data_hours = no_data
+            while j < no_data.len() && no_data[j].to_ms <= p.start_ms {
+                j += 1;
+            }
+            st.no_data_hours = no_data[j..]
                 .iter()
+                .take_while(|g| g.from_ms < p.end_ms)
                 .map(|g| (g.to_ms.min(p.end_ms) - g.from_ms.max(p.start_ms)).max(0))
                 .sum::<i64>() as f64
                 / 3_600_000.0;
@@ -809,6 +1005,7 @@ impl Prepared {
         total.end_ms = e;
         for st in &mut stats {
             st.finish(&cfg.grades);
+            total.periods += st.periods;
             total.hours += st.hours;
             total.requests += st.requests;
             total.succeeded += st.succeeded;
@@ -828,6 +1025,14 @@ impl Prepared {
             } else {
                 "no dynamic requests in the span".to_string()
             });
+        }
+        if collapsed > 0 {
+            notes.push(format!(
+                "{collapsed} run{} of more than {MAX_EMPTY_PERIODS} consecutive {}s without a probe request {} one row each, counted like any period (`periods` in CSV and JSON says how many)",
+                if collapsed == 1 { "" } else { "s" },
+                cfg.by.name(),
+                if collapsed == 1 { "is" } else { "are" },
+            ));
         }
         if self.cadence.is_none() {
             notes.push(
@@ -877,23 +1082,32 @@ fn incidents(
         }
         match groups.last_mut() {
             Some(g) if (sub.idx - g.1 - 1) * b <= merge => {
-                g.1 = sub.idx;
+                g.1 = sub.last();
                 g.2 = g.2.min(share);
             }
-            _ => groups.push((sub.idx, sub.idx, share)),
+            _ => groups.push((sub.idx, sub.last(), share)),
         }
     }
     // Grow each incident over adjacent sub-buckets that still hold failed or missing
     // probes (its ragged edges), without reaching into the neighbouring incident.
-    let pos = |idx: i64| subs.binary_search_by_key(&idx, |s| s.idx).ok();
+    let pos = |idx: i64| {
+        let i = subs.partition_point(|s| s.last() < idx);
+        (i < subs.len() && subs[i].idx <= idx).then_some(i)
+    };
     for g in 0..groups.len() {
         let floor = if g > 0 { groups[g - 1].1 } else { i64::MIN };
-        while groups[g].0 - 1 > floor && pos(groups[g].0 - 1).is_some_and(|i| subs[i].bad > 0) {
-            groups[g].0 -= 1;
+        while groups[g].0 - 1 > floor
+            && let Some(i) = pos(groups[g].0 - 1)
+            && subs[i].bad > 0
+        {
+            groups[g].0 = subs[i].idx.max(floor + 1);
         }
         let ceil = groups.get(g + 1).map_or(i64::MAX, |n| n.0);
-        while groups[g].1 + 1 < ceil && pos(groups[g].1 + 1).is_some_and(|i| subs[i].bad > 0) {
-            groups[g].1 += 1;
+        while groups[g].1 + 1 < ceil
+            && let Some(i) = pos(groups[g].1 + 1)
+            && subs[i].bad > 0
+        {
+            groups[g].1 = subs[i].last().min(ceil - 1);
         }
     }
     let mut out = Vec::with_capacity(groups.len());
@@ -957,8 +1171,10 @@ fn incidents(
             (false, true) => IncidentKind::Gap,
             _ => IncidentKind::Errors,
         };
-        inc.no_data_ms = no_data
+        let j = no_data.partition_point(|g| g.to_ms <= inc.start_ms);
+        inc.no_data_ms = no_data[j..]
             .iter()
+            .take_while(|g| g.from_ms < inc.end_ms)
             .map(|g| (g.to_ms.min(inc.end_ms) - g.from_ms.max(inc.start_ms)).max(0))
             .sum();
         out.push(inc);

@@ -73,11 +73,60 @@ fn pct_cell(p: &PeriodStats) -> String {
 }
 
 fn period_label(p: &PeriodStats) -> String {
-    if p.partial {
-        format!("{}*", p.label)
+    let label = if is_run(p) {
+        format!("{} … {}", p.label, p.last_label)
     } else {
         p.label.clone()
+    };
+    if p.partial {
+        format!("{label}*")
+    } else {
+        label
     }
+}
+
+/// Whether a row is a collapsed run of periods (not one period, not the total).
+fn is_run(p: &PeriodStats) -> bool {
+    p.last_label != p.label
+}
+
+/// Collapsed runs listed under a period table.
+const COLLAPSED_SHOWN: usize = 10;
+
+/// One line per collapsed run of periods without a probe request (the first
+/// [`COLLAPSED_SHOWN`], then how many more).
+fn collapsed_lines(r: &Report) -> Vec<String> {
+    let by = r.config.by.name();
+    let runs: Vec<&PeriodStats> = r.periods.iter().filter(|p| is_run(p)).collect();
+    let mut out: Vec<String> = runs
+        .iter()
+        .take(COLLAPSED_SHOWN)
+        .map(|p| {
+            let counted = if p.expected == 0 {
+                "nothing expected (cadence unknown), not counted".to_string()
+            } else {
+                format!(
+                    "their {} expected probes are missing: {}, counted as downtime",
+                    thousands(p.missing),
+                    pct_cell(p)
+                )
+            };
+            format!(
+                "{} … {}: no probe requests in {} {by}s, one row; {counted}",
+                p.label,
+                p.last_label,
+                thousands(p.periods)
+            )
+        })
+        .collect();
+    if runs.len() > COLLAPSED_SHOWN {
+        let m = runs.len() - COLLAPSED_SHOWN;
+        out.push(format!(
+            "… and {m} more run{} like these (all in --format csv and json)",
+            if m == 1 { "" } else { "s" }
+        ));
+    }
+    out
 }
 
 /// One sentence saying what the figures mean.
@@ -396,6 +445,9 @@ pub fn text(r: &Report, tf: &TimeFmt, source: &str, color: bool, lim: Limits) ->
         if r.periods.iter().any(|p| p.partial) {
             o.push_str("* partial: the span covers only part of the period\n");
         }
+        for l in collapsed_lines(r) {
+            o.push_str(&wrap(&escape::terminal_str(&l, 500), 78, ""));
+        }
     }
     o.push('\n');
     o.push_str(&wrap(&incidents_heading(r, lim.incidents), 80, ""));
@@ -435,6 +487,13 @@ pub fn markdown(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> String {
         if r.periods.iter().any(|p| p.partial) {
             o.push_str("\n\\* partial: the span covers only part of the period\n");
         }
+        let runs = collapsed_lines(r);
+        if !runs.is_empty() {
+            o.push('\n');
+        }
+        for l in runs {
+            let _ = writeln!(o, "- {}", escape::markdown(&l));
+        }
     }
     let _ = writeln!(
         o,
@@ -452,7 +511,8 @@ pub fn markdown(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> String {
     o
 }
 
-/// CSV: one row per period (and `total`), full figures.
+/// CSV: one row per period (and `total`), full figures; a collapsed run of periods
+/// without a probe request is one row, `periods` long, from `period` to `last_period`.
 pub fn csv(r: &Report, tf: &TimeFmt) -> String {
     let mut t = Table::new(&[
         ("period", Align::Left),
@@ -470,6 +530,8 @@ pub fn csv(r: &Report, tf: &TimeFmt) -> String {
         ("expected", Align::Right),
         ("trouble_hours", Align::Right),
         ("no_data_hours", Align::Right),
+        ("periods", Align::Right),
+        ("last_period", Align::Left),
     ]);
     for p in r.periods.iter().chain(std::iter::once(&r.total)) {
         t.row([
@@ -496,6 +558,8 @@ pub fn csv(r: &Report, tf: &TimeFmt) -> String {
             p.trouble_hours
                 .map_or_else(String::new, |h| format!("{h:.3}")),
             format!("{:.3}", p.no_data_hours),
+            p.periods.to_string(),
+            p.last_label.clone(),
         ]);
     }
     t.to_csv()
@@ -632,13 +696,13 @@ pub fn svg_chart(r: &Report) -> String {
     }
     for (i, p) in r.periods.iter().enumerate() {
         let x = left + gap / 2.0 + i as f64 * (bar_w + gap);
-        let label = escape::html(&p.label);
-        let title = escape::html(&format!(
-            "{}: {} ({})",
-            p.label,
-            pct_cell(p),
-            p.grade.word()
-        ));
+        let name = if is_run(p) {
+            format!("{} … {}", p.label, p.last_label)
+        } else {
+            p.label.clone()
+        };
+        let label = escape::html(&name);
+        let title = escape::html(&format!("{name}: {} ({})", pct_cell(p), p.grade.word()));
         match p.availability {
             Some(a) => {
                 let ty = y(a.max(lo));
@@ -710,6 +774,9 @@ pub fn html(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> String {
         o.push_str(&period_table(r, |g| format!("{} {}", g.emoji(), g.word())).to_html());
         if r.periods.iter().any(|p| p.partial) {
             o.push_str("<p>* partial: the span covers only part of the period</p>\n");
+        }
+        for l in collapsed_lines(r) {
+            let _ = writeln!(o, "<p>{}</p>", escape::html(&l));
         }
     }
     let _ = writeln!(

@@ -499,3 +499,144 @@ fn renders() {
     assert_eq!(json["no_data"][0]["from"], "2025-07-03T23:59:00.000Z");
     assert_eq!(json["total"]["availability_text"], r.total.percent_text(2));
 }
+
+/// 100 probes on 2024-05-01 and one each on 1971-01-01 and 2099-12-31.
+fn far_apart() -> Vec<(i64, u16, bool)> {
+    let mut rows = probes(at(2024, 5, 1, 10, 0), at(2024, 5, 1, 11, 40), |_| 200);
+    rows.push((at(1971, 1, 1, 12, 0), 200, true));
+    rows.push((at(2099, 12, 31, 12, 0), 200, true));
+    rows
+}
+
+#[test]
+fn a_century_between_lines_costs_rows_of_data_not_of_calendar() {
+    // Months: 1971-01, one row for 1971-02 … 2024-04, 2024-05, one for 2024-06 …
+    // 2099-11, 2099-12; every calendar month still counted.
+    let r = run(&far_apart(), &probe_cfg());
+    let rows: Vec<(&str, &str, u64)> = r
+        .periods
+        .iter()
+        .map(|p| (p.label.as_str(), p.last_label.as_str(), p.periods))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("1971-01", "1971-01", 1),
+            ("1971-02", "2024-04", 639),
+            ("2024-05", "2024-05", 1),
+            ("2024-06", "2099-11", 906),
+            ("2099-12", "2099-12", 1),
+        ]
+    );
+    assert_eq!(r.total.periods, 1548);
+    let gap = &r.periods[1];
+    assert_eq!((gap.requests, gap.succeeded, gap.failed), (0, 0, 0));
+    assert_eq!(gap.missing, gap.expected);
+    assert_eq!(
+        gap.missing as i64,
+        (gap.end_ms - gap.start_ms) / MIN,
+        "one missing probe a minute"
+    );
+    assert_eq!(gap.percent_text(2), "0.00");
+    assert_eq!(gap.grade, Grade::Red);
+    let sum: u64 = r.periods.iter().map(|p| p.missing).sum();
+    assert_eq!(sum, r.total.missing);
+    assert!(r.notes.iter().any(|n| n.contains("2 runs of more than 24")));
+    // Two silences, two incidents (all missing).
+    assert_eq!(r.incidents.len(), 2);
+    assert!(r.incidents.iter().all(|i| i.kind == IncidentKind::Gap));
+    assert_eq!(
+        r.incidents.iter().map(|i| i.missing).sum::<u64>(),
+        r.total.missing
+    );
+    // Hours and days: as many rows as the data needs.
+    for by in [By::Hour, By::Day, By::Week] {
+        let mut cfg = probe_cfg();
+        cfg.by = by;
+        let r = run(&far_apart(), &cfg);
+        assert!(r.periods.len() <= 10, "{by:?}: {}", r.periods.len());
+        assert_eq!(
+            r.periods.iter().map(|p| p.periods).sum::<u64>(),
+            r.total.periods
+        );
+    }
+    // Every format says what a collapsed row is.
+    let (short, rfc) = fmt();
+    let tf = TimeFmt {
+        short: &short,
+        rfc3339: &rfc,
+    };
+    let t = render::text(&r, &tf, "x.log", false, Limits::default());
+    assert!(
+        t.contains("1971-02 … 2024-04: no probe requests in 639 months, one row;"),
+        "{t}"
+    );
+    assert!(t.contains("counted as downtime"), "{t}");
+    assert!(t.contains("\ntotal "), "{t}");
+    let md = render::markdown(&r, &tf, "x.log", Limits::default());
+    assert!(md.contains("| 1971-02 … 2024-04 | 0.00% |"), "{md}");
+    let html = render::html(&r, &tf, "x.log", Limits::default());
+    assert!(html.contains("no probe requests in 639 months"));
+    let csv = render::csv(&r, &tf);
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",periods,last_period")
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("1971-02,") && l.ends_with(",639,2024-04")),
+        "{csv}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&render::json(&r, &tf, "x.log")).unwrap();
+    assert_eq!(json["periods"][1]["periods"], 639);
+    assert_eq!(json["periods"][1]["last_label"], "2024-04");
+    assert_eq!(json["periods"][0]["periods"], 1);
+}
+
+#[test]
+fn short_runs_of_empty_periods_stay_rows() {
+    // Probes on 2025-01-01 and 2026-06-01: 16 months without a probe, one by one.
+    let mut rows = probes(at(2025, 1, 1, 0, 0), at(2025, 1, 1, 1, 0), |_| 200);
+    rows.extend(probes(at(2026, 6, 1, 0, 0), at(2026, 6, 1, 1, 0), |_| 200));
+    let r = run(&rows, &probe_cfg());
+    assert_eq!(r.periods.len(), 18);
+    assert!(r.periods.iter().all(|p| p.periods == 1));
+    assert!(r.periods[5].expected > 0 && r.periods[5].percent_text(2) == "0.00");
+}
+
+proptest::proptest! {
+    /// Long silences are kept as one sub-bucket entry: the figures are those of one
+    /// entry per sub-bucket.
+    #[test]
+    fn compressed_silences_give_the_same_report(
+        cadence_s in proptest::sample::select(vec![20i64, 60, 300, 420, 900]),
+        bucket_m in proptest::sample::select(vec![1i64, 5, 10]),
+        gaps in proptest::collection::vec((0i64..400, 1i64..2000, 0u8..4), 1..6),
+        below in proptest::sample::select(vec![0.0f64, 50.0, 80.0, 100.0]),
+        dynamic in proptest::bool::ANY,
+    ) {
+        let c = cadence_s * 1000;
+        let mut rows = Vec::new();
+        let mut t = at(2025, 3, 1, 0, 0);
+        for (n, gap, fail) in gaps {
+            for k in 0..n {
+                let st = if fail > 0 && k % (fail as i64 + 1) == 0 { 503 } else { 200 };
+                rows.push((t, st, true));
+                t += c + (k % 3) * 1000;
+            }
+            t += gap * c;
+        }
+        rows.push((t, 200, true));
+        let mut cfg = if dynamic { Config::new(None) } else { probe_cfg() };
+        cfg.bucket_ms = bucket_m * MIN;
+        cfg.incident_below = below;
+        cfg.by = By::Day;
+        let a = serde_json::to_value(run(&rows, &cfg)).unwrap();
+        COMPRESS_SUBS.with(|f| f.set(false));
+        let b = serde_json::to_value(run(&rows, &cfg)).unwrap();
+        COMPRESS_SUBS.with(|f| f.set(true));
+        proptest::prop_assert_eq!(a, b);
+    }
+}

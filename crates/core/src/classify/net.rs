@@ -170,20 +170,11 @@ impl TrustedProxies {
     }
 }
 
-/// An X-Forwarded-For hop: `1.2.3.4`, `1.2.3.4:567`, `2001:db8::1`, `[2001:db8::1]:443`.
+/// An X-Forwarded-For hop: `1.2.3.4`, `1.2.3.4:567`, `2001:db8::1`, `[2001:db8::1]:443`,
+/// `fe80::1%eth0` — the same rules as a logged client ([`crate::parse::client_ip`]).
+#[inline]
 fn parse_hop(s: &str) -> Option<IpAddr> {
-    if let Ok(ip) = s.parse::<IpAddr>() {
-        return Some(ip);
-    }
-    if let Some(rest) = s.strip_prefix('[') {
-        return rest.split(']').next()?.parse().ok();
-    }
-    let (host, port) = s.rsplit_once(':')?;
-    if port.bytes().all(|b| b.is_ascii_digit()) {
-        host.parse::<Ipv4Addr>().ok().map(IpAddr::V4)
-    } else {
-        None
-    }
+    crate::parse::client_ip(s.as_bytes())
 }
 
 #[cfg(test)]
@@ -251,6 +242,14 @@ mod tests {
             Some(ip("10.0.0.1"))
         );
         assert_eq!(t.real_client(Some(ip("10.0.0.1")), Some("unknown")), None);
+        assert_eq!(
+            t.real_client(Some(ip("10.0.0.1")), Some("fe80::1%eth0, 10.0.0.2")),
+            Some(ip("fe80::1"))
+        );
+        assert_eq!(
+            t.real_client(Some(ip("10.0.0.1")), Some("::ffff:203.0.113.9")),
+            Some(ip("203.0.113.9"))
+        );
         assert_eq!(
             TrustedProxies::default().real_client(Some(ip("10.0.0.1")), Some("1.1.1.1")),
             Some(ip("10.0.0.1"))

@@ -12,8 +12,13 @@ use super::{duration_label, local_label, local_rfc3339, pct1, share, thousands};
 use crate::classify::{AgentId, Classifier, ClientKey, HeavyClass, RowClass};
 use crate::table::{Align, Cell, Style, Table, bar, sparkline};
 
-/// At most this many empty buckets are filled in between the first and the last.
-const MAX_FILL: i64 = 20_000;
+/// Runs of up to this many empty buckets between the first and the last are shown
+/// bucket by bucket; a longer run is one [`HeavyGap`] (a row "gap" in tables), so that
+/// a report is as long as its data, never cut, and an outage stays visible.
+pub const MAX_EMPTY_BUCKETS: i64 = 24;
+
+/// Gaps listed one by one under the table (all are rows of it, and in JSON).
+const GAPS_LISTED: usize = 20;
 
 /// A capacity: `count` heavy requests per `window_ms`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -102,21 +107,25 @@ impl HeavyAcc {
     ) -> HeavyReport {
         let w = self.width_ms;
         let date_only = w % 86_400_000 == 0;
-        let mut starts: Vec<i64> = self.buckets.keys().copied().collect();
-        if let (Some(&first), Some(&last)) = (starts.first(), starts.last())
-            && (last - first) / w <= MAX_FILL
-        {
-            starts = (0..=(last - first) / w).map(|i| first + i * w).collect();
-        }
-        let mut buckets = Vec::with_capacity(starts.len());
-        let mut last_offset = self.buckets.values().next().map_or(0, |b| b.offset_ms);
-        for start in starts {
-            let empty = Bucket {
-                offset_ms: last_offset,
-                ..Bucket::default()
-            };
-            let b = self.buckets.get(&start).unwrap_or(&empty);
-            last_offset = b.offset_ms;
+        // Capacity windows with heavy requests, in time order.
+        let mut windows: Vec<(i64, u64)> = self.windows.iter().map(|(&k, &v)| (k, v)).collect();
+        windows.sort_unstable();
+        let capacity = self.capacity;
+        // The most heavy requests in one capacity window starting in the bucket, or
+        // containing its start.
+        let peak_of = |start: i64| {
+            capacity.map(|c| {
+                let first = start.div_euclid(c.window_ms) * c.window_ms;
+                let i = windows.partition_point(|&(ws, _)| ws < first);
+                windows[i..]
+                    .iter()
+                    .take_while(|&&(ws, _)| ws < start + w)
+                    .map(|&(_, n)| n)
+                    .max()
+                    .unwrap_or(0)
+            })
+        };
+        let row = |start: i64, b: &Bucket| {
             let top = top_of(&b.prefixes, |a, b| cls.key_cmp(a, b));
             let agent = top_of(&b.agents, |a, b| {
                 cls.agents
@@ -125,18 +134,8 @@ impl HeavyAcc {
                     .cmp(&cls.agents.info(b).label)
                     .then(a.cmp(&b))
             });
-            let peak = self.capacity.map(|c| {
-                // Windows starting in the bucket, or the one containing its start.
-                let first = start.div_euclid(c.window_ms) * c.window_ms;
-                let mut p = 0;
-                let mut ws = first;
-                while ws < start + w {
-                    p = p.max(self.windows.get(&ws).copied().unwrap_or(0));
-                    ws += c.window_ms;
-                }
-                p
-            });
-            buckets.push(HeavyBucket {
+            let peak = peak_of(start);
+            HeavyBucket {
                 start: local_rfc3339(start, b.offset_ms),
                 label: local_label(start, date_only),
                 start_utc_ms: start - b.offset_ms,
@@ -150,11 +149,60 @@ impl HeavyAcc {
                 agent: agent.map(|(a, _)| cls.agents.info(a).label.clone()),
                 agent_share: agent.map_or(0.0, |(_, c)| share(c, b.heavy)),
                 peak,
-                over_capacity: match (peak, self.capacity) {
+                over_capacity: match (peak, capacity) {
                     (Some(p), Some(c)) => p > c.count,
                     _ => false,
                 },
-            });
+            }
+        };
+        let empty = |offset_ms: i64| Bucket {
+            offset_ms,
+            ..Bucket::default()
+        };
+        let mut buckets = Vec::with_capacity(self.buckets.len());
+        let mut gaps = Vec::new();
+        let mut prev: Option<(i64, i64)> = None;
+        for (&start, b) in &self.buckets {
+            if let Some((ps, off)) = prev {
+                // Empty buckets [from, start): the ends whose capacity window still holds
+                // heavy requests one by one, the rest one by one too when few, else a gap.
+                let from = ps + w;
+                let n = (start - from) / w;
+                let busy = |k: i64| peak_of(from + k * w).is_some_and(|p| p > 0);
+                let mut lead = 0;
+                while lead < n && busy(lead) {
+                    lead += 1;
+                }
+                let mut trail = n;
+                while trail > lead && busy(trail - 1) {
+                    trail -= 1;
+                }
+                if trail - lead <= MAX_EMPTY_BUCKETS {
+                    (lead, trail) = (n, n);
+                }
+                for k in 0..lead {
+                    buckets.push(row(from + k * w, &empty(off)));
+                }
+                if trail > lead {
+                    let (gs, ge) = (from + lead * w, from + trail * w);
+                    let end_off = if trail == n { b.offset_ms } else { off };
+                    gaps.push(HeavyGap {
+                        start: local_rfc3339(gs, off),
+                        label: local_label(gs, date_only),
+                        start_utc_ms: gs - off,
+                        end: local_rfc3339(ge, end_off),
+                        end_label: local_label(ge, date_only),
+                        end_utc_ms: ge - end_off,
+                        buckets: (trail - lead) as u64,
+                        before: buckets.len(),
+                    });
+                }
+                for k in trail..n {
+                    buckets.push(row(from + k * w, &empty(off)));
+                }
+            }
+            buckets.push(row(start, b));
+            prev = Some((start, b.offset_ms));
         }
         let top = top_of(&self.prefixes, |a, b| cls.key_cmp(a, b));
         let mut classes: Vec<ClassCount> = self
@@ -192,6 +240,7 @@ impl HeavyAcc {
             buckets_over_capacity: buckets.iter().filter(|b| b.over_capacity).count() as u64,
             classes,
             buckets,
+            gaps,
         }
     }
 }
@@ -300,8 +349,37 @@ pub struct HeavyReport {
     pub buckets_over_capacity: u64,
     /// Heavy requests per class, most first.
     pub classes: Vec<ClassCount>,
-    /// The buckets, in time order (empty ones included).
+    /// The buckets, in time order: every bucket with requests, and the empty ones
+    /// between them except those of [`HeavyReport::gaps`].
     pub buckets: Vec<HeavyBucket>,
+    /// Runs of more than [`MAX_EMPTY_BUCKETS`] empty buckets, in time order, each
+    /// standing for all of its buckets (absent from JSON when there is none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<HeavyGap>,
+}
+
+/// A run of empty buckets shown as one row: no selected request in `[start, end)`.
+#[derive(Clone, Debug, Serialize)]
+pub struct HeavyGap {
+    /// Start of the first empty bucket, RFC 3339 in the report's zone.
+    pub start: String,
+    /// Start as shown in tables.
+    #[serde(skip)]
+    pub label: String,
+    /// Start, UTC ms.
+    pub start_utc_ms: i64,
+    /// End (exclusive): the start of the next bucket shown, RFC 3339.
+    pub end: String,
+    /// End as shown in tables.
+    #[serde(skip)]
+    pub end_label: String,
+    /// End, UTC ms.
+    pub end_utc_ms: i64,
+    /// Empty buckets in the gap.
+    pub buckets: u64,
+    /// Index in [`HeavyReport::buckets`] of the bucket right after the gap.
+    #[serde(skip)]
+    pub before: usize,
 }
 
 impl HeavyReport {
@@ -361,8 +439,23 @@ impl HeavyReport {
                 thousands(c.count),
                 c.window,
                 self.buckets_over_capacity,
-                self.buckets.len(),
+                self.buckets.len() as u64 + self.gaps.iter().map(|g| g.buckets).sum::<u64>(),
                 c.window
+            ));
+        }
+        if let Some(longest) = self
+            .gaps
+            .iter()
+            .max_by_key(|g| (g.buckets, std::cmp::Reverse(g.start_utc_ms)))
+        {
+            let n = self.gaps.len();
+            lines.push(format!(
+                "{n} gap{} without any request ({} empty buckets of {} in all), the longest from {} to {}",
+                if n == 1 { "" } else { "s" },
+                thousands(self.gaps.iter().map(|g| g.buckets).sum()),
+                self.by,
+                longest.start,
+                longest.end
             ));
         }
         // Sub-day buckets within one year drop the year from the rows (it goes in the header).
@@ -371,7 +464,9 @@ impl HeavyReport {
             && self
                 .buckets
                 .iter()
-                .all(|b| b.label.len() > 10 && year(&b.label) == year(&self.buckets[0].label));
+                .map(|b| &b.label)
+                .chain(self.gaps.iter().flat_map(|g| [&g.label, &g.end_label]))
+                .all(|l| l.len() > 10 && year(l) == year(&self.buckets[0].label));
         let head = "start".to_string();
         lines.insert(
             3,
@@ -402,19 +497,54 @@ impl HeavyReport {
         }
         let colrefs: Vec<(&str, Align)> = cols.iter().map(|(s, a)| (s.as_str(), *a)).collect();
         let mut t = Table::new(&colrefs);
+        // CSV with gaps: the same columns (no bar) and `buckets`, how many buckets a
+        // row stands for, so that a gap is a typed row.
+        let mut csv = (!self.gaps.is_empty()).then(|| {
+            let mut c: Vec<(&str, Align)> = colrefs.clone();
+            if bar_width > 0 {
+                c.pop();
+            }
+            c.push(("buckets", Align::Right));
+            Table::new(&c)
+        });
+        let short = |label: &str| {
+            if one_year {
+                label[5..].to_string()
+            } else {
+                label.to_string()
+            }
+        };
         let max = self.buckets.iter().map(|b| b.heavy).max().unwrap_or(0);
-        for b in &self.buckets {
+        let mut gaps = self.gaps.iter().peekable();
+        for (i, b) in self.buckets.iter().enumerate() {
+            while let Some(g) = gaps.next_if(|g| g.before <= i) {
+                let mut row = vec![
+                    Cell::from(short(&g.label)),
+                    Cell::from("0"),
+                    Cell::from("0"),
+                    Cell::from("0"),
+                    Cell::from("0"),
+                    Cell::from(""),
+                    Cell::styled(format!("gap: {} empty", thousands(g.buckets)), Style::Red),
+                ];
+                if self.capacity.is_some() {
+                    row.push(Cell::from("0"));
+                }
+                if let Some(c) = &mut csv {
+                    let mut r = row.clone();
+                    r[6] = Cell::from("");
+                    r.push(Cell::from(g.buckets.to_string()));
+                    c.row(r);
+                }
+                t.row(row);
+            }
             let heavy_style = if b.over_capacity {
                 Style::Red
             } else {
                 Style::Plain
             };
             let mut row = vec![
-                Cell::from(if one_year {
-                    b.label[5..].to_string()
-                } else {
-                    b.label.clone()
-                }),
+                Cell::from(short(&b.label)),
                 Cell::from(thousands(b.requests)),
                 Cell::styled(thousands(b.heavy), heavy_style),
                 Cell::from(thousands(b.distinct_ips)),
@@ -430,6 +560,11 @@ impl HeavyReport {
             if let Some(p) = b.peak {
                 let mark = if b.over_capacity { "!" } else { "" };
                 row.push(Cell::styled(format!("{}{mark}", thousands(p)), heavy_style));
+            }
+            if let Some(c) = &mut csv {
+                let mut r = row.clone();
+                r.push(Cell::from("1"));
+                c.row(r);
             }
             if bar_width >= 4 {
                 row.push(Cell::styled(
@@ -458,6 +593,26 @@ impl HeavyReport {
                 thousands(c.count)
             ));
         }
+        if !self.gaps.is_empty() {
+            notes.push(format!(
+                "gap: a run of more than {MAX_EMPTY_BUCKETS} empty buckets, one row (the bucket counts are for the whole run; CSV: `buckets`, JSON: `gaps`):"
+            ));
+            for g in self.gaps.iter().take(GAPS_LISTED) {
+                notes.push(format!(
+                    "no requests from {} to {} ({} buckets of {})",
+                    g.label,
+                    g.end_label,
+                    thousands(g.buckets),
+                    self.by
+                ));
+            }
+            if self.gaps.len() > GAPS_LISTED {
+                notes.push(format!(
+                    "… and {} more gaps (all in the table and in --format json)",
+                    thousands((self.gaps.len() - GAPS_LISTED) as u64)
+                ));
+            }
+        }
         Doc {
             title: format!("Heavy requests per {}", self.by),
             lines,
@@ -467,7 +622,7 @@ impl HeavyReport {
                 notes,
             }],
             csv_section: 0,
-            csv: None,
+            csv,
         }
     }
 }
@@ -538,5 +693,110 @@ mod tests {
         assert!(text.contains('█') || text.contains('▄'), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
         assert!(text.contains("01-01 00:00"), "{text}");
+    }
+
+    fn report(rows: &[(i64, &str, &str)], width: i64, cap: Option<Capacity>) -> HeavyReport {
+        let b = batch(rows);
+        let mut cls = Classifier::default();
+        let mut acc = HeavyAcc::new(width, cap);
+        for i in 0..b.len() {
+            let rc = cls.classify(&b, i);
+            acc.add(b.ts_ms[i], b.ts_ms[i], &rc);
+        }
+        acc.finish(&cls, "UTC", "all requests", "test")
+    }
+
+    #[test]
+    fn long_empty_runs_are_one_gap_row_short_ones_rows() {
+        let m = 60_000;
+        let day = 86_400_000;
+        let t0 = crate::time::days_from_civil(2024, 1, 1) * day;
+        let t1 = crate::time::days_from_civil(2024, 6, 1) * day;
+        // 3 empty buckets, then 150 days of nothing.
+        let r = report(
+            &[
+                (t0, "1.1.1.1", "search=a"),
+                (t0 + 40 * m, "1.1.1.1", "search=a"),
+                (t1, "2.2.2.2", "title=A"),
+            ],
+            10 * m,
+            None,
+        );
+        assert_eq!(r.buckets.len(), 6, "2 + 3 empty + 1");
+        assert_eq!(r.gaps.len(), 1);
+        let g = &r.gaps[0];
+        assert_eq!((g.start_utc_ms, g.end_utc_ms), (t0 + 50 * m, t1));
+        assert_eq!(g.buckets as i64, (t1 - t0) / (10 * m) - 5);
+        assert_eq!(g.before, 5);
+        assert_eq!(g.end, "2024-06-01T00:00:00Z");
+        let total: u64 = r.buckets.len() as u64 + g.buckets;
+        assert_eq!(total as i64, (t1 - t0) / (10 * m) + 1);
+        let doc = r.doc(0);
+        let text = doc.to_text(80, false);
+        assert!(text.contains("gap: 21,883 empty"), "{text}");
+        assert!(
+            text.contains(
+                "no requests from 2024-01-01 00:50 to 2024-06-01 00:00 (21,883 buckets of 10m)"
+            ),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        let md = doc.to_markdown();
+        assert!(md.contains("gap: 21,883 empty"), "{md}");
+        let csv = doc.to_csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(",agent,buckets"), "{csv}");
+        assert_eq!(lines[6], "01-01 00:50,0,0,0,0,,,21883", "{csv}");
+        assert!(lines[1].ends_with(",1"), "{csv}");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["gaps"][0]["buckets"], 21_883);
+        assert_eq!(json["gaps"][0]["start"], "2024-01-01T00:50:00Z");
+        // No gap: no `gaps` key, CSV as before.
+        let r = report(&[(t0, "1.1.1.1", "search=a")], 10 * m, None);
+        assert!(serde_json::to_value(&r).unwrap().get("gaps").is_none());
+        assert!(
+            r.doc(0)
+                .to_csv()
+                .lines()
+                .next()
+                .unwrap()
+                .ends_with(",agent")
+        );
+    }
+
+    #[test]
+    fn a_century_of_silence_and_capacity_windows_across_gaps() {
+        let h = 3_600_000;
+        let day = 86_400_000;
+        let d = |y, m, dd| crate::time::days_from_civil(y, m, dd) * day;
+        let r = report(
+            &[
+                (d(1971, 1, 1), "1.1.1.1", "search=a"),
+                (d(2024, 5, 1), "1.1.1.1", "search=a"),
+                (d(2099, 12, 31), "1.1.1.1", "search=a"),
+            ],
+            60_000,
+            None,
+        );
+        assert_eq!((r.buckets.len(), r.gaps.len()), (3, 2));
+        // A capacity window longer than the bucket still marks the empty buckets it
+        // covers, one by one; the rest is a gap.
+        let r = report(
+            &[
+                (0, "1.1.1.1", "search=a"),
+                (1, "1.1.1.2", "search=a"),
+                (30 * h, "1.1.1.3", "search=a"),
+            ],
+            600_000,
+            Some(Capacity {
+                count: 1,
+                window_ms: h,
+            }),
+        );
+        assert_eq!(r.buckets.len(), 7, "1 + 5 within the window + 1");
+        assert!(r.buckets[..6].iter().all(|b| b.over_capacity));
+        assert_eq!(r.buckets_over_capacity, 6);
+        assert_eq!(r.gaps.len(), 1);
+        assert_eq!(r.gaps[0].start_utc_ms, h);
     }
 }

@@ -10,7 +10,8 @@ use super::program::{Builder, FieldKind, Program, RtUnit, TItem, TimeKind, Trail
 
 /// The format with config quoting removed, plus each byte's column in the original.
 fn unquote(src: &str) -> (Vec<u8>, Vec<usize>) {
-    let col_of = |byte: usize| src[..byte].chars().count() + 1;
+    let col_table = super::nginx::columns(src);
+    let col_of = |byte: usize| col_table[byte.min(src.len())];
     let b = src.as_bytes();
     let mut start = 0;
     let mut end = b.len();
@@ -43,7 +44,7 @@ fn unquote(src: &str) -> (Vec<u8>, Vec<usize>) {
             }
         }
         if i < end {
-            let after = &src[i + 1..end];
+            let after = src.get(i + 1..end).unwrap_or_default();
             let nick = after.trim();
             if nick.is_empty() || (!nick.contains(['%', '"', ' ']) && after.starts_with(' ')) {
                 start += 1;
@@ -201,6 +202,10 @@ pub(crate) fn compile(src: &str) -> Result<Program, FormatError> {
             });
         };
         i += 1;
+        // A non-ASCII "letter" (`%é`): take its whole character into the message.
+        while letter >= 0x80 && text.get(i).is_some_and(|c| c & 0xC0 == 0x80) {
+            i += 1;
+        }
         if letter == b'^' {
             // %{VAR}^ti / ^to (trailers)
             i = (i + 2).min(text.len());

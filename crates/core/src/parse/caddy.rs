@@ -373,7 +373,9 @@ fn duration_us(n: Num, arena: &[u8]) -> Option<i64> {
         }
         other => num_secs_to_us(other, arena)?,
     };
-    (us >= 0).then_some(us)
+    (0..=time::MAX_REQUEST_TIME_US as i64)
+        .contains(&us)
+        .then_some(us)
 }
 
 /// Caddy JSON parser with its scratch arena for unescaped strings.
@@ -452,7 +454,8 @@ impl LineParser for CaddyParser {
             None | Some(Num::Null) => None,
             Some(d) => Some(duration_us(d, arena).ok_or(ParseError::BadRequestTime)?),
         };
-        rec.ts_ms = (ts - dur.unwrap_or(0)).div_euclid(1000);
+        rec.ts_ms = time::arrival_ms(ts as i128 - dur.unwrap_or(0) as i128)
+            .ok_or(ParseError::TimestampOutOfRange)?;
         rec.request_time_us = dur.map(|d| d as u64);
         rec.bytes = match top.size {
             None | Some(Num::Null) => None,

@@ -15,13 +15,37 @@ pub(crate) struct Unquoted {
     pub(crate) cols: Vec<usize>,
 }
 
-fn col_of(src: &str, byte: usize) -> usize {
-    src[..byte.min(src.len())].chars().count() + 1
+/// For each byte of `src` (and one past the end), the 1-based column, in characters,
+/// of the character it belongs to: error messages point at columns, and a byte inside a
+/// multi-byte character (`é`) gets that character's column.
+pub(crate) fn columns(src: &str) -> Vec<usize> {
+    let mut cols = Vec::with_capacity(src.len() + 1);
+    let mut col = 0;
+    for &c in src.as_bytes() {
+        if c & 0xC0 != 0x80 {
+            col += 1;
+        }
+        cols.push(col.max(1));
+    }
+    cols.push(col + 1);
+    cols
+}
+
+/// Up to 10 characters of `src` from byte `i` (rounded down to a character start), for
+/// error messages.
+fn excerpt(src: &str, i: usize) -> String {
+    let mut i = i.min(src.len());
+    while !src.is_char_boundary(i) {
+        i -= 1;
+    }
+    src[i..].chars().take(10).collect()
 }
 
 /// Removes nginx.conf quoting: `log_format main '…' '…';` → the concatenated strings.
 fn unquote(src: &str) -> Result<Unquoted, FormatError> {
     let b = src.as_bytes();
+    let col_table = columns(src);
+    let col_of = |byte: usize| col_table[byte.min(b.len())];
     let mut i = 0;
     let skip_ws = |i: &mut usize| {
         while *i < b.len() && b[*i].is_ascii_whitespace() {
@@ -55,8 +79,8 @@ fn unquote(src: &str) -> Result<Unquoted, FormatError> {
                 skip_ws(&mut i);
                 if i < b.len() {
                     return Err(FormatError::Invalid {
-                        col: col_of(src, i),
-                        token: src[i..].chars().take(10).collect(),
+                        col: col_of(i),
+                        token: excerpt(src, i),
                         reason: "text after the closing `;`".into(),
                     });
                 }
@@ -64,8 +88,8 @@ fn unquote(src: &str) -> Result<Unquoted, FormatError> {
             }
             if q != b'\'' && q != b'"' {
                 return Err(FormatError::Invalid {
-                    col: col_of(src, i),
-                    token: src[i..].chars().take(10).collect(),
+                    col: col_of(i),
+                    token: excerpt(src, i),
                     reason: "expected a quoted string (the format is written as one or more '…' strings)"
                         .into(),
                 });
@@ -75,7 +99,7 @@ fn unquote(src: &str) -> Result<Unquoted, FormatError> {
             loop {
                 if i >= b.len() {
                     return Err(FormatError::Invalid {
-                        col: col_of(src, open),
+                        col: col_of(open),
                         token: (q as char).to_string(),
                         reason: "this quote is never closed".into(),
                     });
@@ -94,18 +118,18 @@ fn unquote(src: &str) -> Result<Unquoted, FormatError> {
                         b'r' => b'\r',
                         _ => {
                             text.push(b'\\');
-                            cols.push(col_of(src, i));
+                            cols.push(col_of(i));
                             i += 1;
                             continue;
                         }
                     };
                     text.push(out);
-                    cols.push(col_of(src, i));
+                    cols.push(col_of(i));
                     i += 2;
                     continue;
                 }
                 text.push(c);
-                cols.push(col_of(src, i));
+                cols.push(col_of(i));
                 i += 1;
             }
             skip_ws(&mut i);
@@ -114,7 +138,7 @@ fn unquote(src: &str) -> Result<Unquoted, FormatError> {
         let end = src.trim_end().trim_end_matches(';').len();
         for (k, &c) in b.iter().enumerate().take(end).skip(i) {
             text.push(c);
-            cols.push(col_of(src, k));
+            cols.push(col_of(k));
         }
     }
     Ok(Unquoted { text, cols })
@@ -235,5 +259,18 @@ mod tests {
         let u = unquote("$remote_addr [$time_local]").unwrap();
         assert_eq!(u.text, b"$remote_addr [$time_local]");
         assert!(unquote("'abc").is_err());
+    }
+
+    #[test]
+    fn columns_count_characters() {
+        let s = "aé€b";
+        assert_eq!(columns(s), [1, 2, 2, 3, 3, 3, 4, 5]);
+        assert_eq!(columns(""), [1]);
+        assert_eq!(excerpt(s, 2), "é€b");
+        assert_eq!(excerpt(s, 99), "");
+        let Err(u) = unquote("'é$status' x") else {
+            panic!("text after the strings is an error")
+        };
+        assert!(u.to_string().starts_with("column 12:"), "{u}");
     }
 }

@@ -347,19 +347,53 @@ fn parse_ipv4(b: &[u8]) -> Option<Ipv4Addr> {
     Some(Ipv4Addr::from(oct))
 }
 
-/// `client` as an IP address when it is one (IPv4, IPv6, `[IPv6]`); host names → `None`.
+/// An IPv6 address, optionally with a zone id (`fe80::1%eth0`, the zone dropped).
 #[inline]
-pub(crate) fn parse_ip(b: &[u8]) -> Option<IpAddr> {
+fn parse_ipv6(b: &[u8]) -> Option<Ipv6Addr> {
+    let b = match memchr(b'%', b) {
+        Some(i) if i + 1 < b.len() => &b[..i],
+        Some(_) => return None,
+        None => b,
+    };
+    std::str::from_utf8(b).ok()?.parse().ok()
+}
+
+/// A client field as an IP address when it is one; host names (and anything else) →
+/// `None`. Accepted: IPv4 (`203.0.113.7`), IPv4 with a port (`203.0.113.7:51234`),
+/// IPv6 (`2001:db8::1`), with a zone id (`fe80::1%eth0`), in brackets with or without
+/// a port (`[2001:db8::1]`, `[2001:db8::1]:443`). Zone and port are dropped, and an
+/// IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) is returned as the IPv4 address
+/// ([`crate::replay::canonical`]), so that the same client has one address, and one
+/// /24, whatever way its server logged it. Does not allocate.
+#[inline]
+pub fn parse_ip(b: &[u8]) -> Option<IpAddr> {
     if let Some(v4) = parse_ipv4(b) {
         return Some(IpAddr::V4(v4));
     }
-    memchr(b':', b)?;
-    let b = b
-        .strip_prefix(b"[")
-        .and_then(|x| x.strip_suffix(b"]"))
-        .unwrap_or(b);
-    let s = std::str::from_utf8(b).ok()?;
-    s.parse::<Ipv6Addr>().ok().map(IpAddr::V6)
+    let colon = memchr(b':', b)?;
+    let port_ok = |p: &[u8]| !p.is_empty() && p.len() <= 5 && p.iter().all(u8::is_ascii_digit);
+    let v6 = if let Some(rest) = b.strip_prefix(b"[") {
+        let close = memchr(b']', rest)?;
+        let after = &rest[close + 1..];
+        if !after.is_empty() && !after.strip_prefix(b":").is_some_and(port_ok) {
+            return None;
+        }
+        let inner = &rest[..close];
+        match parse_ipv4(inner) {
+            Some(v4) => return Some(IpAddr::V4(v4)),
+            None => parse_ipv6(inner)?,
+        }
+    } else if let Some(v6) = parse_ipv6(b) {
+        v6
+    } else {
+        // `a.b.c.d:port`: exactly one colon.
+        let (host, port) = (&b[..colon], &b[colon + 1..]);
+        return (port_ok(port) && memchr(b':', port).is_none())
+            .then(|| parse_ipv4(host))
+            .flatten()
+            .map(IpAddr::V4);
+    };
+    Some(crate::replay::canonical(IpAddr::V6(v6)))
 }
 
 /// `None` for `-` and empty.
@@ -461,7 +495,7 @@ pub(crate) fn split_request<'a>(v: &'a [u8], rec: &mut Record<'a>) {
 /// Parses a request duration into microseconds.
 #[inline]
 fn parse_rt(v: &[u8], unit: RtUnit) -> Option<u64> {
-    match unit {
+    let us = match unit {
         RtUnit::Micros => time::parse_uint(v),
         RtUnit::Millis => time::parse_uint(v)?.checked_mul(1000),
         RtUnit::Secs => time::parse_decimal_micros(v).map(|(us, _)| us as u64),
@@ -470,7 +504,8 @@ fn parse_rt(v: &[u8], unit: RtUnit) -> Option<u64> {
             memchr(b'.', v)?;
             time::parse_decimal_micros(v).map(|(us, _)| us as u64)
         }
-    }
+    }?;
+    (us <= time::MAX_REQUEST_TIME_US).then_some(us)
 }
 
 #[inline]
@@ -489,9 +524,12 @@ fn parse_status(v: &[u8]) -> Option<u16> {
 
 /// Time being assembled from one or more time fields of a line.
 #[derive(Clone, Copy, Debug, Default)]
+///
+/// Microseconds are `i128`, so that no combination of parsed values (epoch numbers,
+/// fractions, request times) can overflow; the window check happens once, at the end.
 struct TimeAcc {
     have: bool,
-    us: i64,
+    us: i128,
     prec: Precision,
     completion: bool,
     frac_us: Option<(i64, Precision)>,
@@ -499,7 +537,7 @@ struct TimeAcc {
 
 impl TimeAcc {
     #[inline]
-    fn offer(&mut self, us: i64, prec: Precision, completion: bool) {
+    fn offer(&mut self, us: i128, prec: Precision, completion: bool) {
         if !self.have || prec > self.prec {
             self.have = true;
             self.us = us;
@@ -511,11 +549,11 @@ impl TimeAcc {
 
 /// Parses a strftime pattern at the start of `s`; returns local-or-UTC µs, the zone
 /// offset if the pattern had `%z` (or `%s`, which is UTC), and the bytes consumed.
-fn parse_strftime(items: &[TItem], s: &[u8]) -> Option<(i64, Option<i32>, usize)> {
+fn parse_strftime(items: &[TItem], s: &[u8]) -> Option<(i128, Option<i32>, usize)> {
     let mut i = 0;
     let (mut y, mut mo, mut d, mut h, mut mi, mut se) = (1970i64, 1u32, 1u32, 0u32, 0u32, 0u32);
     let mut off = None;
-    let mut epoch: Option<i64> = None;
+    let mut epoch: Option<i128> = None;
     let num = |i: &mut usize, max: usize| -> Option<u32> {
         let start = *i;
         let mut v = 0u32;
@@ -558,7 +596,7 @@ fn parse_strftime(items: &[TItem], s: &[u8]) -> Option<(i64, Option<i32>, usize)
                 while i < s.len() && s[i].is_ascii_digit() {
                     i += 1;
                 }
-                epoch = Some(time::parse_uint(&s[start..i])? as i64);
+                epoch = Some(time::parse_uint(&s[start..i])? as i128);
             }
         }
     }
@@ -567,7 +605,11 @@ fn parse_strftime(items: &[TItem], s: &[u8]) -> Option<(i64, Option<i32>, usize)
     }
     let days = time::checked_days(y, mo, d)?;
     let tod = time::checked_hms(h, mi, se)?;
-    Some(((days * time::SECS_PER_DAY + tod) * 1_000_000, off, i))
+    Some((
+        (days as i128 * time::SECS_PER_DAY as i128 + tod as i128) * 1_000_000,
+        off,
+        i,
+    ))
 }
 
 /// The generic matcher: runs a [`Program`] over lines.
@@ -689,13 +731,13 @@ impl LineParser for TextParser {
                             match kind {
                                 TimeKind::Clf => {
                                     let s = clf.parse(v).ok_or(ParseError::BadTimestamp)?;
-                                    t.offer(s * 1_000_000, Precision::Second, completion);
+                                    t.offer(s as i128 * 1_000_000, Precision::Second, completion);
                                 }
                                 TimeKind::Iso => {
                                     let it =
                                         time::parse_iso8601(v).ok_or(ParseError::BadTimestamp)?;
                                     t.offer(
-                                        it.utc_us(*default_offset),
+                                        it.utc_us(*default_offset) as i128,
                                         Precision::from_digits(it.frac_digits),
                                         completion,
                                     );
@@ -703,15 +745,15 @@ impl LineParser for TextParser {
                                 TimeKind::EpochSecs => {
                                     let (us, dg) = time::parse_decimal_micros(v)
                                         .ok_or(ParseError::BadTimestamp)?;
-                                    t.offer(us, Precision::from_digits(dg), completion);
+                                    t.offer(us as i128, Precision::from_digits(dg), completion);
                                 }
                                 TimeKind::EpochMillis => {
                                     let ms = time::parse_uint(v).ok_or(ParseError::BadTimestamp)?;
-                                    t.offer(ms as i64 * 1000, Precision::Milli, completion);
+                                    t.offer(ms as i128 * 1000, Precision::Milli, completion);
                                 }
                                 TimeKind::EpochMicros => {
                                     let us = time::parse_uint(v).ok_or(ParseError::BadTimestamp)?;
-                                    t.offer(us as i64, Precision::Micro, completion);
+                                    t.offer(us as i128, Precision::Micro, completion);
                                 }
                                 TimeKind::FracMillis | TimeKind::FracMicros => {
                                     let (want, scale, p) = if *kind == TimeKind::FracMillis {
@@ -730,7 +772,7 @@ impl LineParser for TextParser {
                                         .ok_or(ParseError::BadTimestamp)?;
                                     used = n;
                                     let utc =
-                                        us - off.unwrap_or(*default_offset) as i64 * 1_000_000;
+                                        us - off.unwrap_or(*default_offset) as i128 * 1_000_000;
                                     t.offer(utc, Precision::Second, completion);
                                 }
                             }
@@ -816,15 +858,15 @@ impl LineParser for TextParser {
         if let Some((f, p)) = t.frac_us
             && prec == Precision::Second
         {
-            us += f;
+            us += f as i128;
             prec = p;
         }
         if t.completion
             && let Some(rt) = rt
         {
-            us -= rt as i64;
+            us -= rt as i128;
         }
-        rec.ts_ms = us.div_euclid(1000);
+        rec.ts_ms = time::arrival_ms(us).ok_or(ParseError::TimestampOutOfRange)?;
         rec.precision = prec;
         Ok(rec)
     }
@@ -858,6 +900,42 @@ mod tests {
         );
         assert_eq!(parse_ip(b"[::1]"), Some(IpAddr::V6(Ipv6Addr::LOCALHOST)));
         assert_eq!(parse_ip(b"in24.inetnebr.com"), None);
+    }
+
+    #[test]
+    fn client_addresses_with_zone_port_brackets_mapped() {
+        let ip = |s: &str| Some(s.parse::<IpAddr>().unwrap());
+        for (given, want) in [
+            ("fe80::1%eth0", ip("fe80::1")),
+            ("fe80::1%25", ip("fe80::1")),
+            ("[2001:db8::1]", ip("2001:db8::1")),
+            ("[2001:db8::1]:443", ip("2001:db8::1")),
+            ("[fe80::1%eth0]:8080", ip("fe80::1")),
+            ("203.0.113.7:51234", ip("203.0.113.7")),
+            ("[203.0.113.7]:80", ip("203.0.113.7")),
+            ("::ffff:203.0.113.9", ip("203.0.113.9")),
+            ("[::ffff:203.0.113.9]:1", ip("203.0.113.9")),
+            ("::ffff:cb00:7109", ip("203.0.113.9")),
+            ("2001:db8::1:443", ip("2001:db8::1:443")),
+            ("::1", ip("::1")),
+            ("fe80::1%", None),
+            ("[2001:db8::1", None),
+            ("[2001:db8::1]x", None),
+            ("[2001:db8::1]:", None),
+            ("[2001:db8::1]:123456", None),
+            ("203.0.113.7:", None),
+            ("203.0.113.7:http", None),
+            ("203.0.113.7:1:2", None),
+            ("host.example:80", None),
+            ("[]", None),
+            ("[]:1", None),
+            ("é:1", None),
+            (":", None),
+        ] {
+            assert_eq!(parse_ip(given.as_bytes()), want, "{given}");
+        }
+        assert_eq!(parse_ip(b"\xff:1"), None);
+        assert_eq!(parse_ip(&[0xff, b':', b'1']), None);
     }
 
     #[test]

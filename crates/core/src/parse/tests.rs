@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::record::Precision;
-use crate::time::parse_rfc3339_ms;
+use crate::time::{self, parse_rfc3339_ms};
 
 fn ms(s: &str) -> i64 {
     parse_rfc3339_ms(s.as_bytes()).unwrap()
@@ -878,4 +878,482 @@ fn detection() {
     ])
     .unwrap();
     assert_eq!((w.matched, w.sampled), (1, 1));
+}
+
+/// A combined line with this client and CLF time.
+fn clf_line(client: &str, time: &str) -> Vec<u8> {
+    format!(r#"{client} - - [{time}] "GET / HTTP/1.1" 200 5 "-" "ua""#).into_bytes()
+}
+
+#[test]
+fn non_ascii_in_format_strings_is_literal_text() {
+    let o = ParseOptions::default();
+    let line = r#"1.2.3.4 [17/May/2015:10:05:03 +0000] "GET /é HTTP/1.1" 200 5 é"#;
+    for f in [
+        Format::apache(r#"%h %t "%r" %>s %b é"#).unwrap(),
+        Format::apache(r#"LogFormat "%h %t \"%r\" %>s %b é" näme"#).unwrap(),
+        Format::nginx(r#"$remote_addr [$time_local] "$request" $status $body_bytes_sent é"#)
+            .unwrap(),
+        Format::nginx(
+            r#"log_format ü '$remote_addr [$time_local] "$request" $status $body_bytes_sent é';"#,
+        )
+        .unwrap(),
+    ] {
+        check(
+            &f,
+            &o,
+            line.as_bytes(),
+            &Want {
+                ts: Some("2015-05-17T10:05:03Z"),
+                client: Some(b"1.2.3.4"),
+                path: Some(b("/é")),
+                bytes: Some(Some(5)),
+                ..Want::default()
+            },
+        );
+        // The literal is matched byte for byte.
+        let other = line.replace(" é", " e");
+        assert_eq!(
+            err(&f, other.as_bytes()),
+            ParseError::Mismatch,
+            "{}",
+            f.name()
+        );
+    }
+    // Non-ASCII right after a field, and a format made of multi-byte separators.
+    let f = Format::nginx("$remote_addr→[$time_local]→$status€").unwrap();
+    check(
+        &f,
+        &o,
+        "::1→[17/May/2015:10:05:03 +0000]→404€".as_bytes(),
+        &Want {
+            status: Some(404),
+            ip: Some(Some("::1")),
+            ..Want::default()
+        },
+    );
+    let f = Format::apache("%h ½ %{%Y-%m-%d %H:%M:%S}t ½ %>s").unwrap();
+    check(
+        &f,
+        &o,
+        "h ½ 2015-05-17 10:05:03 ½ 200".as_bytes(),
+        &Want {
+            ts: Some("2015-05-17T10:05:03Z"),
+            ..Want::default()
+        },
+    );
+}
+
+#[test]
+fn malformed_format_strings_are_typed_errors() {
+    let cases: &[(Result<Format, FormatError>, &str)] = &[
+        (
+            Format::apache("%h %t é %é"),
+            r#"column 9: unknown Apache directive "%é""#,
+        ),
+        (Format::apache("é %{"), r#"column 3: "%{": missing `}`"#),
+        (Format::apache("%{"), r#"column 1: "%{": missing `}`"#),
+        (Format::apache("%"), "column 1: \"%\": `%` at the end"),
+        (Format::apache("ééé %"), "column 5: \"%\": `%` at the end"),
+        (
+            Format::apache("%h %{é}t"),
+            "column 4: \"%{é}t\": the time format has no date or time conversion",
+        ),
+        (
+            Format::apache("%h %{%é}t"),
+            "column 4: \"%{%é}t\": strftime conversion",
+        ),
+        (Format::nginx("$"), r#"column 1: "$": `$` must be followed"#),
+        (
+            Format::nginx("é $é"),
+            r#"column 3: "$": `$` must be followed"#,
+        ),
+        (Format::nginx("é ${"), r#"column 3: "${": missing `}`"#),
+        (
+            Format::nginx("é ${é}"),
+            r#"column 3: "${é}": `$` must be followed"#,
+        ),
+        (
+            Format::nginx("'é' é"),
+            r#"column 5: "é": expected a quoted string"#,
+        ),
+        (
+            Format::nginx("'é'; é"),
+            r#"column 6: "é": text after the closing `;`"#,
+        ),
+        (
+            Format::nginx("'$status é"),
+            r#"column 1: "'": this quote is never closed"#,
+        ),
+        (Format::nginx("é"), "the format has no timestamp"),
+        (
+            Format::from_name("nginxé"),
+            r#"unknown format "nginxé"; known formats"#,
+        ),
+        (
+            Format::from_name("apachéxyz"),
+            r#"unknown format "apachéxyz"; known formats"#,
+        ),
+    ];
+    for (r, want) in cases {
+        let e = r.as_ref().expect_err(want).to_string();
+        assert!(e.starts_with(want), "got  {e}\nwant {want}");
+    }
+}
+
+#[test]
+fn format_compilers_never_panic_on_short_strings() {
+    // Every string of up to 4 characters over an alphabet of the syntax's special
+    // characters, ASCII and multi-byte letters.
+    let alphabet = [
+        "%", "$", "{", "}", "'", "\"", "\\", " ", ";", "t", "é", "€", "h",
+    ];
+    let mut s = String::new();
+    fn walk(alphabet: &[&str], s: &mut String, depth: usize) {
+        let _ = Format::apache(s);
+        let _ = Format::nginx(s);
+        let _ = Format::from_name(s);
+        let _ = Format::from_name(&format!("nginx:{s}"));
+        let _ = Format::from_name(&format!("apache:{s}"));
+        if depth == 4 {
+            return;
+        }
+        for a in alphabet {
+            s.push_str(a);
+            walk(alphabet, s, depth + 1);
+            s.truncate(s.len() - a.len());
+        }
+    }
+    walk(&alphabet, &mut s, 0);
+}
+
+#[test]
+fn timestamps_outside_1970_2099_are_bad_lines() {
+    let o = ParseOptions::default();
+    let oor = ParseError::TimestampOutOfRange;
+    assert_eq!(oor.reason(), "timestamp out of range (1970–2099)");
+    assert!(!oor.is_skip());
+    for f in [Format::Combined, Format::Common] {
+        for t in [
+            "31/Dec/9999:23:59:59 +0000",
+            "01/Jan/0000:00:00:00 +0000",
+            "31/Dec/1969:23:59:59 +0000",
+            "01/Jan/1970:00:59:59 +0100",
+            "01/Jan/2100:00:00:00 +0000",
+            "31/Dec/2099:23:00:00 -0100",
+        ] {
+            let line = clf_line("1.2.3.4", t);
+            let line = if f == Format::Common {
+                line[..line.len() - 9].to_vec()
+            } else {
+                line
+            };
+            assert_eq!(err(&f, &line), oor, "{} {t}", f.name());
+        }
+        for (t, want) in [
+            ("01/Jan/1970:00:00:00 +0000", 0),
+            ("01/Jan/1970:01:00:00 +0100", 0),
+            ("31/Dec/2099:23:59:59 +0000", time::TS_END_MS - 1000),
+        ] {
+            let w = Want {
+                ts_ms: Some(want),
+                ..Want::default()
+            };
+            check(&Format::Combined, &o, &clf_line("1.2.3.4", t), &w);
+        }
+    }
+    // Completion stamps: arrival = completion − request time, checked after subtracting.
+    let rt = |t: &str, rt: &str| format!("{} {rt}", String::from_utf8_lossy(&clf_line("h", t)));
+    assert_eq!(
+        err(
+            &Format::CombinedRt,
+            rt("01/Jan/1970:00:00:00 +0000", "0.001").as_bytes()
+        ),
+        oor
+    );
+    assert_eq!(
+        err(
+            &Format::CombinedRt,
+            rt("17/May/2015:10:05:03 +0000", "1431857103.001").as_bytes()
+        ),
+        oor
+    );
+    check(
+        &Format::CombinedRt,
+        &o,
+        rt("17/May/2015:10:05:03 +0000", "1431857103.000").as_bytes(),
+        &Want {
+            ts_ms: Some(0),
+            ..Want::default()
+        },
+    );
+    // A request time longer than the whole window is not a request time.
+    assert_eq!(
+        err(
+            &Format::CombinedRt,
+            rt("17/May/2015:10:05:03 +0000", "99999999999.999").as_bytes()
+        ),
+        ParseError::BadRequestTime
+    );
+    // A long %D on a format that stamps arrival does not move the arrival.
+    check(
+        &Format::CombinedUs,
+        &o,
+        rt("17/May/2015:10:05:03 +0000", "4102444800000000").as_bytes(),
+        &Want {
+            ts: Some("2015-05-17T10:05:03Z"),
+            rt: Some(Some(time::MAX_REQUEST_TIME_US)),
+            ..Want::default()
+        },
+    );
+    assert_eq!(
+        err(
+            &Format::CombinedUs,
+            rt("17/May/2015:10:05:03 +0000", "4102444800000001").as_bytes()
+        ),
+        ParseError::BadRequestTime
+    );
+    let msec = |m: &str, rt: &str| {
+        format!(r#"127.0.0.1 {m} [29/Nov/2026:16:03:36 +0000] "GET / HTTP/1.1" 200 3 "-" "-" {rt}"#)
+    };
+    for (m, r) in [
+        ("99999999999.000", "0.000"),
+        ("0.500", "1.000"),
+        ("9223372036853.000", "0.000"),
+        ("1795968216.117", "1795968216.118"),
+    ] {
+        assert_eq!(
+            err(&Format::NginxMsec, msec(m, r).as_bytes()),
+            oor,
+            "{m} {r}"
+        );
+    }
+    // Epoch fields of every width, near the integer limits: out of range, no overflow.
+    for (fmt, v) in [
+        ("%{msec}t %h", "999999999999999999"),
+        ("%{usec}t %h", "999999999999999999"),
+        ("%{%s}t %h", "999999999999999999"),
+        ("%{sec}t %h", "9223372036853"),
+        ("%{msec}t %h", "4102444800000"),
+        ("%{usec}t %h", "4102444800000000"),
+    ] {
+        let f = Format::apache(fmt).unwrap();
+        assert_eq!(err(&f, format!("{v} h").as_bytes()), oor, "{fmt} {v}");
+    }
+    let f = Format::apache("%{msec}t %h").unwrap();
+    check(
+        &f,
+        &o,
+        b"4102444799999 h",
+        &Want {
+            ts_ms: Some(time::TS_END_MS - 1),
+            ..Want::default()
+        },
+    );
+    for (fmt, v) in [
+        ("%{sec}t %h", "9999999999999999999999"),
+        ("%{msec}t %h", "9999999999999999999"),
+    ] {
+        let f = Format::apache(fmt).unwrap();
+        assert_eq!(
+            err(&f, format!("{v} h").as_bytes()),
+            ParseError::BadTimestamp
+        );
+    }
+    let f = Format::apache("%{%Y-%m-%d %H:%M:%S %z}t %h").unwrap();
+    assert_eq!(err(&f, b"9999-12-31 23:59:59 +0000 h"), oor);
+    assert_eq!(err(&f, b"0000-01-01 00:00:00 +0000 h"), oor);
+    assert_eq!(
+        err(&f, b"2015-01-01 00:00:00 +9999 h"),
+        ParseError::BadTimestamp
+    );
+    // ISO 8601 ($time_iso8601, netnea without a zone, AWS).
+    let f = Format::nginx("$time_iso8601 $remote_addr").unwrap();
+    for t in [
+        "9999-12-31T23:59:59Z",
+        "0000-01-01T00:00:00Z",
+        "1969-12-31T23:59:59.999Z",
+    ] {
+        assert_eq!(err(&f, format!("{t} h").as_bytes()), oor, "{t}");
+    }
+    assert_eq!(
+        err(&f, b"2015-01-01T00:00:00+99:00 h"),
+        ParseError::BadTimestamp
+    );
+    let opts_east = ParseOptions {
+        default_offset_secs: 3600,
+    };
+    let mut p = Format::nginx("$time_iso8601 $remote_addr")
+        .unwrap()
+        .parser(&opts_east);
+    assert_eq!(p.parse(b"1970-01-01T00:30:00 h").err(), Some(oor));
+    let elb = br#"9999-05-13T23:39:43.945958Z my-loadbalancer 1.2.3.4:2817 10.0.0.1:80 0.000086 0.001048 0.001337 200 200 0 57 "GET https://www.example.com:443/p HTTP/1.1" "ua" - -"#;
+    assert_eq!(err(&Format::Elb, elb), oor);
+    // Caddy: any ts form, absurd durations, NaN-free floats at the extremes.
+    for (ts, dur) in [
+        (r#""9999-12-31T23:59:59Z""#, "0.1"),
+        (r#""0000-01-01T00:00:00Z""#, "0.1"),
+        ("1e300", "0.1"),
+        ("-1e300", "0.1"),
+        ("-1.5", "0.1"),
+        ("1.7976931348623157e308", "0"),
+        ("18446744073709551615", "0"),
+        ("1716723772.6014807", "1e300"),
+        ("1716723772.6014807", "18446744073709551615"),
+        ("1716723772.6014807", r#""2562047h47m16.854775807s""#),
+        ("1716723772.6014807", r#""99999999999999999999999h""#),
+        (r#""-9223372036854775808""#, "0"),
+    ] {
+        let line = format!(
+            r#"{{"ts":{ts},"request":{{"client_ip":"1.2.3.4","uri":"/"}},"duration":{dur},"status":200}}"#
+        );
+        let e = err(&Format::CaddyJson, line.as_bytes());
+        assert!(
+            e == oor || e == ParseError::BadTimestamp || e == ParseError::BadRequestTime,
+            "{line}: {e}"
+        );
+    }
+    for (ts, dur) in [
+        (r#""9999-12-31T23:59:59Z""#, "0.1"),
+        ("1e300", "0.1"),
+        ("1716723772.6014807", "1716723773.0"),
+        ("1716723772.6014807", r#""476868h""#),
+    ] {
+        let line = format!(
+            r#"{{"ts":{ts},"request":{{"client_ip":"1.2.3.4"}},"duration":{dur},"status":200}}"#
+        );
+        assert_eq!(err(&Format::CaddyJson, line.as_bytes()), oor, "{line}");
+    }
+    // W3C: the date column or #Date.
+    let mut p = Format::W3c.parser(&o);
+    let _ = p.parse(b"#Fields: date time c-ip sc-status");
+    for l in [
+        &b"9999-12-31 23:59:59 1.2.3.4 200"[..],
+        b"0000-01-01 00:00:00 1.2.3.4 200",
+        b"1969-12-31 23:59:59.999 1.2.3.4 200",
+    ] {
+        assert_eq!(
+            p.parse(l).err(),
+            Some(oor),
+            "{}",
+            String::from_utf8_lossy(l)
+        );
+    }
+    assert!(p.parse(b"2099-12-31 23:59:59.999 1.2.3.4 200").is_ok());
+    let mut p = Format::W3c.parser(&o);
+    let _ = p.parse(b"#Date: 9999-01-01 00:00:00");
+    let _ = p.parse(b"#Fields: time c-ip sc-status");
+    assert_eq!(p.parse(b"00:00:00 1.2.3.4 200").err(), Some(oor));
+}
+
+#[test]
+fn clients_with_zone_port_or_brackets_are_addresses() {
+    let o = ParseOptions::default();
+    let t = "17/May/2015:10:05:03 +0000";
+    for (client, ip) in [
+        ("[2001:db8::1]:443", "2001:db8::1"),
+        ("[2001:db8::1]", "2001:db8::1"),
+        ("fe80::1%eth0", "fe80::1"),
+        ("203.0.113.7:51234", "203.0.113.7"),
+        ("::ffff:203.0.113.9", "203.0.113.9"),
+    ] {
+        check(
+            &Format::Combined,
+            &o,
+            &clf_line(client, t),
+            &Want {
+                client: Some(client.as_bytes()),
+                ip: Some(Some(ip)),
+                ..Want::default()
+            },
+        );
+    }
+    check(
+        &Format::Combined,
+        &o,
+        &clf_line("host.example.net:80", t),
+        &Want {
+            ip: Some(None),
+            ..Want::default()
+        },
+    );
+    let caddy =
+        br#"{"ts":1716723772.5,"request":{"remote_ip":"fe80::1%eth0","uri":"/"},"status":200}"#;
+    check(
+        &Format::CaddyJson,
+        &o,
+        caddy,
+        &Want {
+            client: Some(b"fe80::1%eth0"),
+            ip: Some(Some("fe80::1")),
+            ..Want::default()
+        },
+    );
+    let caddy = br#"{"ts":1716723772.5,"request":{"remote_addr":"[::ffff:10.0.0.1]:5678","uri":"/"},"status":200}"#;
+    check(
+        &Format::CaddyJson,
+        &o,
+        caddy,
+        &Want {
+            ip: Some(Some("10.0.0.1")),
+            ..Want::default()
+        },
+    );
+    let mut p = Format::W3c.parser(&o);
+    let _ = p.parse(b"#Fields: date time c-ip sc-status");
+    let r = p
+        .parse(b"2015-01-13 00:32:17 [2001:db8::1]:443 200")
+        .unwrap();
+    assert_eq!(r.ip, Some("2001:db8::1".parse().unwrap()));
+}
+
+#[test]
+fn absurd_numbers_are_bad_lines() {
+    let t = "17/May/2015:10:05:03 +0000";
+    let line = |status: &str, bytes: &str| {
+        format!(r#"1.2.3.4 - - [{t}] "GET / HTTP/1.1" {status} {bytes} "-" "ua""#)
+    };
+    assert_eq!(
+        err(
+            &Format::Combined,
+            line("200", "99999999999999999999999").as_bytes()
+        ),
+        ParseError::BadBytes
+    );
+    assert_eq!(
+        err(&Format::Combined, line("20000", "1").as_bytes()),
+        ParseError::BadStatus
+    );
+    assert_eq!(
+        err(&Format::Combined, line("-1", "1").as_bytes()),
+        ParseError::BadStatus
+    );
+    let rt = |v: &str| format!("{} {v}", line("200", "1"));
+    for v in ["1e309", "inf", "NaN", "-0.5", "99999999999999999999.0"] {
+        assert_eq!(
+            err(&Format::CombinedRt, rt(v).as_bytes()),
+            ParseError::BadRequestTime,
+            "{v}"
+        );
+    }
+    let f = Format::apache(r#"%h %t %{ms}T"#).unwrap();
+    assert_eq!(
+        err(&f, format!("h [{t}] 9300000000000000").as_bytes()),
+        ParseError::BadRequestTime
+    );
+    let caddy = |extra: &str| {
+        format!(r#"{{"ts":1716723772.5,"request":{{"client_ip":"1.2.3.4"}},"status":200{extra}}}"#)
+    };
+    assert_eq!(
+        err(&Format::CaddyJson, caddy(r#","size":1e309"#).as_bytes()),
+        ParseError::BadJson
+    );
+    assert_eq!(
+        err(&Format::CaddyJson, caddy(r#","size":-1"#).as_bytes()),
+        ParseError::BadBytes
+    );
+    assert_eq!(
+        err(&Format::CaddyJson, caddy(r#","duration":-1"#).as_bytes()),
+        ParseError::BadRequestTime
+    );
 }

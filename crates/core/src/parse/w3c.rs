@@ -183,6 +183,7 @@ impl LineParser for W3cParser {
                         } else {
                             time::parse_uint(v).and_then(|ms| ms.checked_mul(1000))
                         };
+                        let us = us.filter(|&us| us <= time::MAX_REQUEST_TIME_US);
                         rec.request_time_us = Some(us.ok_or(ParseError::BadRequestTime)?);
                     }
                 }
@@ -216,7 +217,10 @@ impl LineParser for W3cParser {
         let (Some(days), Some((tod_us, digits))) = (date, tod) else {
             return Err(ParseError::BadTimestamp);
         };
-        rec.ts_ms = (days * time::SECS_PER_DAY * 1_000_000 + tod_us).div_euclid(1000);
+        rec.ts_ms = time::arrival_ms(
+            days as i128 * time::SECS_PER_DAY as i128 * 1_000_000 + tod_us as i128,
+        )
+        .ok_or(ParseError::TimestampOutOfRange)?;
         rec.precision = Precision::from_digits(digits);
         Ok(rec)
     }

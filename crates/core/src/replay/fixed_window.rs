@@ -52,7 +52,7 @@ impl Algo for FixedWindow {
         let (idx, c) = self.count_at(s, now);
         if idx >= s.idx {
             s.idx = idx;
-            s.count = c + cost;
+            s.count = c.saturating_add(cost);
         }
     }
 

@@ -412,7 +412,7 @@ impl Policy {
                     };
                 }
                 Lookup::Admit(d) => {
-                    zone.counters.cost_charged += cost;
+                    zone.counters.cost_charged = zone.counters.cost_charged.saturating_add(cost);
                     last = Some((i, d));
                 }
                 Lookup::Pending => self.pending.push((i as u16, cost)),
@@ -435,7 +435,7 @@ impl Policy {
             let lim = &rule.limits[j as usize];
             let zone = &mut self.zones[lim.zone as usize];
             let d = zone.account(now, cost, &lim.nginx);
-            zone.counters.cost_charged += cost;
+            zone.counters.cost_charged = zone.counters.cost_charged.saturating_add(cost);
             if d > max_delay {
                 max_delay = d;
                 limiting = j as usize;
@@ -542,7 +542,7 @@ impl Policy {
                 }
                 Lookup::Admit(d) => {
                     zone.counters.passed += 1;
-                    zone.counters.cost_charged += cost;
+                    zone.counters.cost_charged = zone.counters.cost_charged.saturating_add(cost);
                     if d > 0 {
                         zone.counters.delayed += 1;
                     }

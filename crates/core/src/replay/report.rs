@@ -223,8 +223,13 @@ pub struct ReplayReport {
     pub classes: Vec<ClassTotal>,
     /// One entry per candidate, in command-line order.
     pub candidates: Vec<CandidateReport>,
-    /// Per bucket: requests and, per candidate, covered / refused / passed.
+    /// Per bucket with requests: requests and, per candidate, covered / refused /
+    /// passed.
     pub over_time: Vec<TimeRow>,
+    /// Runs of buckets without a request between the first and the last bucket of
+    /// `over_time`, in time order (absent from JSON when there is none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<TimeGap>,
     /// Warnings (approximate timestamps, identified users or internal services refused).
     pub warnings: Vec<String>,
 }
@@ -433,6 +438,26 @@ pub struct TimeRow {
     pub requests: u64,
     /// Per candidate.
     pub candidates: Vec<TimeCell>,
+}
+
+/// Buckets without a request between two of `over_time`: nothing in `[start, end)`.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimeGap {
+    /// Start of the first empty bucket (RFC 3339, the report's zone).
+    pub start: String,
+    /// End (exclusive): the start of the next bucket with requests.
+    pub end: String,
+    /// Empty buckets.
+    pub buckets: u64,
+    /// Start on the report's wall clock, ms.
+    #[serde(skip)]
+    pub local_ms: i64,
+    /// End on the report's wall clock, ms.
+    #[serde(skip)]
+    pub end_local_ms: i64,
+    /// Index in `over_time` of the bucket right after the gap.
+    #[serde(skip)]
+    pub before: usize,
 }
 
 /// One candidate in one bucket.
@@ -867,14 +892,37 @@ impl ReportAcc {
                 warnings: cw,
             });
         }
+        let w = self.opts.bucket_ms;
+        let mut gaps = Vec::new();
+        let mut prev: Option<(i64, i64)> = None;
         let over_time = self
             .buckets
             .iter()
-            .map(|(&start, b)| TimeRow {
-                start: stamp_secs(start - b.offset_ms, b.offset_ms),
-                local_ms: start,
-                requests: b.requests,
-                candidates: b.cells.clone(),
+            .enumerate()
+            .map(|(i, (&start, b))| {
+                if let Some((ps, off)) = prev {
+                    // Empty buckets on the wall clock that also passed in real time (a
+                    // clock turned forward skips buckets without a gap).
+                    let from = ps + w;
+                    let n = ((start - from) / w).min((start - b.offset_ms - (from - off)) / w);
+                    if n > 0 {
+                        gaps.push(TimeGap {
+                            start: stamp_secs(from - off, off),
+                            end: stamp_secs(start - b.offset_ms, b.offset_ms),
+                            buckets: n as u64,
+                            local_ms: from,
+                            end_local_ms: start,
+                            before: i,
+                        });
+                    }
+                }
+                prev = Some((start, b.offset_ms));
+                TimeRow {
+                    start: stamp_secs(start - b.offset_ms, b.offset_ms),
+                    local_ms: start,
+                    requests: b.requests,
+                    candidates: b.cells.clone(),
+                }
             })
             .collect();
         ReplayReport {
@@ -904,6 +952,7 @@ impl ReportAcc {
                 .collect(),
             candidates,
             over_time,
+            gaps,
             warnings,
         }
     }

@@ -1,5 +1,6 @@
 //! `--decisions FILE`: one CSV row per request a candidate limited (admitted, delayed
-//! or refused), in decision-time order, candidates in command-line order.
+//! or refused), in decision-time order, candidates in command-line order. Every text
+//! cell goes through [`csv_cell`] (control characters escaped, formulas defused).
 
 use std::io::{self, Write};
 
@@ -8,7 +9,7 @@ use super::super::policy::Policy;
 use super::super::request::Request;
 use super::rows::RowMeta;
 use super::utc_ms_label;
-use crate::table::csv_cell;
+use crate::escape::csv_cell;
 
 /// The CSV header.
 pub const HEADER: &str = "file,line,arrival,candidate,key,decision,delay_ms,rule,zone,status";

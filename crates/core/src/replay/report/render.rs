@@ -1,12 +1,17 @@
 //! The replay report for people: a [`Doc`] with the candidates side by side.
 
-use super::{CandidateReport, LabelScope, ReplayReport, Who, bucket_label, pct, thousands};
+use super::{
+    CandidateReport, LabelScope, ReplayReport, TimeRow, Who, bucket_label, pct, thousands,
+};
 use crate::forensics::doc::{Doc, Section};
 use crate::forensics::duration_label;
 use crate::table::{Align, Cell, Style, Table, sparkline};
 
 /// Widest sparkline, in characters.
 const SPARK: usize = 60;
+
+/// Gaps listed one by one under the time table (all are rows of it, and in JSON).
+const GAPS_LISTED: usize = 20;
 
 fn count_pct(n: u64, of: u64) -> String {
     format!("{} ({})", thousands(n), pct(n, of))
@@ -303,7 +308,21 @@ impl ReplayReport {
             Some(c) if v > c.count => Cell::styled(format!("{} !", thousands(v)), Style::Red),
             _ => Cell::from(thousands(v)),
         };
-        for r in &self.over_time {
+        let mut gaps = self.gaps.iter().peekable();
+        for (i, r) in self.over_time.iter().enumerate() {
+            while let Some(g) = gaps.next_if(|g| g.before <= i) {
+                // One row for the whole run: a label range, zeros.
+                let mut row = vec![Cell::styled(
+                    format!(
+                        "{} … {}",
+                        bucket_label(g.local_ms, w, scope),
+                        bucket_label(g.end_local_ms, w, scope)
+                    ),
+                    Style::Red,
+                )];
+                row.resize(heads.len(), Cell::from("0"));
+                t.row(row);
+            }
             let mut row = vec![Cell::from(bucket_label(r.local_ms, w, scope))];
             if cap.is_none() {
                 row.push(thousands(r.requests).into());
@@ -325,12 +344,7 @@ impl ReplayReport {
         }
         let mut notes = Vec::new();
         for (i, c) in self.candidates.iter().enumerate() {
-            let series: Vec<u64> = self
-                .over_time
-                .iter()
-                .map(|r| r.candidates[i].refused)
-                .collect();
-            let (vals, per) = squeeze(&series, w);
+            let (vals, per) = squeeze(&self.over_time, i, w);
             let max = vals.iter().copied().max().unwrap_or(0);
             let f: Vec<f64> = vals.iter().map(|&v| v as f64).collect();
             notes.push(format!(
@@ -339,10 +353,35 @@ impl ReplayReport {
                 if max == 0 {
                     "none".to_string()
                 } else {
-                    format!("|{}|", sparkline(&f))
+                    // Zero slots as no-break spaces: the line may wrap, the
+                    // sparkline stays whole.
+                    format!("|{}|", sparkline(&f).replace(' ', "\u{a0}"))
                 },
                 thousands(max)
             ));
+        }
+        if !self.gaps.is_empty() {
+            let n = self.gaps.len();
+            notes.push(format!(
+                "{n} gap{} without any request ({} empty buckets of {} in all), one row each:",
+                if n == 1 { "" } else { "s" },
+                thousands(self.gaps.iter().map(|g| g.buckets).sum()),
+                duration_label(w)
+            ));
+            for g in self.gaps.iter().take(GAPS_LISTED) {
+                notes.push(format!(
+                    "no requests from {} to {} ({} buckets)",
+                    g.start.get(..19).unwrap_or(&g.start).replacen('T', " ", 1),
+                    g.end.get(..19).unwrap_or(&g.end).replacen('T', " ", 1),
+                    thousands(g.buckets)
+                ));
+            }
+            if n > GAPS_LISTED {
+                notes.push(format!(
+                    "… and {} more gaps (all in the table and in --format json)",
+                    thousands((n - GAPS_LISTED) as u64)
+                ));
+            }
         }
         if let Some(c) = marks {
             notes.push(format!(
@@ -376,11 +415,23 @@ fn short_time(s: Option<&str>) -> String {
     }
 }
 
-/// Sums adjacent buckets so the series fits a sparkline; returns it and the width.
-fn squeeze(series: &[u64], w: i64) -> (Vec<u64>, String) {
-    let k = series.len().div_ceil(SPARK).max(1);
-    let vals = series.chunks(k).map(|c| c.iter().sum()).collect();
-    (vals, duration_label(w * k as i64))
+/// Candidate `c`'s refusals in at most [`SPARK`] slots of equal time (`k` buckets
+/// each, empty buckets included), whatever the span; returns them and the slot width.
+fn squeeze(rows: &[TimeRow], c: usize, w: i64) -> (Vec<u64>, String) {
+    let (Some(a), Some(b)) = (rows.first(), rows.last()) else {
+        return (Vec::new(), duration_label(w));
+    };
+    let n = ((b.local_ms - a.local_ms) / w).max(0) as u64 + 1;
+    let k = n.div_ceil(SPARK as u64).max(1);
+    let mut vals = vec![0u64; n.div_ceil(k) as usize];
+    for r in rows {
+        let slot = ((r.local_ms - a.local_ms) / w).max(0) as u64 / k;
+        let slot = slot as usize;
+        if let Some(v) = vals.get_mut(slot) {
+            *v += r.candidates[c].refused;
+        }
+    }
+    (vals, duration_label(w.saturating_mul(k as i64)))
 }
 
 fn top_section(c: &CandidateReport, n: usize) -> Section {

@@ -339,3 +339,53 @@ fn csv_fields(line: &str) -> Vec<String> {
     }
     out
 }
+
+#[test]
+fn silences_are_gap_rows_and_the_sparkline_keeps_time() {
+    // 20 requests a minute apart, nothing for 3 days, 20 more: 1-minute buckets.
+    let mut reqs = Vec::new();
+    for i in 0..20 {
+        reqs.push(req(i * 60_000, "198.51.100.1", IPHONE));
+        reqs.push(req(i * 60_000 + 1, "198.51.100.1", IPHONE));
+    }
+    let later = 3 * 86_400_000;
+    for i in 0..20 {
+        reqs.push(req(later + i * 60_000, "198.51.100.1", IPHONE));
+        reqs.push(req(later + i * 60_000 + 1, "198.51.100.1", IPHONE));
+    }
+    let r = run_specs(&["1/min,key=ip"], &reqs, None, &[]).report;
+    assert_eq!(r.over_time.len(), 40);
+    assert_eq!(r.gaps.len(), 1);
+    let g = &r.gaps[0];
+    assert_eq!(g.buckets, 3 * 1440 - 20);
+    assert_eq!(g.before, 20);
+    assert_eq!(g.start, "2026-09-25T14:20:00+09:00");
+    assert_eq!(g.end, "2026-09-28T14:00:00+09:00");
+    let j = serde_json::to_value(&r).unwrap();
+    assert_eq!(j["gaps"][0]["buckets"], 3 * 1440 - 20);
+    let text = r.doc().to_text(80, false);
+    assert!(
+        text.contains(
+            "no requests from 2026-09-25 14:20:00 to 2026-09-28 14:00:00 (4,300 buckets)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("09-25 14:20 … 09-28 14:00"), "{text}");
+    // The sparkline spans the 3 days in at most 60 slots of equal time: the refusals
+    // sit at both ends, nothing in between.
+    let at = text.find("A refusals per 73m:").expect("sparkline");
+    let spark = text[at..].split('|').nth(1).unwrap();
+    let bars: Vec<char> = spark.chars().collect();
+    assert!(bars.len() <= 60, "{spark}");
+    assert_ne!(bars[0], '\u{a0}');
+    assert_ne!(*bars.last().unwrap(), '\u{a0}');
+    assert!(
+        bars[1..bars.len() - 1].iter().all(|&c| c == '\u{a0}'),
+        "{spark}"
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    // Without a silence: no `gaps` key.
+    let r = run_specs(&["1/min,key=ip"], &reqs[..40], None, &[]).report;
+    assert!(r.gaps.is_empty());
+    assert!(serde_json::to_value(&r).unwrap().get("gaps").is_none());
+}
