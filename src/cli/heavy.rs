@@ -26,7 +26,8 @@ requests — distinct addresses, distinct prefixes (/24 and /48; --prefix-v4/-v6
 largest prefix and its share, and the agent class sending most. With --capacity N/WINDOW,
 `peak` is the most heavy requests in one WINDOW (aligned to the zone's clock) overlapping
 the bucket; buckets whose peak is above N are marked `!` (red on a terminal). Buckets with
-no request between the first and the last are shown: a gap in a log is often an outage.")]
+no request between the first and the last are shown: a gap in a log is often an outage;
+a run of more than 24 is one \"gap\" row (JSON: gaps).")]
 pub struct HeavyArgs {
     /// Bucket width: 10m, 1h, 1d (any N s|m|h|d|w).
     #[arg(long, value_name = "WIDTH", default_value = "1h", value_parser = parse_width)]
