@@ -82,6 +82,21 @@ pub struct PartEntry {
     pub max_ts_ms: i64,
     /// Which ingest wrote it.
     pub ingest: u64,
+    /// Its consecutive runs of rows in file order with their time range (one per
+    /// write, about 128 Ki rows): a time filter reads only the runs it overlaps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<Segment>,
+}
+
+/// A run of consecutive rows of a part and the time range they cover.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Segment {
+    /// Rows in the run.
+    pub rows: u64,
+    /// Earliest arrival in the run, UTC ms.
+    pub min_ts_ms: i64,
+    /// Latest arrival in the run, UTC ms.
+    pub max_ts_ms: i64,
 }
 
 impl Manifest {

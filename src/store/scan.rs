@@ -76,41 +76,85 @@ pub fn scan(
     if cols.sizes {
         names.extend(["bytes", "request_time_us", "ts_precision"]);
     }
-    let mut total = 0u64;
+    // What to read: per part, the row ranges whose time range meets [since, until).
+    let mut work: Vec<(std::path::PathBuf, usize, usize)> = Vec::new();
+    let overlaps = |lo: i64, hi: i64| since.is_none_or(|s| hi >= s) && until.is_none_or(|u| lo < u);
     for part in &manifest.parts {
-        if since.is_some_and(|s| part.max_ts_ms < s) || until.is_some_and(|u| part.min_ts_ms >= u) {
+        if !overlaps(part.min_ts_ms, part.max_ts_ms) {
             continue;
         }
         let path = snapshot.part_path(part);
-        let err = |e: PolarsError| StoreError::Parquet {
-            path: path.clone(),
-            detail: e.to_string(),
-        };
         check_part(&path, part)?;
-        let mut offset = 0usize;
-        while (offset as u64) < part.rows {
-            let f = File::open(&path).map_err(|error| StoreError::Io {
-                path: path.clone(),
-                error,
-            })?;
-            let df = ParquetReader::new(f)
-                .with_columns(Some(names.iter().map(|s| s.to_string()).collect()))
-                .with_slice(Some((offset, SLICE_ROWS)))
-                .finish()
-                .map_err(err)?;
-            offset += SLICE_ROWS;
-            if df.height() == 0 {
-                break;
+        for (offset, len) in ranges(part, &overlaps) {
+            let mut o = offset;
+            while o < offset + len {
+                let n = SLICE_ROWS.min(offset + len - o);
+                work.push((path.clone(), o, n));
+                o += n;
             }
-            for fb in frame_to_batches(&df, since, until).map_err(err)? {
+        }
+    }
+    let columns: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+    // Decode (polars, and the conversion to batches) on one thread while the caller
+    // consumes the previous slice on another: two slices in flight at most.
+    let (tx, rx) = crossbeam_channel::bounded::<Result<Vec<FileBatch>, StoreError>>(2);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for (path, offset, len) in work {
+                let read = (|| {
+                    let err = |e: PolarsError| StoreError::Parquet {
+                        path: path.clone(),
+                        detail: e.to_string(),
+                    };
+                    let f = File::open(&path).map_err(super::io_err(&path))?;
+                    let df = ParquetReader::new(f)
+                        .with_columns(Some(columns.clone()))
+                        .with_slice(Some((offset, len)))
+                        .finish()
+                        .map_err(err)?;
+                    frame_to_batches(&df, since, until).map_err(err)
+                })();
+                let failed = read.is_err();
+                if tx.send(read).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        let mut total = 0u64;
+        for msg in rx.iter() {
+            for fb in msg? {
                 total += fb.batch.len() as u64;
                 if sink(fb).is_break() {
+                    // Dropping the receiver stops the decoder at its next send.
+                    drop(rx);
                     return Ok(total);
                 }
             }
         }
+        Ok(total)
+    })
+}
+
+/// The row ranges `(offset, len)` of `part` worth reading: the runs of its segments whose
+/// time range `overlaps`, merged; the whole part when it records no segments.
+fn ranges(part: &super::PartEntry, overlaps: &dyn Fn(i64, i64) -> bool) -> Vec<(usize, usize)> {
+    let whole = vec![(0, part.rows as usize)];
+    if part.segments.is_empty() || part.segments.iter().map(|s| s.rows).sum::<u64>() != part.rows {
+        return whole;
     }
-    Ok(total)
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut offset = 0usize;
+    for seg in &part.segments {
+        let n = seg.rows as usize;
+        if overlaps(seg.min_ts_ms, seg.max_ts_ms) {
+            match out.last_mut() {
+                Some((o, l)) if *o + *l == offset => *l += n,
+                _ => out.push((offset, n)),
+            }
+        }
+        offset += n;
+    }
+    out
 }
 
 /// A part file that is missing or not the size the manifest recorded is damage, not

@@ -10,10 +10,20 @@ use polars::prelude::*;
 
 use super::StoreError;
 use super::frame::{MonthKey, MonthOf, batch_to_frame, month_name};
-use super::manifest::PartEntry;
+use super::manifest::{PartEntry, Segment};
 
 /// Rows gathered before a row group is written.
 const ROW_GROUP_ROWS: usize = 128 * 1024;
+
+/// The row group size: [`ROW_GROUP_ROWS`], or `LOGSCOPE_ROW_GROUP_ROWS` (for tests that
+/// need many row groups from a small log).
+fn row_group_rows() -> usize {
+    std::env::var("LOGSCOPE_ROW_GROUP_ROWS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(ROW_GROUP_ROWS)
+}
 /// Rows held across all months before everything is flushed (bounds memory).
 const MAX_PENDING_ROWS: usize = 256 * 1024;
 
@@ -25,6 +35,9 @@ struct MonthWriter {
     io_error: IoSlot,
     pending: Option<DataFrame>,
     pending_rows: usize,
+    pending_min: i64,
+    pending_max: i64,
+    segments: Vec<Segment>,
     rows: u64,
     min_ts: i64,
     max_ts: i64,
@@ -80,6 +93,7 @@ pub struct StagedWriter {
     input: usize,
     months: BTreeMap<MonthKey, MonthWriter>,
     pending_rows: usize,
+    row_group_rows: usize,
 }
 
 type IoSlot = std::sync::Arc<std::sync::Mutex<Option<std::io::Error>>>;
@@ -124,6 +138,13 @@ fn write_err(path: &Path, slot: &IoSlot) -> impl Fn(PolarsError) -> StoreError {
     }
 }
 
+/// The earliest and latest `ts` of a frame, UTC ms.
+fn ts_range(df: &DataFrame) -> PolarsResult<(i64, i64)> {
+    let ts = df.column("ts")?.cast(&DataType::Int64)?;
+    let ts = ts.i64()?;
+    Ok((ts.min().unwrap_or(0), ts.max().unwrap_or(0)))
+}
+
 fn polars_err(path: &Path) -> impl Fn(PolarsError) -> StoreError + '_ {
     move |e| StoreError::Parquet {
         path: path.to_path_buf(),
@@ -140,6 +161,7 @@ impl StagedWriter {
             input,
             months: BTreeMap::new(),
             pending_rows: 0,
+            row_group_rows: row_group_rows(),
         }
     }
 
@@ -164,7 +186,7 @@ impl StagedWriter {
         for mf in prepared.0 {
             self.add(mf)?;
         }
-        if self.pending_rows >= MAX_PENDING_ROWS {
+        if self.pending_rows >= MAX_PENDING_ROWS.max(2 * self.row_group_rows) {
             let keys: Vec<MonthKey> = self.months.keys().copied().collect();
             for k in keys {
                 self.flush(k)?;
@@ -174,6 +196,29 @@ impl StagedWriter {
     }
 
     fn add(&mut self, mf: MonthFrame) -> Result<(), StoreError> {
+        // A frame larger than what fits in the current row group is split, so that
+        // every segment's time range is its own (time filters skip by segment).
+        let room = self.row_group_rows
+            - self
+                .months
+                .get(&mf.key)
+                .map_or(0, |m| m.pending_rows.min(self.row_group_rows - 1));
+        if mf.df.height() > room {
+            let staging = self.staging.clone();
+            let err = polars_err(&staging);
+            let head = mf.df.slice(0, room);
+            let tail = mf.df.slice(room as i64, mf.df.height() - room);
+            for df in [head, tail] {
+                let (min_ts, max_ts) = ts_range(&df).map_err(&err)?;
+                self.add(MonthFrame {
+                    key: mf.key,
+                    df,
+                    min_ts,
+                    max_ts,
+                })?;
+            }
+            return Ok(());
+        }
         let MonthFrame {
             key,
             df,
@@ -207,6 +252,9 @@ impl StagedWriter {
                     writer,
                     pending: None,
                     pending_rows: 0,
+                    pending_min: i64::MAX,
+                    pending_max: i64::MIN,
+                    segments: Vec::new(),
                     rows: 0,
                     min_ts: i64::MAX,
                     max_ts: i64::MIN,
@@ -217,6 +265,8 @@ impl StagedWriter {
         mw.rows += df.height() as u64;
         mw.min_ts = mw.min_ts.min(min_ts);
         mw.max_ts = mw.max_ts.max(max_ts);
+        mw.pending_min = mw.pending_min.min(min_ts);
+        mw.pending_max = mw.pending_max.max(max_ts);
         mw.pending_rows += df.height();
         self.pending_rows += df.height();
         match &mut mw.pending {
@@ -225,7 +275,7 @@ impl StagedWriter {
             }
             None => mw.pending = Some(df),
         }
-        if mw.pending_rows >= ROW_GROUP_ROWS {
+        if mw.pending_rows >= self.row_group_rows {
             self.flush(key)?;
         }
         Ok(())
@@ -239,8 +289,15 @@ impl StagedWriter {
             mw.writer
                 .write_batch(&df)
                 .map_err(write_err(&path, &mw.io_error))?;
+            mw.segments.push(Segment {
+                rows: mw.pending_rows as u64,
+                min_ts_ms: mw.pending_min,
+                max_ts_ms: mw.pending_max,
+            });
             self.pending_rows -= mw.pending_rows;
             mw.pending_rows = 0;
+            mw.pending_min = i64::MAX;
+            mw.pending_max = i64::MIN;
         }
         Ok(())
     }
@@ -272,6 +329,7 @@ impl StagedWriter {
                 bytes,
                 min_ts_ms: mw.min_ts,
                 max_ts_ms: mw.max_ts,
+                segments: mw.segments,
                 ingest: self.ingest,
             });
         }
