@@ -101,7 +101,8 @@ type IoSlot = std::sync::Arc<std::sync::Mutex<Option<std::io::Error>>>;
 /// A part file that remembers the last I/O error, so a full disk is reported as "No
 /// space left on device", not as polars' "invalid thrift".
 struct Recording {
-    file: File,
+    /// Buffered: polars issues many small writes (page headers); its `end` flushes.
+    file: std::io::BufWriter<File>,
     error: IoSlot,
 }
 
@@ -235,7 +236,7 @@ impl StagedWriter {
             })?;
             let io_error = IoSlot::default();
             let f = Recording {
-                file: f,
+                file: std::io::BufWriter::with_capacity(1 << 20, f),
                 error: io_error.clone(),
             };
             let writer = ParquetWriter::new(f)
