@@ -14,7 +14,7 @@ use logscope_core::escape;
 use logscope_core::forensics::{parse_duration, parse_rate};
 use logscope_core::replay::report::{
     self, Capacity, DecisionsWriter, InternalMarks, Needs, ReportAcc, ReportContext, ReportOptions,
-    RowInput, RowStore, Who,
+    RowInput, RowStore, SpillOptions, Who,
 };
 use logscope_core::replay::{Exempt, Policy, Replay};
 
@@ -60,9 +60,12 @@ replayed and counted apart, or left out with --drop-logged-refusals. Logs with 1
 timestamps (combined format) replay with an APPROXIMATE warning: log $msec and
 $request_time (nginx) or use Caddy's JSON log for exact decisions.
 
-Rows are collected (about 90 bytes each, plus the text fields a candidate reads), put
+Rows are collected (about 80 bytes each, plus the text fields a candidate reads), put
 in decision-time order (arrival = completion - request time, stable by file and line)
-and replayed in one pass through every candidate.";
+and replayed in one pass through every candidate. Memory stays bounded whatever the
+log's size: every 1 Mi rows are sorted and written to an unnamed temporary file
+(--tmp-dir, about 25 bytes a row; removed when logscope exits), and the runs are
+merged back in exactly that order.";
 
 /// Arguments of `logscope replay`.
 #[derive(Debug, Args)]
@@ -162,6 +165,11 @@ pub struct ReplayArgs {
     #[arg(long, help_heading = "Report")]
     pub drop_logged_refusals: bool,
 
+    /// Directory for the temporary files of sorted rows when the selection does not
+    /// fit in memory [default: $TMPDIR or /tmp].
+    #[arg(long, value_name = "DIR", help_heading = "Report")]
+    pub tmp_dir: Option<PathBuf>,
+
     #[command(flatten)]
     pub filters: Box<FilterArgs>,
 
@@ -249,10 +257,24 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
         .users
         .extend(args.internal_user.iter().map(|u| u.as_bytes().to_vec()));
 
+    if let Some(d) = &args.tmp_dir
+        && !d.is_dir()
+    {
+        return usage(format_args!(
+            "--tmp-dir {}: not a directory",
+            escape::path(d)
+        ));
+    }
+    let spill = match spill_options(args.tmp_dir.clone()) {
+        Ok(s) => s,
+        Err(m) => return usage(m),
+    };
+    let tmp_shown = escape::path(spill.dir.as_deref().unwrap_or(&std::env::temp_dir()));
+
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
     let timing = Timing::from_env();
-    let mut store = RowStore::new(Needs::of(&policies));
+    let mut store = RowStore::with_spill(Needs::of(&policies), spill);
     let mut dropped = 0u64;
     let statuses = args.refusal_status.clone();
     let stats = for_each_batch(data, &args.rows, Columns::ALL, since, until, |file, b| {
@@ -286,8 +308,16 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
         }
     })?;
     timing.lap("read and classify", store.len());
-    store.sort();
-    timing.lap("sort into decision-time order", store.len());
+    store.sort().with_context(|| {
+        format!("cannot write sorted rows to a temporary file in {tmp_shown} (see --tmp-dir)")
+    })?;
+    timing.lap(
+        &format!(
+            "sort into decision-time order ({} runs on disk)",
+            store.spilled_runs()
+        ),
+        store.len(),
+    );
 
     let capacity = args
         .capacity
@@ -308,7 +338,8 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
     let mut replay = Replay::new(policies);
     let clock = &sel.clock;
     match &args.decisions {
-        None => report::run(&store, &mut replay, &mut acc, &|t| clock.local(t), None)?,
+        None => report::run(&store, &mut replay, &mut acc, &|t| clock.local(t), None)
+            .with_context(|| format!("cannot read back sorted rows in {tmp_shown}"))?,
         Some(path) => {
             let shown = escape::path(path);
             let f = AtomicFile::create("--decisions", path)?;
@@ -338,23 +369,47 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
         &format!("replay through {} candidates", replay.policies().len()),
         store.len(),
     );
-    let report = acc.finish(
-        &replay,
-        &store,
-        &sel.classifier,
-        ReportContext {
-            origin: stats.origin.clone(),
-            selection: sel.describe(),
-            tz: sel.clock.name().to_string(),
-            records: stats.records,
-            dropped_logged: dropped,
-            internal: marks.describe(),
-        },
-    );
+    let report = acc
+        .finish(
+            &replay,
+            &store,
+            &sel.classifier,
+            ReportContext {
+                origin: stats.origin.clone(),
+                selection: sel.describe(),
+                tz: sel.clock.name().to_string(),
+                records: stats.records,
+                dropped_logged: dropped,
+                internal: marks.describe(),
+            },
+        )
+        .with_context(|| format!("cannot read back sorted rows in {tmp_shown}"))?;
     args.out
         .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
     timing.lap("report", store.len());
     Ok(stats.exit_code())
+}
+
+/// Where and when the rows spill: `--tmp-dir`, and `LOGSCOPE_REPLAY_RUN_ROWS` (rows per
+/// sorted run; for tests and benchmarks) when set.
+fn spill_options(dir: Option<PathBuf>) -> Result<SpillOptions, String> {
+    let mut o = SpillOptions {
+        dir,
+        ..SpillOptions::default()
+    };
+    if let Some(v) = std::env::var_os("LOGSCOPE_REPLAY_RUN_ROWS").filter(|v| !v.is_empty()) {
+        o.run_rows = v
+            .to_str()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                format!(
+                    "LOGSCOPE_REPLAY_RUN_ROWS={}: give a number of rows above 0",
+                    escape::message(&v.to_string_lossy())
+                )
+            })?;
+    }
+    Ok(o)
 }
 
 /// Phase timings on stderr when `LOGSCOPE_TIMING` is set (for benchmarks; the report

@@ -11,4 +11,5 @@ mod hardening_parse;
 mod hardening_source;
 mod ingest;
 mod replay;
+mod replay_memory;
 mod reports;

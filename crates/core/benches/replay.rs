@@ -1,7 +1,8 @@
 //! Replay engine throughput: requests per second through simple candidates (site-wide
 //! sliding log and token bucket), keyed ones, the nginx oracle policy, and several
 //! candidates in one pass; and the `logscope replay` pass with its report (rows from a
-//! sorted `RowStore` through the engine into the report accumulator).
+//! sorted `RowStore` through the engine into the report accumulator), with every row in
+//! memory and merged back from sorted runs spilled to disk.
 //! Run: `cargo bench -p logscope-core --bench replay`.
 
 use std::hint::black_box;
@@ -125,53 +126,75 @@ fn bench_report(c: &mut Criterion) {
     use logscope_core::classify::{Classifier, Identity};
     use logscope_core::record::{Precision, Record};
     use logscope_core::replay::report::{
-        Needs, ReportAcc, ReportContext, ReportOptions, RowInput, RowStore, Who, run,
+        Needs, ReportAcc, ReportContext, ReportOptions, RowInput, RowStore, SpillOptions, Who, run,
     };
 
     let reqs = traffic();
     let mut cls = Classifier::default();
+    let fill = |store: &mut RowStore, cls: &mut Classifier, order: &[usize]| {
+        let file = store.file_id("bench.log");
+        for chunk in order.chunks(64 * 1024) {
+            let mut b = Batch::default();
+            let texts: Vec<String> = chunk.iter().map(|&k| reqs[k].ip.to_string()).collect();
+            for (i, o) in chunk.iter().map(|&k| &reqs[k]).enumerate() {
+                let r = Record {
+                    ts_ms: o.t,
+                    precision: Precision::Milli,
+                    client: texts[i].as_bytes(),
+                    ip: Some(o.ip),
+                    path: Some(o.path),
+                    status: 200,
+                    request_time_us: Some(0),
+                    ..Record::default()
+                };
+                b.push(&r, i as u64 + 1);
+            }
+            for i in 0..b.len() {
+                let rc = cls.classify(&b, i);
+                let who = Who::of(false, Identity::Unknown, cls.agents.info(rc.agent));
+                store.push(
+                    file,
+                    &RowInput {
+                        batch: &b,
+                        i,
+                        class: &rc,
+                        who,
+                        logged_refusal: false,
+                    },
+                );
+            }
+        }
+        store.sort().unwrap();
+    };
     let mut store = RowStore::new(Needs::default());
-    let file = store.file_id("bench.log");
-    for chunk in reqs.chunks(64 * 1024) {
-        let mut b = Batch::default();
-        let texts: Vec<String> = chunk.iter().map(|o| o.ip.to_string()).collect();
-        for (i, o) in chunk.iter().enumerate() {
-            let r = Record {
-                ts_ms: o.t,
-                precision: Precision::Milli,
-                client: texts[i].as_bytes(),
-                ip: Some(o.ip),
-                path: Some(o.path),
-                status: 200,
-                request_time_us: Some(0),
-                ..Record::default()
-            };
-            b.push(&r, i as u64 + 1);
-        }
-        for i in 0..b.len() {
-            let rc = cls.classify(&b, i);
-            let who = Who::of(false, Identity::Unknown, cls.agents.info(rc.agent));
-            store.push(
-                file,
-                &RowInput {
-                    batch: &b,
-                    i,
-                    class: &rc,
-                    who,
-                    logged_refusal: false,
-                },
-            );
-        }
-    }
-    store.sort();
+    let in_order: Vec<usize> = (0..N).collect();
+    fill(&mut store, &mut cls, &in_order);
+    // The same rows as 8 sorted runs, 7 of them on disk, each spanning the whole day
+    // (every 8th request: the merge's worst case).
+    let mut spilled = RowStore::with_spill(
+        Needs::default(),
+        SpillOptions {
+            run_rows: N / 8 + 1,
+            ..SpillOptions::default()
+        },
+    );
+    let interleaved: Vec<usize> = (0..8).flat_map(|r| (r..N).step_by(8)).collect();
+    fill(&mut spilled, &mut cls, &interleaved);
+    assert_eq!(spilled.spilled_runs(), 7);
     let mut g = c.benchmark_group("replay report");
     g.throughput(Throughput::Elements(reqs.len() as u64));
     g.sample_size(10);
-    for (name, list) in [
-        ("site sliding-log 1600/10m", &["1600/10m"][..]),
+    for (name, list, store) in [
+        ("site sliding-log 1600/10m", &["1600/10m"][..], &store),
         (
             "per-ip token-bucket",
             &["1/s,algo=token-bucket,burst=15,key=ip"][..],
+            &store,
+        ),
+        (
+            "site sliding-log 1600/10m, 8 runs merged",
+            &["1600/10m"][..],
+            &spilled,
         ),
     ] {
         g.bench_function(name, |bn| {
@@ -187,8 +210,11 @@ fn bench_report(c: &mut Criterion) {
                 };
                 let mut acc = ReportAcc::new(&ps, opts);
                 let mut replay = Replay::new(ps);
-                run(&store, &mut replay, &mut acc, &|t| t, None).unwrap();
-                black_box(acc.finish(&replay, &store, &cls, ReportContext::default()))
+                run(store, &mut replay, &mut acc, &|t| t, None).unwrap();
+                black_box(
+                    acc.finish(&replay, store, &cls, ReportContext::default())
+                        .unwrap(),
+                )
             })
         });
     }

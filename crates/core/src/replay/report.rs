@@ -5,10 +5,14 @@
 //! requests a deployed limiter already refused in the log — as a typed, serializable
 //! [`ReplayReport`] and a [`crate::forensics::doc::Doc`] for people.
 //!
-//! Flow: collect the selected rows in a [`RowStore`] (with a [`Who`] class each),
-//! [`RowStore::sort`] them into decision-time order, then [`run`] feeds them through a
-//! [`Replay`] into a [`ReportAcc`] (and optionally a [`DecisionsWriter`]), and
-//! [`ReportAcc::finish`] gives the report. Deterministic: no hash-map order reaches an
+//! Flow: collect the selected rows in a [`RowStore`] (with a [`Who`] class each; it
+//! writes sorted runs to temporary files beyond a run size, so memory does not grow
+//! with the log), [`RowStore::sort`] them into decision-time order, then [`run`] feeds
+//! them (merging the runs back) through a [`Replay`] into a [`ReportAcc`] (and
+//! optionally a [`DecisionsWriter`]), and [`ReportAcc::finish`] gives the report.
+//! Nothing the accumulator keeps grows with the log: counts per class, rule, zone,
+//! bucket, capacity window and distinct refused key, and the decision times of the
+//! last capacity window (for its sliding peak). Deterministic: no hash-map order reaches an
 //! output, every sort has a tie-breaker.
 
 mod decisions;
@@ -17,13 +21,15 @@ mod rows;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr};
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 pub use decisions::{DecisionsWriter, HEADER as DECISIONS_HEADER};
-pub use rows::{InternalMarks, Needs, RowInput, RowMeta, RowStore, Who};
+pub use rows::{InternalMarks, Needs, RowInput, RowMeta, RowStore, SpillOptions, Who};
 
+use super::canonical;
 use super::engine::{Decision, Replay, Verdict};
 use super::policy::Policy;
 use crate::classify::{Classifier, ClientKey};
@@ -518,9 +524,16 @@ fn slide(q: &mut VecDeque<i64>, peak: &mut (u64, i64, i64), t: i64, off: i64, w:
 struct CandAcc {
     /// Per class: covered, exempt, refused, delayed.
     who: [[u64; 4]; 5],
+    /// Refusals per address and network that is not IPv4 (folded together with the
+    /// IPv4 ones in [`ReportAcc::finish`]).
     refused_ip: FxHashMap<ClientKey, u64>,
     refused_prefix: FxHashMap<ClientKey, u64>,
-    refused_agent: FxHashMap<u32, u64>,
+    /// Refusals per IPv4 address and network, by their bits: entries a third the size
+    /// of a [`ClientKey`]'s, so a storm's addresses stay in cache.
+    refused_ip4: FxHashMap<u32, u64>,
+    refused_net4: FxHashMap<u32, u64>,
+    /// Refusals per agent id.
+    refused_agent: Vec<u64>,
     first_refusal: Option<(i64, i64)>,
     last_refusal: Option<(i64, i64)>,
     logged: LoggedFate,
@@ -542,6 +555,8 @@ pub struct ReportAcc {
     buckets: BTreeMap<i64, Bucket>,
     cur: Option<(i64, Bucket)>,
     cands: Vec<CandAcc>,
+    /// The IPv4 network mask of `opts.v4_len`.
+    v4_mask: u32,
 }
 
 /// What the report header says about the run.
@@ -593,6 +608,10 @@ impl ReportAcc {
             buckets: BTreeMap::new(),
             cur: None,
             cands,
+            v4_mask: match opts.v4_len.min(32) {
+                0 => 0,
+                len => u32::MAX << (32 - len),
+            },
         }
     }
 
@@ -681,14 +700,25 @@ impl ReportAcc {
                         ca.first_refusal = Some((t, off));
                     }
                     ca.last_refusal = Some((t, off));
-                    let (ip_key, prefix_key) = client_keys(m, self.opts.v4_len, self.opts.v6_len);
-                    if let Some(k) = ip_key {
-                        *ca.refused_ip.entry(k).or_default() += 1;
+                    if let Some(IpAddr::V4(a)) = m.ip.map(canonical) {
+                        let a = u32::from(a);
+                        *ca.refused_ip4.entry(a).or_default() += 1;
+                        *ca.refused_net4.entry(a & self.v4_mask).or_default() += 1;
+                    } else {
+                        let (v4, v6) = (self.opts.v4_len, self.opts.v6_len);
+                        let (ip_key, prefix_key) = client_keys(m.ip, m.name_key, v4, v6);
+                        if let Some(k) = ip_key {
+                            *ca.refused_ip.entry(k).or_default() += 1;
+                        }
+                        if let Some(k) = prefix_key {
+                            *ca.refused_prefix.entry(k).or_default() += 1;
+                        }
                     }
-                    if let Some(k) = prefix_key {
-                        *ca.refused_prefix.entry(k).or_default() += 1;
+                    let a = m.agent as usize;
+                    if a >= ca.refused_agent.len() {
+                        ca.refused_agent.resize(a + 1, 0);
                     }
-                    *ca.refused_agent.entry(m.agent).or_default() += 1;
+                    ca.refused_agent[a] += 1;
                 }
                 _ => {}
             }
@@ -699,15 +729,16 @@ impl ReportAcc {
     }
 
     /// The report. `replay` is the replay that produced the verdicts (its counters and
-    /// zones are read), `store` the rows it replayed (read again for the traffic of the
-    /// most refused networks and addresses), `cls` the classifier that labelled them.
+    /// zones are read), `store` the rows it replayed (read again, in any order, for the
+    /// traffic of the most refused networks and addresses), `cls` the classifier that
+    /// labelled them. Fails if the store's runs on disk cannot be read.
     pub fn finish(
         mut self,
         replay: &Replay,
         store: &RowStore,
         cls: &Classifier,
         ctx: ReportContext,
-    ) -> ReplayReport {
+    ) -> std::io::Result<ReplayReport> {
         if let Some((s, b)) = self.cur.take() {
             merge_bucket(&mut self.buckets, s, b);
         }
@@ -723,6 +754,17 @@ impl ReportAcc {
             ));
         }
         let labels: Vec<String> = (0..self.cands.len()).map(letter).collect();
+        let (v4, v6) = (self.opts.v4_len, self.opts.v6_len);
+        for ca in &mut self.cands {
+            for (&a, &n) in &ca.refused_ip4 {
+                let k = ClientKey::addr(IpAddr::V4(Ipv4Addr::from(a)));
+                *ca.refused_ip.entry(k).or_default() += n;
+            }
+            for (&a, &n) in &ca.refused_net4 {
+                let k = ClientKey::prefix(IpAddr::V4(Ipv4Addr::from(a)), v4, v6);
+                *ca.refused_prefix.entry(k).or_default() += n;
+            }
+        }
         // The most refused keys of every candidate, then one pass for their traffic.
         let top = self.opts.top;
         let tops: Vec<(Counted, Counted)> = self
@@ -736,23 +778,55 @@ impl ReportAcc {
             })
             .collect();
         let mut totals: FxHashMap<ClientKey, [u64; 2]> = FxHashMap::default();
+        // The IPv4 ones also by their bits (addresses, networks): counted without
+        // building a key per row, then folded into `totals`.
+        let mut ip4: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut net4: FxHashMap<u32, u64> = FxHashMap::default();
         for (p, i) in &tops {
             for (k, _) in p {
                 totals.entry(*k).or_default();
+                if let Some(b) = v4_bits(k) {
+                    net4.insert(b, 0);
+                }
             }
             for (k, _) in i {
                 totals.entry(*k).or_default();
+                if let Some(b) = v4_bits(k) {
+                    ip4.insert(b, 0);
+                }
             }
         }
         if !totals.is_empty() {
-            for i in 0..store.len() {
-                let m = store.meta(i);
-                let (ik, pk) = client_keys(&m, self.opts.v4_len, self.opts.v6_len);
+            let mask = self.v4_mask;
+            store.for_each_client(|ip, name_key| {
+                if let Some(IpAddr::V4(a)) = ip.map(canonical) {
+                    let a = u32::from(a);
+                    if let Some(n) = ip4.get_mut(&a) {
+                        *n += 1;
+                    }
+                    if let Some(n) = net4.get_mut(&(a & mask)) {
+                        *n += 1;
+                    }
+                    return;
+                }
+                let (ik, pk) = client_keys(ip, name_key, v4, v6);
                 if let Some(t) = ik.and_then(|k| totals.get_mut(&k)) {
                     t[0] += 1;
                 }
                 if let Some(t) = pk.and_then(|k| totals.get_mut(&k)) {
                     t[1] += 1;
+                }
+            })?;
+            for (&a, &n) in &ip4 {
+                let k = ClientKey::addr(IpAddr::V4(Ipv4Addr::from(a)));
+                if let Some(t) = totals.get_mut(&k) {
+                    t[0] += n;
+                }
+            }
+            for (&a, &n) in &net4 {
+                let k = ClientKey::prefix(IpAddr::V4(Ipv4Addr::from(a)), v4, v6);
+                if let Some(t) = totals.get_mut(&k) {
+                    t[1] += n;
                 }
             }
         }
@@ -925,7 +999,7 @@ impl ReportAcc {
                 }
             })
             .collect();
-        ReplayReport {
+        Ok(ReplayReport {
             origin: ctx.origin,
             selection: ctx.selection,
             tz: ctx.tz,
@@ -954,7 +1028,7 @@ impl ReportAcc {
             over_time,
             gaps,
             warnings,
-        }
+        })
     }
 }
 
@@ -977,10 +1051,23 @@ fn merge_bucket(map: &mut BTreeMap<i64, Bucket>, start: i64, b: Bucket) {
 /// Keys with their refusals, most refused first.
 type Counted = Vec<(ClientKey, u64)>;
 
-/// The address and network keys of a row (a host name is both).
+/// The bits of an IPv4 address or network key.
+fn v4_bits(k: &ClientKey) -> Option<u32> {
+    match *k {
+        ClientKey::Net { bits, v4: true, .. } => Some((bits & 0xffff_ffff) as u32),
+        _ => None,
+    }
+}
+
+/// The address and network keys of a row's client (a host name is both).
 #[inline]
-fn client_keys(m: &RowMeta, v4: u8, v6: u8) -> (Option<ClientKey>, Option<ClientKey>) {
-    match (m.ip, m.name_key) {
+fn client_keys(
+    ip: Option<IpAddr>,
+    name_key: Option<ClientKey>,
+    v4: u8,
+    v6: u8,
+) -> (Option<ClientKey>, Option<ClientKey>) {
+    match (ip, name_key) {
         (Some(ip), _) => (
             Some(ClientKey::addr(ip)),
             Some(ClientKey::prefix(ip, v4, v6)),
@@ -1027,19 +1114,14 @@ pub fn agent_label(cls: &Classifier, id: u32) -> String {
     }
 }
 
-fn top_agents(
-    refused: &FxHashMap<u32, u64>,
-    total: &[u64],
-    n: usize,
-    cls: &Classifier,
-) -> Vec<KeyRow> {
+fn top_agents(refused: &[u64], total: &[u64], n: usize, cls: &Classifier) -> Vec<KeyRow> {
     // Several ids can share a label only if the classifier's infos differ in a field
     // the label leaves out; merge them.
     let mut by_label: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for (&id, &r) in refused {
-        let e = by_label.entry(agent_label(cls, id)).or_default();
+    for (id, &r) in refused.iter().enumerate().filter(|(_, r)| **r > 0) {
+        let e = by_label.entry(agent_label(cls, id as u32)).or_default();
         e.0 += r;
-        e.1 += total.get(id as usize).copied().unwrap_or(r);
+        e.1 += total.get(id).copied().unwrap_or(r);
     }
     let mut v: Vec<(String, (u64, u64))> = by_label.into_iter().collect();
     v.sort_by(|a, b| b.1.0.cmp(&a.1.0).then_with(|| a.0.cmp(&b.0)));
@@ -1106,6 +1188,7 @@ impl<W: Write> DecisionSink for DecisionsWriter<W> {
 /// Replays `store` (sorted) through `replay` into `acc`, handing every request's
 /// verdicts to `decisions` when given. `local` maps UTC ms to the report's wall clock;
 /// it is asked once per 15 minutes of log (no time zone changes offset more often).
+/// Fails if the decisions cannot be written or the store's runs on disk cannot be read.
 pub fn run(
     store: &RowStore,
     replay: &mut Replay,
@@ -1116,28 +1199,26 @@ pub fn run(
     const SLOT: i64 = 15 * 60_000;
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(replay.policies().len());
     let mut slot = (i64::MIN, 0i64);
-    for i in 0..store.len() {
-        let req = store.request(i);
-        let meta = store.meta(i);
+    store.for_each_sorted(|req, meta| {
         let t = meta.arrival_ms;
         let s = t.div_euclid(SLOT);
         if s != slot.0 {
             slot = (s, local(s * SLOT) - s * SLOT);
         }
         verdicts.clear();
-        verdicts.extend_from_slice(replay.decide(&req));
-        acc.add(&meta, t + slot.1, &verdicts);
+        verdicts.extend_from_slice(replay.decide(req));
+        acc.add(meta, t + slot.1, &verdicts);
         if let Some(w) = decisions.as_deref_mut() {
             w.decided(
                 store.file_name(meta.file),
-                &meta,
-                &req,
+                meta,
+                req,
                 replay.policies(),
                 &verdicts,
             )?;
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 #[cfg(test)]

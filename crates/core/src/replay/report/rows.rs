@@ -3,10 +3,20 @@
 //!
 //! Inputs reach a report per file, in file order, not in one global time order (two
 //! servers' logs, rotated files given newest first, dataset parts by month), so a
-//! replay first collects what it needs from every selected row — about 90 bytes a row
-//! plus any text field a matcher or key reads — then sorts once.
+//! replay first collects what it needs from every selected row — about 80 bytes a row
+//! plus any text field a matcher or key reads. In bounded memory: at a run size the
+//! rows held are sorted and written to a temporary file ([`spill`]), and the runs are
+//! merged back when the replay reads them, in exactly the order of one sort of every
+//! row (decision time, then input order: a total order, ties broken by run).
 
+mod spill;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
+use std::io;
 use std::net::IpAddr;
+use std::path::PathBuf;
 
 use ipnet::IpNet;
 use regex::bytes::Regex;
@@ -18,6 +28,7 @@ use super::super::policy::Policy;
 use super::super::request::{ReplayOrder, Request};
 use crate::batch::Batch;
 use crate::classify::{AgentInfo, ClientKey, Device, Identity, RowClass};
+use spill::{Run, RunReader, RunWriter};
 
 const NONE: u32 = u32::MAX;
 const NO_VALUE: u64 = u64::MAX;
@@ -305,15 +316,16 @@ impl Interned {
         i
     }
 
-    fn get(&self, i: u32) -> Option<&str> {
-        self.vals.get(i as usize).map(|s| &**s)
+    #[inline]
+    fn get(&self, i: u32) -> Option<&[u8]> {
+        self.vals.get(i as usize).map(|s| s.as_bytes())
     }
 }
 
-/// Text stored as it comes (paths, queries, referers: mostly distinct).
+/// Text stored as it comes (paths, queries, referers: mostly distinct), for one run.
 #[derive(Default)]
 struct Arena {
-    data: String,
+    data: Vec<u8>,
     spans: Vec<(u64, u32)>,
 }
 
@@ -321,14 +333,25 @@ impl Arena {
     fn push(&mut self, v: Option<&str>) -> u32 {
         let Some(v) = v else { return NONE };
         let start = self.data.len() as u64;
-        self.data.push_str(v);
+        self.data.extend_from_slice(v.as_bytes());
         self.spans.push((start, v.len() as u32));
         (self.spans.len() - 1) as u32
     }
 
-    fn get(&self, i: u32) -> Option<&str> {
+    #[inline]
+    fn get(&self, i: u32) -> Option<&[u8]> {
         let &(s, l) = self.spans.get(i as usize)?;
         self.data.get(s as usize..s as usize + l as usize)
+    }
+
+    /// Bytes held.
+    fn held(&self) -> usize {
+        self.data.len() + self.spans.len() * std::mem::size_of::<(u64, u32)>()
+    }
+
+    fn clear(&mut self) {
+        self.data.clear();
+        self.spans.clear();
     }
 }
 
@@ -352,7 +375,25 @@ struct Row {
     who: u8,
 }
 
-/// One row's report-side facts (see [`RowStore::meta`]).
+impl Row {
+    const EMPTY: Row = Row {
+        arrival: 0,
+        line: 0,
+        rt_us: NO_VALUE,
+        bytes: NO_VALUE,
+        ip: None,
+        file: 0,
+        client: NONE,
+        name_key: NONE,
+        agent: 0,
+        text: NONE,
+        status: 0,
+        flags: 0,
+        who: 0,
+    };
+}
+
+/// One row's report-side facts (see [`RowStore::for_each_sorted`]).
 #[derive(Clone, Copy, Debug)]
 pub struct RowMeta {
     /// Index of the input file ([`RowStore::file_name`]).
@@ -392,10 +433,54 @@ pub struct RowInput<'a> {
     pub logged_refusal: bool,
 }
 
-/// The selected rows, compact; [`RowStore::sort`] puts them in decision-time order.
+/// When a [`RowStore`] writes a sorted run of rows to disk, and where.
+#[derive(Clone, Debug)]
+pub struct SpillOptions {
+    /// Rows held in memory: at this many, they are sorted and written out as a run.
+    pub run_rows: usize,
+    /// Bytes of free text (paths, queries, referers a candidate reads) held in memory
+    /// before the rows are written out.
+    pub run_text_bytes: usize,
+    /// Runs on disk at most: at this many, they are merged into one.
+    pub max_runs: usize,
+    /// Directory of the temporary files (default: [`std::env::temp_dir`]).
+    pub dir: Option<PathBuf>,
+}
+
+impl Default for SpillOptions {
+    /// 1 Mi rows (about 110 MB with their text ids), 64 MiB of text, 128 runs.
+    fn default() -> Self {
+        SpillOptions {
+            run_rows: 1 << 20,
+            run_text_bytes: 64 << 20,
+            max_runs: 128,
+            dir: None,
+        }
+    }
+}
+
+/// Rows stamped in whole seconds still to be spread over their second: a run of
+/// consecutive rows of one file with the same second, from `start` in the rows held.
+#[derive(Clone, Copy)]
+struct Group {
+    start: usize,
+    file: u32,
+    arrival: i64,
+}
+
+/// The selected rows, compact, put in decision-time order ([`RowStore::sort`]) in
+/// bounded memory.
+///
+/// Rows are held until [`SpillOptions::run_rows`] of them (or
+/// [`SpillOptions::run_text_bytes`] of their text); then they are sorted and written to
+/// a temporary file as a run, and the next run begins. [`RowStore::for_each_sorted`]
+/// merges the runs (and the rows still held) in exactly the order one sort of every
+/// row gives: decision time, then input order. Memory grows with the run size and with
+/// the distinct agents, hosts, methods, users and client names, not with the log.
 #[derive(Default)]
 pub struct RowStore {
     needs: Needs,
+    spill: SpillOptions,
     rows: Vec<Row>,
     texts: Vec<[u32; 7]>,
     files: Vec<String>,
@@ -408,26 +493,48 @@ pub struct RowStore {
     path: Arena,
     query: Arena,
     referer: Arena,
+    group: Option<Group>,
+    runs: Vec<Run>,
+    spilled: u64,
+    /// Span of the rows written out.
+    spilled_span: Option<(i64, i64)>,
+    error: Option<io::Error>,
     sorted: bool,
 }
 
 impl RowStore {
-    /// An empty store keeping the text fields in `needs`.
+    /// An empty store keeping the text fields in `needs`, spilling with the default
+    /// [`SpillOptions`].
     pub fn new(needs: Needs) -> RowStore {
+        RowStore::with_spill(needs, SpillOptions::default())
+    }
+
+    /// An empty store keeping the text fields in `needs`, spilling as `spill` says.
+    pub fn with_spill(needs: Needs, spill: SpillOptions) -> RowStore {
         RowStore {
             needs,
+            spill: SpillOptions {
+                run_rows: spill.run_rows.max(1),
+                max_runs: spill.max_runs.max(2),
+                ..spill
+            },
             ..RowStore::default()
         }
     }
 
     /// Number of rows.
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.spilled as usize + self.rows.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.len() == 0
+    }
+
+    /// Sorted runs written to disk so far (0 when every row fits in memory).
+    pub fn spilled_runs(&self) -> usize {
+        self.runs.len()
     }
 
     /// The id of an input file name (registered on first use).
@@ -446,9 +553,38 @@ impl RowStore {
         self.files.get(id as usize).map_or("", String::as_str)
     }
 
-    /// Adds one selected row of input file `file` (from [`RowStore::file_id`]).
+    /// Adds one selected row of input file `file` (from [`RowStore::file_id`]). When
+    /// the rows held reach the run size, they are written out first; an error doing so
+    /// is kept and returned by [`RowStore::sort`] (the rows after it are dropped).
     pub fn push(&mut self, file: u32, r: &RowInput<'_>) {
+        if self.error.is_some() {
+            return;
+        }
         let (b, i, rc) = (r.batch, r.i, r.class);
+        let arrival = b.ts_ms[i];
+        let second = b.precision.get(i).copied().unwrap_or(3) == 0;
+        let continues = second
+            && self
+                .group
+                .is_some_and(|g| g.file == file && g.arrival == arrival);
+        if !continues {
+            self.close_group();
+            let text = self.path.held() + self.query.held() + self.referer.held();
+            if (self.rows.len() >= self.spill.run_rows || text >= self.spill.run_text_bytes)
+                && let Err(e) = self.write_run()
+            {
+                self.error = Some(e);
+                self.rows.clear();
+                return;
+            }
+            if second {
+                self.group = Some(Group {
+                    start: self.rows.len(),
+                    file,
+                    arrival,
+                });
+            }
+        }
         let mut flags = 0u8;
         if rc.heavy.is_heavy() {
             flags |= HEAVY;
@@ -461,7 +597,7 @@ impl RowStore {
             Some(false) => flags |= COOKIE_KNOWN,
             None => {}
         }
-        if b.precision.get(i).copied().unwrap_or(3) == 0 {
+        if second {
             flags |= SECOND;
         }
         if r.logged_refusal {
@@ -517,7 +653,7 @@ impl RowStore {
             NONE
         };
         self.rows.push(Row {
-            arrival: b.ts_ms[i],
+            arrival,
             line: b.line[i],
             rt_us: b.request_time_us[i].unwrap_or(NO_VALUE),
             bytes: b.bytes[i].unwrap_or(NO_VALUE),
@@ -534,6 +670,79 @@ impl RowStore {
         self.sorted = false;
     }
 
+    /// Spreads the open group of 1-second rows evenly over its second, in log order,
+    /// which matches a real limiter better than piling them all on the second's first
+    /// millisecond.
+    fn close_group(&mut self) {
+        let Some(g) = self.group.take() else { return };
+        let rows = &mut self.rows[g.start..];
+        let n = rows.len() as i64;
+        if n > 1 {
+            for (k, row) in rows.iter_mut().enumerate() {
+                row.arrival += k as i64 * 1000 / n;
+            }
+        }
+    }
+
+    /// Sorts the rows held (stable: equal keys keep input order).
+    fn sort_held(&mut self) {
+        self.rows.sort_by_key(order_key);
+    }
+
+    /// The free text fields of a row held in memory: its interned ids and its path,
+    /// query and referer.
+    #[inline]
+    fn held_text(&self, r: &Row) -> ([u32; 7], [Option<&[u8]>; 3]) {
+        if r.text == NONE {
+            return ([NONE; 7], [None; 3]);
+        }
+        let t = self.texts[r.text as usize];
+        (
+            t,
+            [
+                self.path.get(t[1]),
+                self.query.get(t[2]),
+                self.referer.get(t[5]),
+            ],
+        )
+    }
+
+    /// Sorts the rows held and writes them out as a run; merges the runs into one when
+    /// there are [`SpillOptions::max_runs`].
+    fn write_run(&mut self) -> io::Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        self.sort_held();
+        let dir = self.spill.dir.clone().unwrap_or_else(std::env::temp_dir);
+        let mut w = RunWriter::create(&dir, self.needs)?;
+        for r in &self.rows {
+            let (t, [p, q, f]) = self.held_text(r);
+            w.put(r, &t, p, q, f)?;
+        }
+        let (first, last) = (self.rows[0].arrival, self.rows[self.rows.len() - 1].arrival);
+        self.spilled_span = Some(match self.spilled_span {
+            None => (first, last),
+            Some((a, b)) => (a.min(first), b.max(last)),
+        });
+        self.runs.push(w.finish()?);
+        self.spilled += self.rows.len() as u64;
+        self.rows.clear();
+        self.texts.clear();
+        self.path.clear();
+        self.query.clear();
+        self.referer.clear();
+        if self.runs.len() >= self.spill.max_runs {
+            let mut w = RunWriter::create(&dir, self.needs)?;
+            self.merge(&self.runs, &[], |src| {
+                let (r, t, [p, q, f]) = self.current(src);
+                w.put(r, &t, p, q, f)
+            })?;
+            self.runs = vec![w.finish()?];
+        }
+        Ok(())
+    }
+
     /// Puts the rows in decision-time order: arrival, then (within a millisecond)
     /// served at once, delayed (shortest first), refused in the log; then input order.
     ///
@@ -541,70 +750,53 @@ impl RowStore {
     /// order (a run of consecutive rows of one file with the same second), which
     /// matches a real limiter better than piling them all on the second's first
     /// millisecond.
-    pub fn sort(&mut self) {
+    ///
+    /// Fails if a run could not be written to disk while the rows were added.
+    pub fn sort(&mut self) -> io::Result<()> {
+        if let Some(e) = &self.error {
+            return Err(io::Error::new(e.kind(), e.to_string()));
+        }
         if self.sorted {
-            return;
+            return Ok(());
         }
-        let mut s = 0;
-        while s < self.rows.len() {
-            let r = self.rows[s];
-            let mut e = s + 1;
-            if r.flags & SECOND != 0 {
-                while e < self.rows.len()
-                    && self.rows[e].flags & SECOND != 0
-                    && self.rows[e].file == r.file
-                    && self.rows[e].arrival == r.arrival
-                {
-                    e += 1;
-                }
-                let n = (e - s) as i64;
-                if n > 1 {
-                    for (k, row) in self.rows[s..e].iter_mut().enumerate() {
-                        row.arrival += k as i64 * 1000 / n;
-                    }
-                }
-            }
-            s = e;
-        }
-        // Stable: equal keys keep input order.
-        self.rows.sort_by_key(order_key);
+        self.close_group();
+        self.sort_held();
         self.sorted = true;
+        Ok(())
     }
 
     /// First and last decision time, if any row.
     pub fn span(&self) -> Option<(i64, i64)> {
-        let min = self.rows.iter().map(|r| r.arrival).min()?;
-        let max = self.rows.iter().map(|r| r.arrival).max()?;
-        Some((min, max))
+        let held = self.rows.iter().map(|r| r.arrival);
+        let min = held.clone().min();
+        let max = held.max();
+        match (self.spilled_span, min.zip(max)) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (s, h) => s.or(h),
+        }
     }
-}
 
-fn bytes(s: Option<&str>) -> Option<&[u8]> {
-    s.map(str::as_bytes)
-}
-
-impl RowStore {
-    /// The request of row `i`, for the replay.
+    /// The request of a row, for the replay.
     #[inline]
-    pub fn request(&self, i: usize) -> Request<'_> {
-        let r = &self.rows[i];
-        let t = if r.text == NONE {
-            [NONE; 7]
-        } else {
-            self.texts[r.text as usize]
-        };
+    fn request<'a>(
+        &'a self,
+        index: u64,
+        r: &Row,
+        t: &[u32; 7],
+        f: [Option<&'a [u8]>; 3],
+    ) -> Request<'a> {
         Request {
-            index: i as u64,
+            index,
             arrival_ms: r.arrival,
             ip: r.ip,
-            client: self.clients.get(r.client).map_or(&b""[..], str::as_bytes),
-            method: bytes(self.method.get(t[0])),
-            path: bytes(self.path.get(t[1])),
-            query: bytes(self.query.get(t[2])),
-            host: bytes(self.host.get(t[3])),
-            user_agent: bytes(self.agent.get(t[4])),
-            referer: bytes(self.referer.get(t[5])),
-            user: bytes(self.user.get(t[6])),
+            client: self.clients.get(r.client).unwrap_or(b""),
+            method: self.method.get(t[0]),
+            path: f[0],
+            query: f[1],
+            host: self.host.get(t[3]),
+            user_agent: self.agent.get(t[4]),
+            referer: f[2],
+            user: self.user.get(t[6]),
             identified: r.flags & IDENTIFIED != 0,
             has_cookie: (r.flags & COOKIE_KNOWN != 0).then_some(r.flags & COOKIE != 0),
             heavy: r.flags & HEAVY != 0,
@@ -614,10 +806,9 @@ impl RowStore {
         }
     }
 
-    /// The report-side facts of row `i`.
+    /// The report-side facts of a row.
     #[inline]
-    pub fn meta(&self, i: usize) -> RowMeta {
-        let r = &self.rows[i];
+    fn meta(r: &Row) -> RowMeta {
         RowMeta {
             file: r.file,
             line: r.line,
@@ -626,11 +817,120 @@ impl RowStore {
             ip: r.ip,
             name_key: (r.name_key != NONE).then_some(ClientKey::Name(r.name_key)),
             agent: r.agent,
-            who: Who::ALL[r.who as usize],
+            who: Who::ALL.get(r.who as usize).copied().unwrap_or(Who::Other),
             logged_refusal: r.flags & LOGGED_REFUSAL != 0,
             second_resolution: r.flags & SECOND != 0,
         }
     }
+
+    /// The row a merge source is at, with its text.
+    #[inline]
+    fn current<'s>(&'s self, src: &'s Source<'_>) -> (&'s Row, [u32; 7], [Option<&'s [u8]>; 3]) {
+        match src {
+            Source::Held { rows, pos } => {
+                let r = &rows[*pos];
+                let (t, f) = self.held_text(r);
+                (r, t, f)
+            }
+            Source::Disk(d) => (&d.row, d.t, d.texts()),
+        }
+    }
+
+    /// Calls `f` on every row of `runs`, then of `held`, in decision-time order (ties:
+    /// earlier run first), with the source the row is at.
+    fn merge<'a>(
+        &'a self,
+        runs: &'a [Run],
+        held: &'a [Row],
+        mut f: impl FnMut(&Source<'a>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let mut sources: Vec<Source<'a>> = Vec::with_capacity(runs.len() + 1);
+        let mut heap = BinaryHeap::with_capacity(runs.len() + 1);
+        for run in runs {
+            let mut d = RunReader::new(run, self.needs)?;
+            if d.next()? {
+                heap.push(Reverse((packed_key(&d.row), sources.len() as u32)));
+                sources.push(Source::Disk(d));
+            }
+        }
+        if !held.is_empty() {
+            heap.push(Reverse((packed_key(&held[0]), sources.len() as u32)));
+            sources.push(Source::Held { rows: held, pos: 0 });
+        }
+        while let Some(mut top) = heap.peek_mut() {
+            let s = top.0.1 as usize;
+            f(&sources[s])?;
+            let next = match &mut sources[s] {
+                Source::Held { rows, pos } => {
+                    *pos += 1;
+                    rows.get(*pos).map(packed_key)
+                }
+                Source::Disk(d) => d.next()?.then(|| packed_key(&d.row)),
+            };
+            match next {
+                Some(k) => top.0.0 = k,
+                None => {
+                    PeekMut::pop(top);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with every row in decision-time order ([`RowStore::sort`] first): the
+    /// request for the replay (its `index` is its position in that order) and the row's
+    /// report-side facts. Rows written to disk are merged back a buffer at a time.
+    pub fn for_each_sorted(
+        &self,
+        mut f: impl FnMut(&Request<'_>, &RowMeta) -> io::Result<()>,
+    ) -> io::Result<()> {
+        if !self.sorted {
+            return Err(io::Error::other("replay rows fed before they were sorted"));
+        }
+        if self.runs.is_empty() {
+            for (i, r) in self.rows.iter().enumerate() {
+                let (t, fs) = self.held_text(r);
+                f(&self.request(i as u64, r, &t, fs), &Self::meta(r))?;
+            }
+            return Ok(());
+        }
+        let mut i = 0u64;
+        self.merge(&self.runs, &self.rows, |src| {
+            let (r, t, fs) = self.current(src);
+            f(&self.request(i, r, &t, fs), &Self::meta(r))?;
+            i += 1;
+            Ok(())
+        })
+    }
+
+    /// Calls `f` with the client of every row (its address, or the classifier's key of a
+    /// client that is not one), in no particular order.
+    pub fn for_each_client(
+        &self,
+        mut f: impl FnMut(Option<IpAddr>, Option<ClientKey>),
+    ) -> io::Result<()> {
+        let name = |k: u32| (k != NONE).then_some(ClientKey::Name(k));
+        for run in &self.runs {
+            let mut d = RunReader::new(run, self.needs)?;
+            while let Some((ip, k)) = d.next_client()? {
+                f(ip, name(k));
+            }
+        }
+        for r in &self.rows {
+            f(r.ip, name(r.name_key));
+        }
+        Ok(())
+    }
+}
+
+/// Where a merge takes its next row from (a few per merge: not boxed, to keep the
+/// reader one load away).
+#[allow(clippy::large_enum_variant)]
+enum Source<'a> {
+    /// The rows still in memory (the last run), sorted.
+    Held { rows: &'a [Row], pos: usize },
+    /// A run on disk.
+    Disk(RunReader<'a>),
 }
 
 #[inline]
@@ -641,6 +941,16 @@ fn order_key(r: &Row) -> ReplayOrder {
         r.rt_us.div_ceil(1000)
     };
     ReplayOrder::new(r.arrival, rt_ms, r.flags & LOGGED_REFUSAL != 0, 0)
+}
+
+/// [`order_key`] as one integer with the same order: decision time (sign bit flipped),
+/// the 2-bit class, the request time in ms (below 2^62: it is at most u64::MAX / 1000).
+#[inline]
+fn packed_key(r: &Row) -> u128 {
+    let k = order_key(r);
+    (u128::from(k.arrival_ms as u64 ^ (1 << 63)) << 64)
+        | (u128::from(k.class) << 62)
+        | u128::from(k.request_time_ms)
 }
 
 #[cfg(test)]
@@ -714,15 +1024,53 @@ mod tests {
                 },
             );
         }
-        s.sort();
-        let lines: Vec<u64> = (0..s.len()).map(|i| s.meta(i).line).collect();
+        s.sort().unwrap();
+        let mut got = Vec::new();
+        s.for_each_sorted(|r, m| {
+            got.push((m.line, r.arrival_ms, r.path.map(<[u8]>::to_vec), *m));
+            Ok(())
+        })
+        .unwrap();
+        let lines: Vec<u64> = got.iter().map(|g| g.0).collect();
         assert_eq!(lines, vec![4, 3, 1, 2, 5, 6, 7]);
-        let t: Vec<i64> = (4..7).map(|i| s.request(i).arrival_ms).collect();
+        let t: Vec<i64> = got[4..7].iter().map(|g| g.1).collect();
         assert_eq!(t, vec![5000, 5333, 5666]);
-        assert_eq!(s.request(0).path, Some(&b"/x"[..]));
-        assert!(s.meta(3).logged_refusal && s.meta(4).second_resolution);
+        assert_eq!(got[0].2.as_deref(), Some(&b"/x"[..]));
+        assert!(got[3].3.logged_refusal && got[4].3.second_resolution);
         assert_eq!(s.span(), Some((999, 5666)));
         assert_eq!(s.file_name(f), "a.log");
+    }
+
+    #[test]
+    fn the_packed_merge_key_orders_like_replay_order() {
+        let arrivals = [i64::MIN, -1_000, -1, 0, 1, 999, 1_790_312_400_000, i64::MAX];
+        let rts = [NO_VALUE, 0, 1, 999, 1_000, 1_001, 5_000_000, NO_VALUE - 1];
+        let mut rows = Vec::new();
+        for &arrival in &arrivals {
+            for &rt_us in &rts {
+                for flags in [0, LOGGED_REFUSAL] {
+                    rows.push(Row {
+                        arrival,
+                        rt_us,
+                        flags,
+                        ..Row::EMPTY
+                    });
+                }
+            }
+        }
+        for a in &rows {
+            for b in &rows {
+                assert_eq!(
+                    packed_key(a).cmp(&packed_key(b)),
+                    order_key(a).cmp(&order_key(b)),
+                    "{} {} / {} {}",
+                    a.arrival,
+                    a.rt_us,
+                    b.arrival,
+                    b.rt_us
+                );
+            }
+        }
     }
 
     #[test]

@@ -75,7 +75,7 @@ fn run_specs(specs: &[&str], reqs: &[Req], capacity: Option<Capacity>, internal:
             },
         );
     }
-    store.sort();
+    store.sort().unwrap();
     let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
     let opts = ReportOptions {
         capacity,
@@ -97,19 +97,21 @@ fn run_specs(specs: &[&str], reqs: &[Req], capacity: Option<Capacity>, internal:
     )
     .unwrap();
     let csv = String::from_utf8(w.finish().unwrap()).unwrap();
-    let report = acc.finish(
-        &replay,
-        &store,
-        &cls,
-        ReportContext {
-            origin: "a.log".into(),
-            selection: "all requests".into(),
-            tz: "+09:00".into(),
-            records: b.len() as u64,
-            dropped_logged: 0,
-            internal: marks.describe(),
-        },
-    );
+    let report = acc
+        .finish(
+            &replay,
+            &store,
+            &cls,
+            ReportContext {
+                origin: "a.log".into(),
+                selection: "all requests".into(),
+                tz: "+09:00".into(),
+                records: b.len() as u64,
+                dropped_logged: 0,
+                internal: marks.describe(),
+            },
+        )
+        .unwrap();
     Run { report, csv }
 }
 
@@ -241,7 +243,7 @@ fn internal_services_and_exemptions() {
             },
         );
     }
-    store.sort();
+    store.sort().unwrap();
     let mut acc = ReportAcc::new(
         &policies,
         ReportOptions {
@@ -255,7 +257,9 @@ fn internal_services_and_exemptions() {
     );
     let mut replay = Replay::new(policies);
     run(&store, &mut replay, &mut acc, &|t| t, None).unwrap();
-    let r = acc.finish(&replay, &store, &cls, ReportContext::default());
+    let r = acc
+        .finish(&replay, &store, &cls, ReportContext::default())
+        .unwrap();
     let a = &r.candidates[0];
     assert_eq!((a.exempt, a.refused), (20, 0));
     assert_eq!(a.classes[Who::Internal.index()].exempt, 20);
@@ -388,4 +392,362 @@ fn silences_are_gap_rows_and_the_sparkline_keeps_time() {
     let r = run_specs(&["1/min,key=ip"], &reqs[..40], None, &[]).report;
     assert!(r.gaps.is_empty());
     assert!(serde_json::to_value(&r).unwrap().get("gaps").is_none());
+}
+
+// ---------------------------------------------------------------------------------------
+// Bounded memory: sorted runs spilled to disk and merged back give exactly the order,
+// decisions and report of one in-memory sort.
+
+mod spilling {
+    use super::*;
+    use crate::replay::ReplayOrder;
+    use proptest::prelude::*;
+
+    /// One generated log line.
+    #[derive(Clone, Debug)]
+    struct Line {
+        t: i64,
+        second: bool,
+        rt_us: Option<u64>,
+        status: u16,
+        ip: u8,
+        host_name: bool,
+        path: u8,
+        ua: u8,
+    }
+
+    fn line() -> impl Strategy<Value = Line> {
+        (
+            0i64..6_000,
+            any::<bool>(),
+            prop_oneof![
+                Just(None),
+                Just(Some(0u64)),
+                (1u64..3_000_000).prop_map(Some)
+            ],
+            prop_oneof![Just(200u16), Just(200), Just(429), Just(503)],
+            0u8..12,
+            prop::bool::weighted(0.1),
+            0u8..6,
+            0u8..4,
+        )
+            .prop_map(|(t, second, rt_us, status, ip, host_name, path, ua)| Line {
+                // Whole seconds repeat a lot (spreading groups), milliseconds often tie.
+                t: if second {
+                    T0 + t / 1000 * 1000
+                } else {
+                    T0 + t / 3
+                },
+                second,
+                rt_us,
+                status,
+                ip,
+                host_name,
+                path,
+                ua,
+            })
+    }
+
+    const PATHS: [&str; 6] = [
+        "/a",
+        "/index.php",
+        "/w/x",
+        "/a/b",
+        "/",
+        "/long/path/with/more",
+    ];
+    const UAS: [&str; 4] = [IPHONE, GPTBOT, "curl/8.0", ""];
+
+    /// Files of lines, as batches in each file's line order.
+    fn batches(files: &[Vec<Line>], chunk: usize) -> Vec<(usize, Batch)> {
+        // IPv4, IPv6 and IPv4-mapped IPv6 (one network with the plain IPv4 ones).
+        let ips: Vec<String> = (0..12)
+            .map(|i| match i {
+                10 => "2001:db8::10".to_string(),
+                11 => "::ffff:198.51.2.11".to_string(),
+                _ => format!("198.51.{}.{}", i % 3, i),
+            })
+            .collect();
+        let names: Vec<String> = (0..12).map(|i| format!("host{i}.example")).collect();
+        let mut out = Vec::new();
+        for (f, lines) in files.iter().enumerate() {
+            for (c, part) in lines.chunks(chunk.max(1)).enumerate() {
+                let mut b = Batch::default();
+                for (k, l) in part.iter().enumerate() {
+                    let ip = &ips[l.ip as usize];
+                    let ua = UAS[l.ua as usize];
+                    let rec = Record {
+                        ts_ms: l.t,
+                        precision: if l.second {
+                            Precision::Second
+                        } else {
+                            Precision::Milli
+                        },
+                        client: if l.host_name {
+                            names[l.ip as usize].as_bytes()
+                        } else {
+                            ip.as_bytes()
+                        },
+                        ip: (!l.host_name).then(|| ip.parse().unwrap()),
+                        method: Some(if l.path % 2 == 0 { b"GET" } else { b"POST" }),
+                        path: Some(PATHS[l.path as usize].as_bytes()),
+                        query: (l.path % 3 == 0).then_some(&b"q=1"[..]),
+                        referer: (l.ua == 0).then_some(&b"https://ref.example/"[..]),
+                        host: Some(b"wiki.example"),
+                        user: (l.ip == 3).then_some(&b"alice"[..]),
+                        user_agent: (!ua.is_empty()).then_some(ua.as_bytes()),
+                        status: l.status,
+                        request_time_us: l.rt_us,
+                        bytes: (l.ip % 2 == 0).then_some(u64::from(l.path) * 1000),
+                        has_cookie: [None, Some(true), Some(false)]
+                            .get(l.ua as usize)
+                            .copied()
+                            .flatten(),
+                        ..Record::default()
+                    };
+                    b.push(&rec, (c * chunk.max(1) + k) as u64 + 1);
+                }
+                out.push((f, b));
+            }
+        }
+        out
+    }
+
+    /// The files' batches pushed into a store in `order`.
+    fn fill(
+        store: &mut RowStore,
+        cls: &mut Classifier,
+        bs: &[(usize, Batch)],
+        order: &[usize],
+        marks: &InternalMarks,
+    ) {
+        for &k in order {
+            let (f, b) = &bs[k];
+            let fid = store.file_id(&format!("part-{f}.log"));
+            for i in 0..b.len() {
+                let rc = cls.classify(b, i);
+                let internal = marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
+                let who = Who::of(internal, rc.identity, cls.agents.info(rc.agent));
+                store.push(
+                    fid,
+                    &RowInput {
+                        batch: b,
+                        i,
+                        class: &rc,
+                        who,
+                        logged_refusal: b.status[i] == 429,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The order one full sort gives, computed the plain way: spread each run of
+    /// consecutive 1-second rows of one file, then a stable sort of everything.
+    fn reference(bs: &[(usize, Batch)], order: &[usize]) -> Vec<(usize, u64, i64)> {
+        let mut rows: Vec<(usize, u64, i64, bool, u64, bool)> = Vec::new();
+        for &k in order {
+            let (f, b) = &bs[k];
+            for i in 0..b.len() {
+                rows.push((
+                    *f,
+                    b.line[i],
+                    b.ts_ms[i],
+                    b.precision[i] == 0,
+                    b.request_time_us[i].map_or(0, |u| u.div_ceil(1000)),
+                    b.status[i] == 429,
+                ));
+            }
+        }
+        let mut s = 0;
+        while s < rows.len() {
+            let mut e = s + 1;
+            if rows[s].3 {
+                while e < rows.len()
+                    && rows[e].3
+                    && rows[e].0 == rows[s].0
+                    && rows[e].2 == rows[s].2
+                {
+                    e += 1;
+                }
+                let n = (e - s) as i64;
+                for (k, r) in rows[s..e].iter_mut().enumerate() {
+                    r.2 += k as i64 * 1000 / n;
+                }
+            }
+            s = e;
+        }
+        rows.sort_by_key(|r| ReplayOrder::new(r.2, r.4, r.5, 0));
+        rows.into_iter().map(|r| (r.0, r.1, r.2)).collect()
+    }
+
+    /// Every row the store feeds, in order, as text (request and facts).
+    fn fed(store: &RowStore) -> Vec<String> {
+        let mut out = Vec::new();
+        store
+            .for_each_sorted(|r, m| {
+                out.push(format!("{} {:?} {:?}", store.file_name(m.file), r, m));
+                Ok(())
+            })
+            .unwrap();
+        out
+    }
+
+    const SPECS: [&str; 5] = [
+        "3/s",
+        "2/s,algo=nginx,burst=3,key=ip",
+        "5/10s,key=path",
+        "1/s,algo=token-bucket,burst=2,key=agent",
+        "4/s,key=uri,cost=request-time,algo=gcra",
+    ];
+
+    /// The report (JSON and text) and the decisions CSV of a replay of `store`.
+    fn replay(store: &RowStore, cls: &Classifier) -> (String, String, String) {
+        let policies: Vec<Policy> = SPECS
+            .iter()
+            .map(|s| Policy::from_spec(s).unwrap())
+            .collect();
+        let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
+        let span = store.span().map_or(0, |(a, b)| b - a);
+        let cap = Some(Capacity {
+            count: 4,
+            window_ms: 1_000,
+        });
+        let opts = ReportOptions {
+            capacity: cap,
+            bucket_ms: auto_bucket(span, cap),
+            top: 3,
+            refusal_statuses: vec![429],
+            v4_len: 24,
+            v6_len: 48,
+        };
+        let mut acc = ReportAcc::new(&policies, opts);
+        let mut replay = Replay::new(policies);
+        let mut w = DecisionsWriter::new(Vec::new(), names).unwrap();
+        run(
+            store,
+            &mut replay,
+            &mut acc,
+            &|t| t + 3_600_000,
+            Some(&mut w as &mut dyn DecisionSink),
+        )
+        .unwrap();
+        let csv = String::from_utf8(w.finish().unwrap()).unwrap();
+        let r = acc
+            .finish(&replay, store, cls, ReportContext::default())
+            .unwrap();
+        (
+            serde_json::to_string_pretty(&r).unwrap(),
+            r.doc().to_text(100, false),
+            csv,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn spilled_runs_merge_into_the_in_memory_order(
+            files in prop::collection::vec(prop::collection::vec(line(), 0..160), 1..4),
+            chunk in 1usize..60,
+            run_rows in 1usize..40,
+            max_runs in 2usize..6,
+            text_budget in prop_oneof![Just(usize::MAX), 1usize..400],
+            seed in any::<u64>(),
+        ) {
+            let bs = batches(&files, chunk);
+            // Batches in a random order (files given in any order, interleaved).
+            let mut order: Vec<usize> = (0..bs.len()).collect();
+            let mut s = seed | 1;
+            for i in (1..order.len()).rev() {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                order.swap(i, (s % (i as u64 + 1)) as usize);
+            }
+            let marks = InternalMarks::default();
+            let mut cls = Classifier::default();
+            let mut whole = RowStore::new(Needs::ALL);
+            fill(&mut whole, &mut cls, &bs, &order, &marks);
+            whole.sort().unwrap();
+            prop_assert_eq!(whole.spilled_runs(), 0);
+            let tmp = tempfile::tempdir().unwrap();
+            let mut runs = RowStore::with_spill(
+                Needs::ALL,
+                SpillOptions {
+                    run_rows,
+                    run_text_bytes: text_budget,
+                    max_runs,
+                    dir: Some(tmp.path().to_path_buf()),
+                },
+            );
+            fill(&mut runs, &mut cls, &bs, &order, &marks);
+            runs.sort().unwrap();
+            let n: usize = files.iter().map(Vec::len).sum();
+            prop_assert_eq!(runs.len(), n);
+            if n > run_rows * 2 && files.iter().all(|f| f.iter().all(|l| !l.second)) {
+                prop_assert!(runs.spilled_runs() > 0);
+            }
+            prop_assert!(runs.spilled_runs() < max_runs);
+            // The order of one plain sort of every row.
+            let want = reference(&bs, &order);
+            let mut got = Vec::new();
+            runs.for_each_sorted(|r, m| {
+                got.push((
+                    runs.file_name(m.file)["part-".len()..].trim_end_matches(".log").parse::<usize>().unwrap(),
+                    m.line,
+                    r.arrival_ms,
+                ));
+                Ok(())
+            }).unwrap();
+            prop_assert_eq!(&got, &want);
+            prop_assert_eq!(fed(&whole), fed(&runs));
+            prop_assert_eq!(whole.span(), runs.span());
+            let (a, b) = (replay(&whole, &cls), replay(&runs, &cls));
+            prop_assert_eq!(a.0, b.0);
+            prop_assert_eq!(a.1, b.1);
+            prop_assert_eq!(a.2, b.2);
+            // Nothing left behind: the runs are unnamed files.
+            drop(runs);
+            prop_assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+        }
+    }
+
+    #[test]
+    fn a_spill_into_a_missing_directory_is_an_error_not_a_panic() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = vec![
+            (0..50)
+                .map(|i| Line {
+                    t: T0 + i * 7,
+                    second: false,
+                    rt_us: None,
+                    status: 200,
+                    ip: 1,
+                    host_name: false,
+                    path: 0,
+                    ua: 0,
+                })
+                .collect::<Vec<_>>(),
+        ];
+        let bs = batches(&files, 10);
+        let mut cls = Classifier::default();
+        let mut s = RowStore::with_spill(
+            Needs::default(),
+            SpillOptions {
+                run_rows: 8,
+                dir: Some(tmp.path().join("missing")),
+                ..SpillOptions::default()
+            },
+        );
+        fill(
+            &mut s,
+            &mut cls,
+            &bs,
+            &[0, 1, 2, 3, 4],
+            &InternalMarks::default(),
+        );
+        assert!(s.sort().is_err());
+        assert!(s.sort().is_err());
+    }
 }
