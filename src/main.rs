@@ -21,7 +21,8 @@ fn main() {
                 "logscope: error: {}",
                 logscope_core::escape::message(&format!("{e:#}"))
             );
-            std::process::exit(logscope::cli::exit::ERROR);
+            // Bad option values exit 2 like clap's own usage errors.
+            std::process::exit(logscope::cli::exit_code_of(&e));
         }
     }
 }

@@ -9,9 +9,8 @@ use clap::{Args, ValueEnum};
 use logscope_core::escape;
 use logscope_core::forensics::asn::AsnDb;
 use logscope_core::forensics::concentration::{ConcentrationAcc, GroupBy, GroupLimit};
-use logscope_core::forensics::parse_rate;
 
-use super::filters::{FilterArgs, REPORT_COLUMNS};
+use super::filters::{FilterArgs, REPORT_COLUMNS, rate_arg};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, for_each_batch};
 
@@ -71,10 +70,11 @@ pub struct ConcentrationArgs {
 }
 
 fn parse_limit(s: &str) -> Result<GroupLimit, String> {
-    match parse_rate(s) {
-        Some((count, window_ms)) => Ok(GroupLimit { count, window_ms }),
-        None => Err(format!("bad limit {s:?} (e.g. 100/1h)")),
-    }
+    let r = rate_arg(s)?;
+    Ok(GroupLimit {
+        count: r.count(),
+        window_ms: r.window_ms() as i64,
+    })
 }
 
 /// Runs `logscope concentration`.
@@ -106,7 +106,9 @@ pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
         By::Ip => GroupBy::Ip,
         By::Asn => {
             if asn.is_none() {
-                bail!("--by asn needs --asn-db FILE");
+                return Err(super::usage_error(
+                    "--by asn needs --asn-db FILE (e.g. --asn-db ip2asn-v4.tsv)",
+                ));
             }
             GroupBy::Asn
         }

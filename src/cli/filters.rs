@@ -13,12 +13,27 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use chrono::{NaiveDate, NaiveDateTime, Offset, TimeZone};
+use chrono::{Datelike, NaiveDate, NaiveDateTime, Offset, TimeZone};
 use clap::Args;
 use logscope_core::classify::config::{Overrides, parse_cidr};
 use logscope_core::classify::{
     AgentSelector, Classifier, Config, Filter, HostPattern, Identity, StatusSet,
 };
+use logscope_core::duration::{Duration, DurationError, Resolution};
+use logscope_core::replay::Rate;
+
+use super::usage_error;
+
+/// `--since`'s help, the same in every command.
+pub const SINCE_HELP: &str = "Only requests at or after this time: a year (2026), a month \
+(2026-09), a date (2026-09-25), a local time (2026-09-25T14:00 or \"2026-09-25 14:00\"; \
+all in --tz) or RFC 3339 with an offset (2026-09-25T05:00:00Z).";
+
+/// `--until`'s help, the same in every command: one meaning of `--until` everywhere.
+pub const UNTIL_HELP: &str = "Only requests before this time (same forms as --since). A \
+year, month or date includes all of it: --since 2026-09-25 --until 2026-09-25 is that \
+whole day, --until 2026-09 ends at 2026-10-01 00:00; a time (2026-09-25T15:00) is \
+exclusive.";
 
 /// The config file looked for in the current directory when `--rules` is not given.
 pub const DEFAULT_RULES: &str = "logscope.toml";
@@ -26,15 +41,12 @@ pub const DEFAULT_RULES: &str = "logscope.toml";
 /// Which requests a command looks at, and how requests are classified.
 #[derive(Debug, Clone, Default, Args)]
 pub struct FilterArgs {
-    /// Only requests at or after this time: a date (2026-09-25, midnight in --tz), a
-    /// local time (2026-09-25T14:00 or "2026-09-25 14:00", in --tz) or RFC 3339
-    /// (2026-09-25T05:00:00Z).
-    #[arg(long, value_name = "TIME", help_heading = "Selection")]
+    /// Start of the selection (see [`SINCE_HELP`]).
+    #[arg(long, value_name = "TIME", help = SINCE_HELP, help_heading = "Selection")]
     pub since: Option<String>,
 
-    /// Only requests before this time (same forms as --since; a bare date includes that
-    /// whole day).
-    #[arg(long, value_name = "TIME", help_heading = "Selection")]
+    /// End of the selection (see [`UNTIL_HELP`]).
+    #[arg(long, value_name = "TIME", help = UNTIL_HELP, help_heading = "Selection")]
     pub until: Option<String>,
 
     /// Time zone for --since/--until and for time buckets: an IANA name (Asia/Seoul,
@@ -154,7 +166,8 @@ impl Selection {
 }
 
 impl FilterArgs {
-    /// Checks the options and builds the filter, classifier and clock.
+    /// Checks the options and builds the filter, classifier and clock. A bad value is
+    /// a [`UsageError`] (exit 2) naming the flag, with an example.
     pub fn build(&self) -> anyhow::Result<Selection> {
         let clock = Clock::parse(&self.tz)?;
         let rules_file = match &self.rules {
@@ -171,7 +184,7 @@ impl FilterArgs {
         };
         let mut trust = Vec::new();
         for t in &self.trust_proxy {
-            trust.push(parse_cidr(t).map_err(|e| anyhow::anyhow!("--trust-proxy: {e}"))?);
+            trust.push(parse_cidr(t).map_err(|e| usage_error(format!("--trust-proxy: {e}")))?);
         }
         let overrides = Overrides {
             v4: self.prefix_v4,
@@ -184,32 +197,21 @@ impl FilterArgs {
                 .as_deref()
                 .map_or_else(|| "classification".to_string(), |p| p.display().to_string())
         })?;
-        let mut filter = Filter::with_period(
-            self.since
-                .as_deref()
-                .map(|s| clock.parse_time(s, false))
-                .transpose()
-                .context("--since")?,
-            self.until
-                .as_deref()
-                .map(|s| clock.parse_time(s, true))
-                .transpose()
-                .context("--until")?,
-        );
+        let (since, until) = self.period(&clock)?;
+        let mut filter = Filter::with_period(since, until);
         filter.heavy = self.heavy.then_some(true);
         filter.identity = self.anonymous.then_some(Identity::Anonymous);
-        if let (Some(a), Some(b)) = (filter.since_ms, filter.until_ms)
-            && a >= b
-        {
-            bail!("--since must be before --until");
-        }
         if let Some(s) = &self.status {
             filter.status =
-                Some(StatusSet::parse(s).map_err(|e| anyhow::anyhow!("--status: {e}"))?);
+                Some(StatusSet::parse(s).map_err(|e| usage_error(format!("--status: {e}")))?);
         }
         if let Some(p) = &self.path {
-            filter.path =
-                Some(regex::Regex::new(p).with_context(|| format!("--path: bad regex {p:?}"))?);
+            filter.path = Some(regex::Regex::new(p).map_err(|e| {
+                usage_error(format!(
+                    "--path: bad regex {p:?}: {} (e.g. '^/index\\.php$')",
+                    regex_problem(&e)
+                ))
+            })?);
         }
         if let Some(h) = &self.host {
             filter.host = Some(HostPattern::parse(h));
@@ -217,11 +219,14 @@ impl FilterArgs {
         for c in &self.clients {
             filter
                 .clients
-                .push(parse_cidr(c).map_err(|e| anyhow::anyhow!("--client: {e}"))?);
+                .push(parse_cidr(c).map_err(|e| usage_error(format!("--client: {e}")))?);
         }
         if let Some(a) = &self.agent {
-            filter.agent =
-                Some(AgentSelector::parse(a).map_err(|e| anyhow::anyhow!("--agent: {e}"))?);
+            let names: Vec<&str> = config.agent.iter().map(|r| r.name.as_str()).collect();
+            filter.agent = Some(
+                AgentSelector::parse_with_names(a, &names)
+                    .map_err(|e| usage_error(format!("--agent: {e}")))?,
+            );
         }
         Ok(Selection {
             filter,
@@ -230,6 +235,56 @@ impl FilterArgs {
             rules_file,
         })
     }
+
+    /// `--since`/`--until` as UTC ms in `clock`'s zone (`--until` a date, month or year:
+    /// the end of it), checked to be in order.
+    pub fn period(&self, clock: &Clock) -> anyhow::Result<(Option<i64>, Option<i64>)> {
+        let since = self
+            .since
+            .as_deref()
+            .map(|s| clock.parse_time(s, false))
+            .transpose()
+            .map_err(|e| usage_error(format!("--since: {e}")))?;
+        let until = self
+            .until
+            .as_deref()
+            .map(|s| clock.parse_time(s, true))
+            .transpose()
+            .map_err(|e| usage_error(format!("--until: {e}")))?;
+        if let (Some(a), Some(b)) = (since, until)
+            && a >= b
+        {
+            return Err(usage_error(format!(
+                "--until must be after --since (e.g. --since {0} --until {0} for one whole day)",
+                self.since.as_deref().unwrap_or("2026-09-25").trim()
+            )));
+        }
+        Ok((since, until))
+    }
+}
+
+/// A regex error on one line (the syntax error's last line: `unclosed group`), for
+/// one-line usage messages.
+pub fn regex_problem(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    last.trim().trim_start_matches("error: ").to_string()
+}
+
+/// A duration flag in whole seconds (`--by`, `--expect-every`, …): the one grammar of
+/// [`logscope_core::duration`] (`90s`, `10m`, `1h30m`, `2hours`, `1w`).
+pub fn duration_arg(s: &str) -> Result<Duration, DurationError> {
+    Duration::parse(s, Resolution::Seconds)
+}
+
+/// An `N/DURATION` flag (`--capacity`, `--per-prefix-limit`): a rate in the grammar of
+/// `--limit` (the period in the one duration grammar, milliseconds allowed).
+pub fn rate_arg(s: &str) -> Result<Rate, String> {
+    Rate::parse(s).map_err(|e| format!("{e}; a capacity or limit is N/WINDOW, e.g. 1610/10m"))
 }
 
 /// A report's clock: UTC, a fixed offset, or an IANA zone (offsets cached per 15 minutes).
@@ -257,7 +312,9 @@ impl Clock {
             return Ok(Clock::fixed(i64::from(secs) * 1000, t));
         }
         let tz: chrono_tz::Tz = t.parse().map_err(|_| {
-            anyhow::anyhow!("--tz: unknown time zone {t:?} (e.g. UTC, Asia/Seoul, +09:00)")
+            usage_error(format!(
+                "--tz: {t:?} is not a time zone (e.g. UTC, Asia/Seoul, Europe/Berlin or +09:00)"
+            ))
         })?;
         Ok(Clock {
             zone: Zone::Tz(tz),
@@ -305,32 +362,59 @@ impl Clock {
         }
     }
 
+    /// The first instant at or after local time `naive`: the earlier of two when the
+    /// clock was turned back, the first valid minute after a skipped hour (a midnight
+    /// that does not exist starts the day at the first minute that does).
     fn utc_of_local(&self, naive: NaiveDateTime) -> anyhow::Result<i64> {
         match &self.zone {
             Zone::Fixed(o) => Ok(naive.and_utc().timestamp_millis() - o),
-            Zone::Tz(tz) => match tz.from_local_datetime(&naive) {
-                chrono::LocalResult::Single(t) => Ok(t.timestamp_millis()),
-                chrono::LocalResult::Ambiguous(a, _) => Ok(a.timestamp_millis()),
-                chrono::LocalResult::None => {
-                    bail!("{naive} does not exist in {} (a clock change)", self.name)
-                }
-            },
+            Zone::Tz(tz) => resolve_local(*tz, naive)
+                .ok_or_else(|| anyhow::anyhow!("{naive} does not exist in {}", self.name)),
         }
     }
 
-    /// Parses a `--since`/`--until` value. `end_of_day`: a bare date means the end of
-    /// that day (for `--until`).
-    pub fn parse_time(&self, s: &str, end_of_day: bool) -> anyhow::Result<i64> {
+    /// The zone for chrono, for code that needs calendar arithmetic (availability's
+    /// periods).
+    pub fn zone(&self) -> ChronoZone {
+        match &self.zone {
+            Zone::Fixed(o) => ChronoZone::Fixed(
+                chrono::FixedOffset::east_opt((o / 1000) as i32)
+                    .unwrap_or_else(|| chrono::FixedOffset::east_opt(0).expect("UTC")),
+            ),
+            Zone::Tz(tz) => ChronoZone::Tz(*tz),
+        }
+    }
+
+    /// Parses a `--since`/`--until` value: a year (`2026`), a month (`2026-09`), a date
+    /// (`2026-09-25`), a local time (`2026-09-25T14:00`, `2026-09-25 14:00:30`), all in
+    /// this zone, or RFC 3339 with an offset. `end`: a year, month or date means its end
+    /// (for `--until`, which is exclusive: the whole of it is included).
+    pub fn parse_time(&self, s: &str, end: bool) -> anyhow::Result<i64> {
         let t = s.trim();
         if let Ok(d) = chrono::DateTime::parse_from_rfc3339(t) {
             return Ok(d.timestamp_millis());
         }
-        if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
-            let d = if end_of_day {
-                d.succ_opt().unwrap_or(d)
+        let calendar = if t.len() == 4 && t.bytes().all(|b| b.is_ascii_digit()) {
+            t.parse::<i32>().ok().and_then(|y| {
+                let a = NaiveDate::from_ymd_opt(y, 1, 1)?;
+                Some((a, NaiveDate::from_ymd_opt(y + 1, 1, 1)?))
+            })
+        } else if let Ok(a) = NaiveDate::parse_from_str(&format!("{t}-01"), "%Y-%m-%d")
+            && t.len() <= 7
+        {
+            let (y, m) = if a.month() == 12 {
+                (a.year() + 1, 1)
             } else {
-                d
+                (a.year(), a.month() + 1)
             };
+            NaiveDate::from_ymd_opt(y, m, 1).map(|z| (a, z))
+        } else if let Ok(a) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+            a.succ_opt().map(|z| (a, z))
+        } else {
+            None
+        };
+        if let Some((a, z)) = calendar {
+            let d = if end { z } else { a };
             return self.utc_of_local(d.and_hms_opt(0, 0, 0).expect("midnight"));
         }
         for f in [
@@ -344,9 +428,34 @@ impl Clock {
             }
         }
         bail!(
-            "cannot read {t:?} as a time (2026-09-25, 2026-09-25T14:00, or RFC 3339 like 2026-09-25T05:00:00Z)"
+            "cannot read {t:?} as a time (e.g. 2026-09, 2026-09-25, 2026-09-25T14:00, or RFC 3339 like 2026-09-25T05:00:00Z)"
         )
     }
+}
+
+/// The first instant (UTC ms) at or after local time `naive` in `tz`: the earlier of
+/// two when the clock was turned back, the first valid minute after a skipped hour when
+/// it was turned forward.
+pub fn resolve_local<Z: TimeZone>(tz: Z, naive: NaiveDateTime) -> Option<i64> {
+    for step in 0..=24 * 60 {
+        let n = naive + chrono::Duration::minutes(step);
+        match tz.from_local_datetime(&n) {
+            chrono::LocalResult::Single(t) | chrono::LocalResult::Ambiguous(t, _) => {
+                return Some(t.timestamp_millis());
+            }
+            chrono::LocalResult::None => {}
+        }
+    }
+    None
+}
+
+/// A [`Clock`]'s zone as chrono sees it.
+#[derive(Clone, Copy, Debug)]
+pub enum ChronoZone {
+    /// A fixed offset (`+09:00`, UTC).
+    Fixed(chrono::FixedOffset),
+    /// An IANA zone.
+    Tz(chrono_tz::Tz),
 }
 
 /// Row columns every report reads (request line, identity, agent, host and XFF).
@@ -402,5 +511,55 @@ mod tests {
         a.since = Some("2026-02-01".into());
         a.until = Some("2026-01-01".into());
         assert!(a.build().is_err());
+        // One meaning of --until: a date includes that whole day.
+        a.until = Some("2026-02-01".into());
+        let (s, u) = a.build().unwrap().period();
+        assert_eq!(u.unwrap() - s.unwrap(), 86_400_000);
+        for bad in [("6xx", 0), ("robots", 1)] {
+            let mut b = FilterArgs {
+                tz: "UTC".into(),
+                ..FilterArgs::default()
+            };
+            if bad.1 == 0 {
+                b.status = Some(bad.0.into());
+            } else {
+                b.agent = Some(bad.0.into());
+            }
+            let e = b.build().err().unwrap();
+            assert_eq!(crate::cli::exit_code_of(&e), 2, "{e:#}");
+        }
+    }
+
+    #[test]
+    fn instants() {
+        let ms = |s: &str| {
+            chrono::DateTime::parse_from_rfc3339(s)
+                .unwrap()
+                .timestamp_millis()
+        };
+        let seoul = Clock::parse("Asia/Seoul").unwrap();
+        let t = |s: &str, end: bool| seoul.parse_time(s, end).unwrap();
+        assert_eq!(t("2025-06", false), ms("2025-05-31T15:00:00Z"));
+        assert_eq!(t("2025-06", true), ms("2025-06-30T15:00:00Z"));
+        assert_eq!(t("2025-12", true), ms("2025-12-31T15:00:00Z"));
+        assert_eq!(t("2025", false), ms("2024-12-31T15:00:00Z"));
+        assert_eq!(t("2025", true), ms("2025-12-31T15:00:00Z"));
+        assert_eq!(t("2025-06-02", false), ms("2025-06-01T15:00:00Z"));
+        assert_eq!(t("2025-06-02", true), ms("2025-06-02T15:00:00Z"));
+        assert_eq!(t("2025-06-02T01:30", true), ms("2025-06-01T16:30:00Z"));
+        assert_eq!(t("2025-06-02 01:30:15", false), ms("2025-06-01T16:30:15Z"));
+        assert_eq!(t("2025-06-02T01:30:00Z", true), ms("2025-06-02T01:30:00Z"));
+        assert!(seoul.parse_time("June", false).is_err());
+        assert!(seoul.parse_time("2025-13", false).is_err());
+        assert!(seoul.parse_time("2025-06-02-01", false).is_err());
+        // A skipped local time resolves to the first valid minute after it.
+        let berlin = Clock::parse("Europe/Berlin").unwrap();
+        assert_eq!(
+            berlin.parse_time("2025-03-30T02:30", false).unwrap(),
+            ms("2025-03-30T01:00:00Z")
+        );
+        let e = Clock::parse("Mars/Olympus").err().unwrap();
+        assert_eq!(crate::cli::exit_code_of(&e), 2);
+        assert!(format!("{e}").contains("--tz") && format!("{e}").contains("e.g."));
     }
 }

@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use clap::Args;
+use logscope_core::duration::Duration;
 use logscope_core::forensics::heavy::{Capacity, HeavyAcc};
-use logscope_core::forensics::{parse_duration, parse_rate};
 
-use super::filters::{FilterArgs, REPORT_COLUMNS};
+use super::filters::{FilterArgs, REPORT_COLUMNS, duration_arg, rate_arg};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, for_each_batch};
 
@@ -29,11 +29,12 @@ the bucket; buckets whose peak is above N are marked `!` (red on a terminal). Bu
 no request between the first and the last are shown: a gap in a log is often an outage;
 a run of more than 24 is one \"gap\" row (JSON: gaps).")]
 pub struct HeavyArgs {
-    /// Bucket width: 10m, 1h, 1d (any N s|m|h|d|w).
-    #[arg(long, value_name = "WIDTH", default_value = "1h", value_parser = parse_width)]
-    pub by: i64,
+    /// Bucket width, a duration in whole seconds: 90s, 10m, 1h30m, 2hours, 1d, 1w.
+    #[arg(long, value_name = "WIDTH", default_value = "1h", value_parser = duration_arg)]
+    pub by: Duration,
 
-    /// Heavy requests the server can take per window, e.g. 1610/10m: buckets above it are marked.
+    /// Heavy requests the server can take per window, e.g. 1610/10m or 100/1h30m: buckets
+    /// above it are marked.
     #[arg(long, value_name = "N/WINDOW", value_parser = parse_capacity)]
     pub capacity: Option<Capacity>,
 
@@ -47,15 +48,12 @@ pub struct HeavyArgs {
     pub rows: RowArgs,
 }
 
-fn parse_width(s: &str) -> Result<i64, String> {
-    parse_duration(s).ok_or_else(|| format!("bad width {s:?} (e.g. 10m, 1h, 1d)"))
-}
-
 fn parse_capacity(s: &str) -> Result<Capacity, String> {
-    match parse_rate(s) {
-        Some((count, window_ms)) => Ok(Capacity { count, window_ms }),
-        None => Err(format!("bad capacity {s:?} (e.g. 1610/10m)")),
-    }
+    let r = rate_arg(s)?;
+    Ok(Capacity {
+        count: r.count(),
+        window_ms: r.window_ms() as i64,
+    })
 }
 
 /// Runs `logscope heavy`.
@@ -65,7 +63,7 @@ pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
     }
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
-    let mut acc = HeavyAcc::new(args.by, args.capacity);
+    let mut acc = HeavyAcc::new(args.by.ms_i64(), args.capacity);
     let stats = for_each_batch(data, &args.rows, REPORT_COLUMNS, since, until, |_, b| {
         for i in 0..b.len() {
             let ts = b.ts_ms[i];

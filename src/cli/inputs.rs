@@ -9,11 +9,15 @@ use logscope_core::escape;
 use logscope_core::parse::{self, Detection, Format};
 use logscope_core::source::{Input, ReadOptions, Reader};
 
+use super::usage_error;
+
 /// How the format of the inputs is chosen.
 #[derive(Debug, Clone, Args)]
 pub struct FormatArgs {
     /// Log format, instead of detecting it per file: combined, common, vhost-combined,
-    /// combined-xff, nginx-msec, caddy, w3c, …  (see `logscope detect --list`).
+    /// vhost-common, combined-xff, combined-rt, combined-us, nginx-msec, netnea,
+    /// caddy-json, w3c, elb, alb, or nginx:'<log_format>' / apache:'<LogFormat>'
+    /// (`logscope detect FILE` shows which a file is in).
     #[arg(long, value_name = "NAME")]
     pub format: Option<String>,
 
@@ -60,9 +64,9 @@ impl FormatArgs {
     /// The format forced on every input, if any.
     pub fn forced(&self) -> anyhow::Result<Option<Format>> {
         if let Some(name) = &self.format {
-            return Ok(Some(
-                Format::from_name(name).map_err(|e| anyhow::anyhow!("--format {name}: {e}"))?,
-            ));
+            return Ok(Some(Format::from_name(name).map_err(|e| {
+                usage_error(format!("--format {name}: {e} (e.g. --format combined)"))
+            })?));
         }
         if let Some(f) = &self.log_format {
             let fmt = if f.contains('$') && !f.contains('%') {
@@ -72,11 +76,13 @@ impl FormatArgs {
             } else if f.contains('$') {
                 Format::nginx(f)
             } else {
-                bail!(
+                return Err(usage_error(format!(
                     "--log-format: '{f}' has no $variable (nginx log_format) and no %directive (Apache LogFormat); example: --log-format '$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent'"
-                )
+                )));
             };
-            return Ok(Some(fmt.map_err(|e| anyhow::anyhow!("--log-format: {e}"))?));
+            return Ok(Some(
+                fmt.map_err(|e| usage_error(format!("--log-format: {e}")))?,
+            ));
         }
         Ok(None)
     }

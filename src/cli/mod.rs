@@ -31,6 +31,36 @@ pub mod exit {
     pub const DAMAGED: i32 = 4;
 }
 
+/// A bad option value found after clap parsed the command line (a time zone, a time, a
+/// network, a status set …): `main` prints it like any error but exits with
+/// [`exit::USAGE`], as clap does for the values it checks itself. The message names the
+/// flag and gives a valid example.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// A [`UsageError`] as an `anyhow::Error`: `return Err(usage_error(format!(…)))`.
+pub fn usage_error(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(msg.into()))
+}
+
+/// The exit code for an error returned by [`run`]: [`exit::USAGE`] when a
+/// [`UsageError`] is anywhere in its chain, else [`exit::ERROR`].
+pub fn exit_code_of(e: &anyhow::Error) -> i32 {
+    if e.chain().any(|c| c.is::<UsageError>()) {
+        exit::USAGE
+    } else {
+        exit::ERROR
+    }
+}
+
 /// logscope: access-log analysis and forensics.
 ///
 /// Ingest web-server logs into a local Parquet dataset, then ask what happened, who it

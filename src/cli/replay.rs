@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 use logscope_core::classify::config::parse_cidr;
+use logscope_core::duration::Duration;
 use logscope_core::escape;
-use logscope_core::forensics::{parse_duration, parse_rate};
 use logscope_core::replay::report::{
     self, Capacity, DecisionsWriter, InternalMarks, Needs, ReportAcc, ReportContext, ReportOptions,
     RowInput, RowStore, SpillOptions, Who,
 };
 use logscope_core::replay::{Exempt, Policy, Replay};
 
-use super::filters::FilterArgs;
+use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, AtomicFile, OutputArgs};
 use super::rows::{RowArgs, for_each_batch};
 use crate::store::scan::Columns;
@@ -137,8 +137,8 @@ pub struct ReplayArgs {
 
     /// Width of the refusals-over-time buckets: 1m, 10m, 1h, 1d [default: the capacity
     /// window, else a width giving at most 48 rows].
-    #[arg(long, value_name = "WIDTH", value_parser = parse_width, help_heading = "Report")]
-    pub by: Option<i64>,
+    #[arg(long, value_name = "WIDTH", value_parser = duration_arg, help_heading = "Report")]
+    pub by: Option<Duration>,
 
     /// Rows per most-refused list (networks, addresses, agents).
     #[arg(long, value_name = "N", default_value_t = 5, help_heading = "Report")]
@@ -181,19 +181,8 @@ pub struct ReplayArgs {
 }
 
 fn parse_capacity(s: &str) -> Result<(u64, i64), String> {
-    match parse_rate(s) {
-        Some((n, w)) if n > 0 && w > 0 => Ok((n, w)),
-        _ => Err(format!(
-            "bad capacity {s:?}: give N/WINDOW, e.g. 1610/10m or 300/1m"
-        )),
-    }
-}
-
-fn parse_width(s: &str) -> Result<i64, String> {
-    match parse_duration(s) {
-        Some(w) if w > 0 => Ok(w),
-        _ => Err(format!("bad width {s:?} (e.g. 1m, 10m, 1h, 1d)")),
-    }
+    let r = rate_arg(s)?;
+    Ok((r.count(), r.window_ms() as i64))
 }
 
 /// A usage error: printed, exit status 2.
@@ -327,7 +316,7 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
         capacity,
         bucket_ms: args
             .by
-            .unwrap_or_else(|| report::auto_bucket(span, capacity)),
+            .map_or_else(|| report::auto_bucket(span, capacity), Duration::ms_i64),
         top: args.top,
         refusal_statuses: statuses.clone(),
         v4_len: sel.classifier.v4_len,

@@ -23,20 +23,20 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// `../shared/data/real/<rel>` when the shared folder is beside the checkout.
-pub fn shared_real(rel: &str) -> Option<PathBuf> {
+/// `../shared/data/real/<rel>`: a real log whose licence does not allow a copy in
+/// fixtures/ (see fixtures/README.md). Only for tests marked
+/// `#[ignore = "needs ../shared/data/real: …"]`; panics, never skips, when the team's
+/// research collection is not beside the checkout.
+pub fn shared_real(rel: &str) -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data/real")
         .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!(
-            "note: {} not present; skipping the part of the test that needs it",
-            p.display()
-        );
-        None
-    }
+    assert!(
+        p.exists(),
+        "{} is absent: this ignored test needs the team's research collection beside the checkout",
+        p.display()
+    );
+    p
 }
 
 /// Runs `ingest --json ARGS` and returns the parsed summary and the exit code.

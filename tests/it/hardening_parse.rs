@@ -118,7 +118,7 @@ fn malformed_log_formats_are_messages_not_panics() {
         let code = out.status.code().unwrap_or(-1);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_ne!(code, 101, "{fmt:?} panicked: {stderr}");
-        assert_eq!(code, 1, "{fmt:?}: exit {code}: {stderr}");
+        assert_eq!(code, 2, "{fmt:?}: exit {code}: {stderr}");
         assert!(stderr.contains("--log-format"), "{fmt:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{fmt:?}: {stderr}");
     }

@@ -2,6 +2,7 @@
 //! command (and per hardening area).
 
 mod availability;
+mod cli_contract;
 mod common;
 mod dataset;
 mod fuzz_cli;

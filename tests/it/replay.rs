@@ -1,5 +1,5 @@
 //! `logscope replay` through the binary: fidelity against a real nginx (the oracle logs
-//! in ../shared/data/oracles/nginx-limit-req, skipped with a notice when absent), from
+//! copied to fixtures/oracles/nginx-limit-req, zstd-compressed, see fixtures/README.md), from
 //! files and from the dataset; seed 002's site-wide cap on a generated storm; story 4's
 //! per-address limit that hits the service's own traffic; bad specs; output formats.
 
@@ -85,24 +85,22 @@ fn read_decisions(path: &Path) -> BTreeMap<u64, (String, u64)> {
 // ---------------------------------------------------------------------------------------
 // Fidelity against a real nginx.
 
-fn oracle(run: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/oracles/nginx-limit-req")
-        .join(run);
-    if p.join("access_msec.log").exists() {
-        Some(p)
-    } else {
-        eprintln!(
-            "NOTICE: {} not present; skipping the nginx fidelity test",
-            p.display()
-        );
-        None
-    }
+/// The oracle run `run` (`flash` or `flash_aligned`) in fixtures/: `access_msec.log.zst`,
+/// `requests.csv.zst` and, for `flash_aligned`, `access_combined.log.zst`.
+fn oracle(run: &str) -> PathBuf {
+    let p = fixture("oracles/nginx-limit-req").join(run);
+    assert!(
+        p.join("access_msec.log.zst").is_file(),
+        "{} missing",
+        p.display()
+    );
+    p
 }
 
 /// nginx's own decisions from requests.csv: line → (decision word, location).
 fn truth(dir: &Path) -> BTreeMap<u64, (&'static str, String)> {
-    let text = std::fs::read_to_string(dir.join("requests.csv")).unwrap();
+    let raw = std::fs::read(dir.join("requests.csv.zst")).unwrap();
+    let text = String::from_utf8(zstd::decode_all(&raw[..]).unwrap()).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
@@ -187,11 +185,9 @@ fn replay_oracle(dir: &Path, log: &str, tmp: &Path, name: &str) -> BTreeMap<u64,
 
 #[test]
 fn fidelity_flash_aligned() {
-    let Some(dir) = oracle("flash_aligned") else {
-        return;
-    };
+    let dir = oracle("flash_aligned");
     let tmp = tempfile::tempdir().unwrap();
-    let got = replay_oracle(&dir, "access_msec.log", tmp.path(), "aligned");
+    let got = replay_oracle(&dir, "access_msec.log.zst", tmp.path(), "aligned");
     let a = compare(&dir, &got);
     print("flash_aligned", &a);
     assert!(a.pct() >= 99.9, "agreement {:.3}%", a.pct());
@@ -206,11 +202,9 @@ fn fidelity_flash_aligned() {
 
 #[test]
 fn fidelity_flash_natural_clocks() {
-    let Some(dir) = oracle("flash") else {
-        return;
-    };
+    let dir = oracle("flash");
     let tmp = tempfile::tempdir().unwrap();
-    let got = replay_oracle(&dir, "access_msec.log", tmp.path(), "flash");
+    let got = replay_oracle(&dir, "access_msec.log.zst", tmp.path(), "flash");
     let a = compare(&dir, &got);
     print("flash", &a);
     assert!(a.pct() >= 99.0, "agreement {:.3}%", a.pct());
@@ -232,12 +226,10 @@ fn fidelity_flash_natural_clocks() {
 
 #[test]
 fn fidelity_through_the_dataset() {
-    let Some(dir) = oracle("flash_aligned") else {
-        return;
-    };
+    let dir = oracle("flash_aligned");
     let tmp = tempfile::tempdir().unwrap();
-    let log = dir.join("access_msec.log");
-    let from_file = replay_oracle(&dir, "access_msec.log", tmp.path(), "file");
+    let log = dir.join("access_msec.log.zst");
+    let from_file = replay_oracle(&dir, "access_msec.log.zst", tmp.path(), "file");
     let data = tmp.path().join("data");
     let (_, code) = ingest_json(&data, &[log.to_str().unwrap()]);
     assert_eq!(code, 0);
@@ -265,12 +257,10 @@ fn fidelity_through_the_dataset() {
 
 #[test]
 fn combined_log_is_approximate() {
-    let Some(dir) = oracle("flash_aligned") else {
-        return;
-    };
+    let dir = oracle("flash_aligned");
     let tmp = tempfile::tempdir().unwrap();
     let config = fixture("limits/nginx-oracle.toml");
-    let combined = dir.join("access_combined.log");
+    let combined = dir.join("access_combined.log.zst");
     let args = [
         "replay",
         "--config",
@@ -290,7 +280,7 @@ fn combined_log_is_approximate() {
             .starts_with("APPROXIMATE")
     );
     // The exact log has no such warning.
-    let msec = dir.join("access_msec.log");
+    let msec = dir.join("access_msec.log.zst");
     let (out, _, _) = run_in(
         tmp.path(),
         None,
@@ -306,11 +296,9 @@ fn combined_log_is_approximate() {
 
 #[test]
 fn logged_refusals_counted_apart_or_dropped() {
-    let Some(dir) = oracle("flash_aligned") else {
-        return;
-    };
+    let dir = oracle("flash_aligned");
     let tmp = tempfile::tempdir().unwrap();
-    let log = dir.join("access_msec.log");
+    let log = dir.join("access_msec.log.zst");
     let log = log.to_str().unwrap();
     let j = json_in(tmp.path(), None, &["replay", "--limit", "20r/s", log]);
     assert_eq!(j["logged_refusals"]["replayed"], 7_360);

@@ -7,6 +7,7 @@
 pub mod availability;
 pub mod batch;
 pub mod classify;
+pub mod duration;
 pub mod escape;
 pub mod forensics;
 pub mod parse;

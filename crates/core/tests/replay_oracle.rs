@@ -1,7 +1,7 @@
-//! Fidelity of the nginx `limit_req` replay against a real nginx 1.22 (the oracle in
-//! `shared/data/oracles/nginx-limit-req`): replay `requests.csv` through
-//! `fixtures/limits/nginx-oracle.toml` and compare with nginx's own decisions.
-//! Skipped, with a notice, when the shared data is absent.
+//! Fidelity of the nginx `limit_req` replay against a real nginx 1.22 (the oracle of
+//! the team's research collection, copied to `fixtures/oracles/nginx-limit-req`, see
+//! fixtures/README.md): replay `requests.csv` through `fixtures/limits/nginx-oracle.toml`
+//! and compare with nginx's own decisions.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -11,7 +11,7 @@ use logscope_core::replay::{Decision, Policy, Reorder, Replay, ReplayOrder, Requ
 
 const ORACLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/oracles/nginx-limit-req"
+    "/../../fixtures/oracles/nginx-limit-req"
 );
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -32,8 +32,11 @@ struct Row {
     truth: u8,
 }
 
-fn load(dir: &Path) -> Option<Vec<Row>> {
-    let text = std::fs::read_to_string(dir.join("requests.csv")).ok()?;
+/// `DIR/requests.csv.zst`, parsed.
+fn load(dir: &Path) -> Vec<Row> {
+    let path = dir.join("requests.csv.zst");
+    let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = String::from_utf8(zstd::decode_all(&raw[..]).expect("zstd")).expect("UTF-8");
     let mut rows = Vec::new();
     for line in text.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
@@ -61,7 +64,7 @@ fn load(dir: &Path) -> Option<Vec<Row>> {
             truth,
         });
     }
-    Some(rows)
+    rows
 }
 
 struct Result {
@@ -70,19 +73,13 @@ struct Result {
     per_location: BTreeMap<String, (u64, u64, u64, u64)>,
 }
 
-fn replay(name: &str) -> Option<Result> {
+fn replay(name: &str) -> Result {
     replay_with(name, true)
 }
 
-fn replay_with(name: &str, status_hint: bool) -> Option<Result> {
-    let dir = PathBuf::from(ORACLE).join(name);
-    let Some(mut rows) = load(&dir) else {
-        println!(
-            "NOTICE: oracle data not found at {}; skipping the nginx fidelity test",
-            dir.display()
-        );
-        return None;
-    };
+fn replay_with(name: &str, status_hint: bool) -> Result {
+    let mut rows = load(&PathBuf::from(ORACLE).join(name));
+    assert_eq!(rows.len(), 18_743, "{name}: every request of the run");
     // Decision-time order rebuilt from the log alone: start = msec − request_time,
     // then served-at-once, delayed (shortest first), refused (status 429), log order.
     rows.sort_by_key(|r| {
@@ -155,17 +152,15 @@ fn replay_with(name: &str, status_hint: bool) -> Option<Result> {
     for (loc, (nr, rr, nd, rd)) in &per_location {
         println!("  {loc:<12} {nr:>13} {rr:>14} {nd:>13} {rd:>14}");
     }
-    Some(Result {
+    Result {
         agreement,
         per_location,
-    })
+    }
 }
 
 #[test]
 fn flash_aligned_agrees_with_nginx() {
-    let Some(r) = replay("flash_aligned") else {
-        return;
-    };
+    let r = replay("flash_aligned");
     assert!(r.agreement >= 99.9, "agreement {:.3}%", r.agreement);
     for (loc, (nr, rr, _, _)) in &r.per_location {
         assert_eq!(nr, rr, "refusals at {loc}");
@@ -174,7 +169,7 @@ fn flash_aligned_agrees_with_nginx() {
 
 #[test]
 fn flash_agrees_with_nginx() {
-    let Some(r) = replay("flash") else { return };
+    let r = replay("flash");
     assert!(r.agreement >= 99.0, "agreement {:.3}%", r.agreement);
     let (n, p): (u64, u64) = r
         .per_location
@@ -197,9 +192,7 @@ fn order_without_status_hint() {
     // Without knowing which zero-time lines were refusals, a millisecond's lines keep log
     // order and the delayed ones come after them all: the README's "same-millisecond
     // order = log-line order" ablation (97.00 % on flash). Totals still match.
-    let Some(r) = replay_with("flash_aligned", false) else {
-        return;
-    };
+    let r = replay_with("flash_aligned", false);
     assert!(r.agreement >= 96.5, "agreement {:.3}%", r.agreement);
     for (loc, (nr, rr, _, _)) in &r.per_location {
         assert!(
@@ -213,11 +206,7 @@ fn order_without_status_hint() {
 fn streaming_reorder_matches_sorting() {
     // Feed the log in its own (completion) order through a bounded reorder buffer: the
     // same order as sorting the whole file, so the same 100 %.
-    let dir = PathBuf::from(ORACLE).join("flash_aligned");
-    let Some(rows) = load(&dir) else {
-        println!("NOTICE: oracle data not found; skipping");
-        return;
-    };
+    let rows = load(&PathBuf::from(ORACLE).join("flash_aligned"));
     let mut sorted: Vec<u64> = {
         let mut k: Vec<ReplayOrder> = rows
             .iter()

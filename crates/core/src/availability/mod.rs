@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 pub use calendar::{By, Calendar, Period};
-pub use spec::{Grade, Grades, StatusSet, format_duration, parse_duration};
+pub use spec::{Grade, Grades, StatusSet, format_duration};
 
 /// Runs of more consecutive periods than this without a probe request are one row
 /// ([`PeriodStats::periods`] says how many), so that a report is as long as its data,

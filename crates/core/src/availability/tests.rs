@@ -483,10 +483,9 @@ fn renders() {
     assert!(md.contains("\\<script\\>"));
     let html = render::html(&r, &tf, "test.log", Limits::default());
     assert!(html.contains("<svg") && html.contains("class=\"yellow\""));
-    assert!(
-        !html.contains("<script>") && !html.contains("http://")
-            || html.contains("xmlns=\"http://www.w3.org/2000/svg\"")
-    );
+    // The probe pattern (`…|<script>`) is shown escaped, never as markup.
+    assert!(!html.contains("<script"), "{html}");
+    assert!(html.contains("Special:BlankPage|&lt;script&gt;"), "{html}");
     assert_eq!(html.matches("http").count(), 1, "only the SVG namespace");
     let csv = render::csv(&r, &tf);
     assert!(csv.starts_with("period,start,end,hours"));
@@ -498,6 +497,66 @@ fn renders() {
     assert_eq!(json["incidents"][0]["kind"], "errors");
     assert_eq!(json["no_data"][0]["from"], "2025-07-03T23:59:00.000Z");
     assert_eq!(json["total"]["availability_text"], r.total.percent_text(2));
+}
+
+#[test]
+fn html_escapes_labels_source_and_probe() {
+    // Attacker-controlled text in every place the HTML page shows text from outside:
+    // period labels (chart label, chart title, table cell), the source line (file
+    // names), the probe pattern and a note.
+    const HOSTILE: &str = "<script>alert(1)</script> \"q\" & co";
+    const ESCAPED: &str = "&lt;script&gt;alert(1)&lt;/script&gt; &quot;q&quot; &amp; co";
+    let (s, e) = (at(2025, 6, 1, 0, 0), at(2025, 8, 1, 0, 0));
+    let fail_from = at(2025, 6, 10, 3, 0);
+    let rows = probes(s, e, |t| {
+        if (fail_from..fail_from + 30 * MIN).contains(&t) {
+            503
+        } else {
+            200
+        }
+    });
+    let mut cfg = Config::new(Some(format!("BlankPage|{HOSTILE}")));
+    cfg.tz = "UTC".into();
+    let mut r = run(&rows, &cfg);
+    assert_eq!(r.periods.len(), 2);
+    r.periods[0].label = format!("2025-06 {HOSTILE}");
+    r.periods[0].last_label = r.periods[0].label.clone();
+    r.notes.push(format!("note {HOSTILE}"));
+    let (short, rfc) = fmt();
+    let tf = TimeFmt {
+        short: &short,
+        rfc3339: &rfc,
+    };
+    let html = render::html(&r, &tf, &format!("{HOSTILE}.log"), Limits::default());
+    // Raw forms nowhere.
+    assert!(!html.contains("<script"), "{html}");
+    assert!(!html.contains("</script"), "{html}");
+    assert!(!html.contains(HOSTILE), "{html}");
+    assert!(!html.contains("\"q\""), "{html}");
+    assert!(!html.contains("& co"), "{html}");
+    // Escaped forms in each place: the chart's label and bar title, the table cell,
+    // the probe pattern in the definition, the source, the note.
+    assert!(
+        html.contains(&format!(">2025-06 {ESCAPED}</text>")),
+        "chart label: {html}"
+    );
+    assert!(
+        html.contains(&format!("<title>2025-06 {ESCAPED}: ")),
+        "chart title: {html}"
+    );
+    assert!(
+        html.contains(&format!(">2025-06 {ESCAPED}</td>")),
+        "table cell: {html}"
+    );
+    assert!(
+        html.contains(&format!("/BlankPage|{ESCAPED}/")),
+        "probe: {html}"
+    );
+    assert!(
+        html.contains(&format!("from {ESCAPED}.log")),
+        "source: {html}"
+    );
+    assert!(html.contains(&format!("note {ESCAPED}")), "note: {html}");
 }
 
 /// 100 probes on 2024-05-01 and one each on 1971-01-01 and 2099-12-31.

@@ -10,66 +10,151 @@ use super::agent::{AgentInfo, BotKind, Device};
 use super::{Classifier, Identity, RowClass};
 use crate::batch::Batch;
 
-/// Status codes: a union of single codes, classes (`5xx`) and ranges (`200-299`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Status codes: a union of single codes (0 to 999: logs hold 0 and 499 as well as
+/// HTTP's 100 to 599), classes (`1xx` to `5xx`) and ranges (`200-299`). The one
+/// grammar of `--status`, `availability --success` and `--policy-status`.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct StatusSet {
     ranges: Vec<(u16, u16)>,
-    text: String,
+}
+
+/// The highest status code a set may name.
+pub const MAX_STATUS: u16 = 999;
+
+/// Why a status set did not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StatusError {
+    /// Nothing given.
+    #[error("no status given; e.g. 5xx, 429, 200-299 or 2xx,3xx")]
+    Empty,
+    /// Not a class of HTTP.
+    #[error("'{0}' is not a status class: classes are 1xx to 5xx; e.g. 5xx")]
+    Class(String),
+    /// Not a code.
+    #[error("'{0}' is not a status: codes are 0 to 999; e.g. 429, 5xx or 200-299")]
+    Code(String),
+    /// A range upside down or out of bounds.
+    #[error("'{0}' is not a status range: write LOW-HIGH, both 0 to 999, LOW first; e.g. 200-299")]
+    Range(String),
 }
 
 impl StatusSet {
-    /// Parses `5xx`, `429`, `200-299`, or a comma-separated list of these.
-    pub fn parse(s: &str) -> Result<StatusSet, String> {
+    /// The empty set.
+    pub fn none() -> StatusSet {
+        StatusSet::default()
+    }
+
+    /// A set of inclusive ranges.
+    pub fn from_ranges(ranges: &[(u16, u16)]) -> StatusSet {
+        let mut s = StatusSet {
+            ranges: ranges.to_vec(),
+        };
+        s.normalize();
+        s
+    }
+
+    /// Parses `5xx`, `429`, `200-299`, or a comma-separated list of these (case and
+    /// spaces ignored). The set must not be empty.
+    pub fn parse(s: &str) -> Result<StatusSet, StatusError> {
         let mut ranges = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let lower = part.to_ascii_lowercase();
-            let r = if let Some(d) = lower.strip_suffix("xx") {
-                let d: u16 = d
-                    .parse()
+            let code = |t: &str| {
+                t.trim()
+                    .parse::<u16>()
                     .ok()
-                    .filter(|d| (1..=9).contains(d))
-                    .ok_or_else(|| format!("bad status class {part:?} (e.g. 5xx)"))?;
-                (d * 100, d * 100 + 99)
-            } else if let Some((a, b)) = lower.split_once('-') {
-                let a: u16 = a
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("bad status range {part:?}"))?;
-                let b: u16 = b
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("bad status range {part:?}"))?;
-                if a > b {
-                    return Err(format!("bad status range {part:?}: {a} > {b}"));
+                    .filter(|&c| c <= MAX_STATUS && t.trim().bytes().all(|b| b.is_ascii_digit()))
+            };
+            let b = part.as_bytes();
+            let r = if b.len() >= 2 && b[b.len() - 2..].eq_ignore_ascii_case(b"xx") {
+                match b {
+                    [d @ b'1'..=b'5', _, _] => {
+                        let c = u16::from(d - b'0') * 100;
+                        (c, c + 99)
+                    }
+                    _ => return Err(StatusError::Class(part.to_string())),
                 }
-                (a, b)
+            } else if let Some((a, z)) = part.split_once('-') {
+                match (code(a), code(z)) {
+                    (Some(a), Some(z)) if a <= z => (a, z),
+                    _ => return Err(StatusError::Range(part.to_string())),
+                }
             } else {
-                let c: u16 = lower
-                    .parse()
-                    .map_err(|_| format!("bad status {part:?} (e.g. 429, 5xx, 200-299)"))?;
+                let c = code(part).ok_or_else(|| StatusError::Code(part.to_string()))?;
                 (c, c)
             };
             ranges.push(r);
         }
         if ranges.is_empty() {
-            return Err("empty --status".into());
+            return Err(StatusError::Empty);
         }
-        Ok(StatusSet {
-            ranges,
-            text: s.trim().to_string(),
-        })
+        Ok(StatusSet::from_ranges(&ranges))
+    }
+
+    /// Like [`StatusSet::parse`], but `none` (or nothing) is the empty set.
+    pub fn parse_or_none(s: &str) -> Result<StatusSet, StatusError> {
+        let t = s.trim();
+        if t.is_empty() || t.eq_ignore_ascii_case("none") {
+            return Ok(StatusSet::none());
+        }
+        StatusSet::parse(t)
+    }
+
+    fn normalize(&mut self) {
+        self.ranges.sort_unstable();
+        let mut out: Vec<(u16, u16)> = Vec::with_capacity(self.ranges.len());
+        for &(a, z) in &self.ranges {
+            match out.last_mut() {
+                Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(z),
+                _ => out.push((a, z)),
+            }
+        }
+        self.ranges = out;
     }
 
     /// Whether `status` is in the set.
     #[inline]
     pub fn contains(&self, status: u16) -> bool {
-        self.ranges.iter().any(|&(a, b)| status >= a && status <= b)
+        self.ranges.iter().any(|&(a, z)| a <= status && status <= z)
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
     }
 }
 
 impl fmt::Display for StatusSet {
+    /// Canonical text that [`StatusSet::parse_or_none`] reads back: whole classes 1xx to
+    /// 5xx as `2xx`, other ranges as `a-b`, single codes; `none` for the empty set.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        if self.ranges.is_empty() {
+            return f.write_str("none");
+        }
+        let mut parts = Vec::new();
+        for &(a, z) in &self.ranges {
+            let (mut lo, z) = (u32::from(a), u32::from(z));
+            while lo <= z {
+                if (100..600).contains(&lo) && lo % 100 == 0 && lo + 99 <= z {
+                    parts.push(format!("{}xx", lo / 100));
+                    lo += 100;
+                } else {
+                    let end = z.min(lo - lo % 100 + 99);
+                    if lo == end {
+                        parts.push(lo.to_string());
+                    } else {
+                        parts.push(format!("{lo}-{end}"));
+                    }
+                    lo = end + 1;
+                }
+            }
+        }
+        f.write_str(&parts.join(","))
+    }
+}
+
+impl serde::Serialize for StatusSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
     }
 }
 
@@ -149,17 +234,71 @@ enum AgentTerm {
 /// `--agent CLASS[,CLASS…]`: a device (`ios`, `android`, `desktop`, `other`, `tool`, `bot`,
 /// `unknown`), `mobile` (ios or android), `browser` (ios, android, desktop, other),
 /// `crawler` (a known crawler by name), a bot kind (`ai`, `search`, `seo`, `social`,
-/// `monitor`, `scanner`), or a name: a crawler, tool or browser family (`GPTBot`,
-/// `curl`, `Chrome`), case-insensitive. An agent matches when any term does.
+/// `monitor`, `scanner`, `other-bot`), or a name: a crawler, tool or browser family the
+/// classifier knows (`GPTBot`, `curl`, `Chrome`; see [`is_known_agent_name`]) or the
+/// name of an `[[agent]]` rule, case-insensitive. An agent matches when any term does.
+/// Anything else (`robots`) is refused: it would select nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentSelector {
     terms: Vec<AgentTerm>,
     text: String,
 }
 
+/// The `--agent` classes, as listed in messages.
+pub const AGENT_CLASSES: &str = "ios, android, mobile, desktop, other, browser, tool, bot, \
+crawler, ai, search, seo, social, monitor, scanner, other-bot, unknown";
+
+/// Why an `--agent` value did not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    /// Nothing given.
+    #[error("no agent class given; e.g. ai, mobile or curl (classes: {AGENT_CLASSES})")]
+    Empty,
+    /// Neither a class nor a known name.
+    #[error(
+        "'{0}' is neither an agent class nor a known crawler, tool or browser name; \
+         classes: {AGENT_CLASSES}; names: e.g. GPTBot, Googlebot, curl, Chrome \
+         (or an [[agent]] rule's name from --rules)"
+    )]
+    Unknown(String),
+}
+
+/// Browser families the classifier reports besides woothee's names (it tells apart
+/// brands woothee folds into Chrome or Safari), and iOS apps.
+const REFINED_FAMILIES: &[&str] = &[
+    "Edge",
+    "Samsung Internet",
+    "Opera",
+    "Chrome",
+    "Firefox",
+    "Whale",
+    "Yandex Browser",
+    "Android WebView",
+    "iOS app",
+];
+
+/// Whether the classifier can give an agent this family or label (case-insensitive):
+/// a declared crawler ([`super::agent::CRAWLERS`]), a tool ([`super::agent::TOOLS`]),
+/// a browser or crawler woothee knows, or a refined browser family.
+pub fn is_known_agent_name(name: &str) -> bool {
+    let eq = |n: &str| n.eq_ignore_ascii_case(name);
+    super::agent::CRAWLERS.iter().any(|(_, n, _)| eq(n))
+        || super::agent::TOOLS.iter().any(|(_, n)| eq(n))
+        || REFINED_FAMILIES.iter().any(|n| eq(n))
+        || woothee::dataset::DATASET
+            .values()
+            .any(|w| w.browser_type != "os" && eq(w.name))
+}
+
 impl AgentSelector {
-    /// Parses a comma-separated list of classes.
-    pub fn parse(s: &str) -> Result<AgentSelector, String> {
+    /// Parses a comma-separated list of classes and known names.
+    pub fn parse(s: &str) -> Result<AgentSelector, AgentError> {
+        AgentSelector::parse_with_names(s, &[])
+    }
+
+    /// Like [`AgentSelector::parse`], also accepting `names` (the config's `[[agent]]`
+    /// rule names).
+    pub fn parse_with_names(s: &str, names: &[&str]) -> Result<AgentSelector, AgentError> {
         let mut terms = Vec::new();
         for t in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
             let term = match t.to_ascii_lowercase().as_str() {
@@ -170,13 +309,18 @@ impl AgentSelector {
                 l => match (Device::parse(l), BotKind::parse(l)) {
                     (Some(d), _) => AgentTerm::Device(d),
                     (None, Some(k)) if l != "other" => AgentTerm::Kind(k),
-                    _ => AgentTerm::Name(l.to_string()),
+                    _ if is_known_agent_name(t)
+                        || names.iter().any(|n| n.eq_ignore_ascii_case(t)) =>
+                    {
+                        AgentTerm::Name(l.to_string())
+                    }
+                    _ => return Err(AgentError::Unknown(t.to_string())),
                 },
             };
             terms.push(term);
         }
         if terms.is_empty() {
-            return Err("empty --agent".into());
+            return Err(AgentError::Empty);
         }
         Ok(AgentSelector {
             terms,
@@ -378,6 +522,35 @@ mod tests {
         assert!(StatusSet::parse("300-200").is_err());
         assert!(StatusSet::parse("").is_err());
         assert!(StatusSet::parse("0xx").is_err());
+        // Classes are 1xx to 5xx; codes 0 to 999 (issue 10: `6xx` selected nothing).
+        for bad in [
+            "6xx", "9xx", "10xx", "xx", "1000", "65535", "0-1000", "-1", "+5", "none",
+        ] {
+            assert!(StatusSet::parse(bad).is_err(), "{bad}");
+        }
+        let e = StatusSet::parse("6xx").unwrap_err().to_string();
+        assert!(e.contains("1xx to 5xx") && e.contains("e.g."), "{e}");
+        for ok in ["0", "499", "999", "0-99", "1XX"] {
+            assert!(StatusSet::parse(ok).is_ok(), "{ok}");
+        }
+        assert!(StatusSet::parse_or_none("none").unwrap().is_empty());
+        assert!(StatusSet::parse_or_none(" ").unwrap().is_empty());
+        // The canonical text reads back.
+        for (text, canon) in [
+            ("2xx, 3xx", "2xx,3xx"),
+            ("403,429", "403,429"),
+            ("500-504,404,1xx", "1xx,404,500-504"),
+            (
+                "0-999",
+                "0-99,1xx,2xx,3xx,4xx,5xx,600-699,700-799,800-899,900-999",
+            ),
+            ("150-420", "150-199,2xx,3xx,400-420"),
+        ] {
+            let set = StatusSet::parse(text).unwrap();
+            assert_eq!(set.to_string(), canon);
+            assert_eq!(StatusSet::parse(canon).unwrap(), set);
+        }
+        assert_eq!(StatusSet::none().to_string(), "none");
     }
 
     #[test]
@@ -416,5 +589,27 @@ mod tests {
         assert!(AgentSelector::parse("bot,ios").unwrap().matches(&iphone));
         assert!(!AgentSelector::parse("desktop").unwrap().matches(&iphone));
         assert!(AgentSelector::parse(" , ").is_err());
+        // Unknown names select nothing: refused, naming the classes.
+        let e = AgentSelector::parse("robots").unwrap_err().to_string();
+        assert!(
+            e.contains("'robots'") && e.contains("crawler") && e.contains("e.g."),
+            "{e}"
+        );
+        assert!(AgentSelector::parse("mobile,robots").is_err());
+        for ok in [
+            "GPTBot",
+            "googlebot",
+            "CURL",
+            "python-requests",
+            "Firefox",
+            "Edge",
+            "other-bot",
+            "bots",
+        ] {
+            assert!(AgentSelector::parse(ok).is_ok(), "{ok}");
+        }
+        assert!(AgentSelector::parse("Windows 10").is_err());
+        assert!(AgentSelector::parse("wikibot").is_err());
+        assert!(AgentSelector::parse_with_names("WikiBot", &["wikibot"]).is_ok());
     }
 }

@@ -141,35 +141,6 @@ pub fn duration_label(ms: i64) -> String {
     format!("{ms}ms")
 }
 
-/// Parses `10m`, `1h`, `1d`, `30s`, `2w`, `500ms` into milliseconds.
-pub fn parse_duration(s: &str) -> Option<i64> {
-    let s = s.trim();
-    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
-    let n: i64 = if digits == 0 {
-        1
-    } else {
-        s[..digits].parse().ok()?
-    };
-    let unit = match s[digits..].trim() {
-        "ms" => 1,
-        "s" | "sec" => 1000,
-        "m" | "min" => 60_000,
-        "h" | "hour" => 3_600_000,
-        "d" | "day" => 86_400_000,
-        "w" | "week" => 7 * 86_400_000,
-        _ => return None,
-    };
-    let ms = n.checked_mul(unit)?;
-    (ms > 0).then_some(ms)
-}
-
-/// `N/DURATION` (`1610/10m`, `100/1h`): a count per window, in ms.
-pub fn parse_rate(s: &str) -> Option<(u64, i64)> {
-    let (n, d) = s.trim().split_once('/')?;
-    let n: u64 = n.trim().replace('_', "").parse().ok()?;
-    Some((n, parse_duration(d)?))
-}
-
 /// Deterministic 64-bit mix (splitmix64 finaliser).
 #[inline]
 pub fn mix64(mut z: u64) -> u64 {
@@ -208,10 +179,6 @@ mod tests {
             local_rfc3339(0, -(3 * 3_600_000 + 1_800_000)),
             "1970-01-01T00:00:00-03:30"
         );
-        assert_eq!(parse_rate("1610/10m"), Some((1610, 600_000)));
-        assert_eq!(parse_rate("100/h"), Some((100, 3_600_000)));
-        assert_eq!(parse_rate("100"), None);
-        assert_eq!(parse_duration("0m"), None);
         assert_eq!(duration_label(600_000), "10m");
         assert_eq!(duration_label(86_400_000), "1d");
     }

@@ -4,6 +4,8 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use crate::duration::{Duration, DurationError, Resolution};
+
 /// A rate: `count` units per `window_ms` milliseconds, kept exactly as integers.
 ///
 /// Window algorithms (sliding log, fixed window, sliding-window counter, Caddy) use the
@@ -63,7 +65,9 @@ impl Rate {
     }
 
     /// Parses `COUNT/PERIOD`: `1600/10m`, `300/min`, `5r/s`, `30r/m`, `10/s`, `100/1h`,
-    /// `0.2/s`, `100/500ms`, `12/hour`. Also `COUNT per PERIOD` (`30 per minute`).
+    /// `0.2/s`, `100/500ms`, `12/hour`, `100/1h30m`, `100/1w`. Also `COUNT per PERIOD`
+    /// (`30 per minute`). The period is a duration in the one grammar of
+    /// [`crate::duration`] (milliseconds allowed), or a bare unit meaning one of it.
     pub fn parse(text: &str) -> Result<Rate, RateError> {
         let t = text.trim();
         let (count_s, period_s) = if let Some((a, b)) = t.split_once('/') {
@@ -82,7 +86,9 @@ impl Rate {
         if num == 0 {
             return Err(RateError::Zero);
         }
-        let window_ms = parse_period(period_s)?;
+        let window_ms = Duration::parse_period(period_s, Resolution::Millis)
+            .map_err(|e| RateError::BadPeriod(Box::new(e)))?
+            .ms();
         let mut count = num as u128;
         let mut window = (window_ms as u128) * (scale as u128);
         if scale > 1 {
@@ -128,19 +134,22 @@ impl fmt::Display for Rate {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RateError {
     /// No `/` (or ` per `) between count and period.
-    #[error("a rate is COUNT/PERIOD, like 1600/10m or 5r/s")]
+    #[error("a rate is COUNT/PERIOD; e.g. 1600/10m, 5r/s or 100/1h30m")]
     NoSlash,
     /// The count is not a number.
-    #[error("the count before `/` must be a number, like 300 or 0.5 (an `r` suffix is fine)")]
+    #[error("the count before `/` must be a number (an `r` suffix is fine); e.g. 300/min or 0.5/s")]
     BadCount,
     /// The count is zero.
-    #[error("the count must be more than zero (to refuse everything, that is not a rate)")]
+    #[error(
+        "the count must be more than zero (to refuse everything, that is not a rate); e.g. 1/10m"
+    )]
     Zero,
-    /// The period has an unknown unit.
-    #[error("unknown period `{0}`; use ms, s, m/min, h or d, optionally with a number (10m, 1h)")]
-    BadPeriod(String),
+    /// The period is not a duration (the one grammar of [`crate::duration`]; a bare unit
+    /// is one of it: `/s`, `/min`).
+    #[error("the period after `/` {0}")]
+    BadPeriod(Box<DurationError>),
     /// Numbers out of range.
-    #[error("the numbers are too large (count and window must stay below 2^40)")]
+    #[error("the numbers are too large (count and window must stay below 2^40); e.g. 1600/10m")]
     TooLarge,
 }
 
@@ -172,36 +181,6 @@ fn parse_decimal(s: &str) -> Option<(u64, u64)> {
     };
     let n = i.checked_mul(scale)?.checked_add(f)?;
     Some((n, scale))
-}
-
-fn parse_period(s: &str) -> Result<u64, RateError> {
-    let bad = || RateError::BadPeriod(s.to_string());
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let unit = unit.trim().to_ascii_lowercase();
-    let unit_ms: u64 = match unit.as_str() {
-        "ms" | "msec" | "millisecond" | "milliseconds" => 1,
-        "s" | "sec" | "secs" | "second" | "seconds" => 1000,
-        "m" | "min" | "mins" | "minute" | "minutes" => 60_000,
-        "h" | "hr" | "hrs" | "hour" | "hours" => 3_600_000,
-        "d" | "day" | "days" => 86_400_000,
-        _ => return Err(bad()),
-    };
-    if num.is_empty() {
-        return Ok(unit_ms);
-    }
-    let (n, scale) = parse_decimal(num).ok_or_else(bad)?;
-    let total = (n as u128) * (unit_ms as u128);
-    if total == 0 || !total.is_multiple_of(scale as u128) {
-        return Err(bad());
-    }
-    let ms = total / scale as u128;
-    if ms > MAX_PART as u128 {
-        return Err(RateError::TooLarge);
-    }
-    Ok(ms as u64)
 }
 
 /// Greatest common divisor (0 with 0 gives 0).
@@ -304,6 +283,12 @@ mod tests {
         assert_eq!(r("30 per minute"), Rate::new(30, 60_000).unwrap());
         assert_eq!(r("3/500ms").window_ms(), 500);
         assert_eq!(r("1_600/10m").count(), 1600);
+        // The one duration grammar after the slash (issue 10).
+        assert_eq!(r("100/2hours").window_ms(), 7_200_000);
+        assert_eq!(r("100/1w").window_ms(), 604_800_000);
+        assert_eq!(r("100/1week").window_ms(), 604_800_000);
+        assert_eq!(r("100/1h30m").window_ms(), 5_400_000);
+        assert_eq!(r("1600/10minutes").window_ms(), 600_000);
     }
 
     #[test]
@@ -319,6 +304,12 @@ mod tests {
             Rate::parse("5/0.5ms"),
             Err(RateError::BadPeriod(_))
         ));
+        for bad in ["5/0s", "5/-1m", "5/1h30", "5/"] {
+            assert!(
+                matches!(Rate::parse(bad), Err(RateError::BadPeriod(_))),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -678,7 +678,7 @@ mod tests {
             ("", "empty"),
             ("burst=5", "must start with the rate"),
             ("1600", "COUNT/PERIOD"),
-            ("1600/10x", "unknown period"),
+            ("1600/10x", "unknown unit `x`"),
             ("5r/s,algo=magic", "unknown algorithm `magic`"),
             ("5r/s,key=colour", "unknown key `colour`"),
             ("5r/s,cost=gold", "unknown cost"),
