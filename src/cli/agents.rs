@@ -4,11 +4,12 @@
 use std::path::Path;
 
 use clap::Args;
+use logscope_core::classify::Needs;
 use logscope_core::forensics::agents::AgentsAcc;
 
-use super::filters::{FilterArgs, REPORT_COLUMNS};
+use super::filters::FilterArgs;
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, for_each_batch};
+use super::rows::{RowArgs, columns_for, for_each_batch};
 
 /// Arguments of `logscope agents`.
 #[derive(Debug, Args)]
@@ -58,18 +59,29 @@ pub fn run(data: &Path, args: AgentsArgs) -> anyhow::Result<i32> {
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
     let mut acc = AgentsAcc::new(args.sample, args.seed);
-    let stats = for_each_batch(data, &args.rows, REPORT_COLUMNS, since, until, |_, b| {
+    let cols = columns_for(
+        Needs {
+            heavy: false,
+            identity: false,
+            agent: true,
+        },
+        &sel.filter,
+        &mut sel.classifier,
+    );
+    let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
+        let mut bc = sel.classifier.batch(b);
         for i in 0..b.len() {
             let ts = b.ts_ms[i];
             if !sel.filter.in_period(ts) {
                 continue;
             }
-            let rc = sel.classifier.classify(b, i);
+            let rc = bc.classify(&mut sel.classifier, i);
             acc.add_period(&rc);
             if sel.filter.matches(b, i, &rc, &sel.classifier) {
                 acc.add_selected(&rc, ts, b.line[i], b.user_agent.get(i), &sel.classifier);
             }
         }
+        sel.classifier.end_batch(bc);
     })?;
     let report = acc.finish(&sel.classifier, args.top, &sel.describe(), &stats.origin);
     args.out

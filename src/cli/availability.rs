@@ -207,10 +207,7 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
     let cols = if whole {
         Columns {
             request: true,
-            identity: false,
-            agent: false,
-            host: false,
-            sizes: false,
+            ..Columns::NONE
         }
     } else {
         REPORT_COLUMNS

@@ -6,13 +6,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use logscope_core::classify::Needs;
 use logscope_core::escape;
 use logscope_core::forensics::asn::AsnDb;
 use logscope_core::forensics::concentration::{ConcentrationAcc, GroupBy, GroupLimit};
 
-use super::filters::{FilterArgs, REPORT_COLUMNS, rate_arg};
+use super::filters::{FilterArgs, rate_arg};
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, for_each_batch};
+use super::rows::{RowArgs, columns_for, for_each_batch};
 
 /// What to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -115,17 +116,28 @@ pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
     };
     let (since, until) = sel.period();
     let mut acc = ConcentrationAcc::new(by, args.per_prefix_limit);
-    let stats = for_each_batch(data, &args.rows, REPORT_COLUMNS, since, until, |_, b| {
+    let cols = columns_for(
+        Needs {
+            heavy: false,
+            identity: false,
+            agent: true,
+        },
+        &sel.filter,
+        &mut sel.classifier,
+    );
+    let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
+        let mut bc = sel.classifier.batch(b);
         for i in 0..b.len() {
             let ts = b.ts_ms[i];
             if !sel.filter.in_period(ts) {
                 continue;
             }
-            let rc = sel.classifier.classify(b, i);
+            let rc = bc.classify(&mut sel.classifier, i);
             if sel.filter.matches(b, i, &rc, &sel.classifier) {
                 acc.add(ts, &rc);
             }
         }
+        sel.classifier.end_batch(bc);
     })?;
     let report = acc.finish(
         &sel.classifier,

@@ -458,13 +458,13 @@ pub enum ChronoZone {
     Tz(chrono_tz::Tz),
 }
 
-/// Row columns every report reads (request line, identity, agent, host and XFF).
+/// Row columns a report reads when it does not narrow them with
+/// [`super::rows::columns_for`] (request line, identity, agent, host and XFF).
 pub const REPORT_COLUMNS: crate::store::scan::Columns = crate::store::scan::Columns {
-    request: true,
-    identity: true,
-    agent: true,
-    host: true,
+    protocol: false,
+    referer: false,
     sizes: false,
+    ..crate::store::scan::Columns::ALL
 };
 
 #[cfg(test)]

@@ -5,12 +5,13 @@
 use std::path::Path;
 
 use clap::Args;
+use logscope_core::classify::Needs;
 use logscope_core::duration::Duration;
 use logscope_core::forensics::heavy::{Capacity, HeavyAcc};
 
-use super::filters::{FilterArgs, REPORT_COLUMNS, duration_arg, rate_arg};
+use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, for_each_batch};
+use super::rows::{RowArgs, columns_for, for_each_batch};
 
 /// Arguments of `logscope heavy`.
 #[derive(Debug, Args)]
@@ -64,17 +65,28 @@ pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
     let mut acc = HeavyAcc::new(args.by.ms_i64(), args.capacity);
-    let stats = for_each_batch(data, &args.rows, REPORT_COLUMNS, since, until, |_, b| {
+    let cols = columns_for(
+        Needs {
+            heavy: true,
+            identity: false,
+            agent: true,
+        },
+        &sel.filter,
+        &mut sel.classifier,
+    );
+    let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
+        let mut bc = sel.classifier.batch(b);
         for i in 0..b.len() {
             let ts = b.ts_ms[i];
             if !sel.filter.in_period(ts) {
                 continue;
             }
-            let rc = sel.classifier.classify(b, i);
+            let rc = bc.classify(&mut sel.classifier, i);
             if sel.filter.matches(b, i, &rc, &sel.classifier) {
                 acc.add(ts, sel.clock.local(ts), &rc);
             }
         }
+        sel.classifier.end_batch(bc);
     })?;
     let report = acc.finish(
         &sel.classifier,

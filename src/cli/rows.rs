@@ -9,6 +9,7 @@ use std::path::Path;
 use anyhow::bail;
 use clap::Args;
 use logscope_core::batch::Batch;
+use logscope_core::classify::{Filter, Needs};
 use logscope_core::escape;
 use logscope_core::forensics::thousands;
 use logscope_core::pipeline::{self, PipelineOptions};
@@ -197,6 +198,26 @@ impl InputReport {
 
 fn percent_of(share: f64) -> String {
     format!("{:.1}%", 100.0 * share)
+}
+
+/// The dataset columns a command needs: those behind the parts of a row's class it
+/// uses (`needs`) and those its filter looks at. Sets the classifier to compute just
+/// those parts.
+pub fn columns_for(
+    needs: Needs,
+    filter: &Filter,
+    classifier: &mut logscope_core::classify::Classifier,
+) -> Columns {
+    let needs = needs.or(filter.needs());
+    classifier.needs = needs;
+    Columns {
+        request: needs.heavy || filter.path.is_some(),
+        identity: needs.identity,
+        agent: needs.agent,
+        host: filter.host.is_some(),
+        xff: !classifier.trust.is_empty(),
+        ..Columns::NONE
+    }
 }
 
 /// Calls `sink(file, batch)` for every batch of records, from the files when some are

@@ -4,26 +4,34 @@
 use std::fs::File;
 use std::ops::ControlFlow;
 
-use logscope_core::batch::Batch;
+use logscope_core::batch::{Batch, NULL_CODE, TextColumn};
 use polars::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::{Dataset, StoreError};
 
 /// Rows read at a time (one row group).
 const SLICE_ROWS: usize = 256 * 1024;
 
-/// Which optional columns a reader needs; `ts`, `status`, `client`, `file` and `line`
-/// are always read.
-#[derive(Clone, Copy, Debug)]
+/// Which optional columns a reader needs; `ts`, `status`, `client`, `ip_hi`, `ip_lo`,
+/// `file` and `line` are always read. Reading fewer columns is most of what makes a
+/// report fast: each one costs its decoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Columns {
-    /// method, path, query, protocol.
+    /// method, path, query.
     pub request: bool,
+    /// protocol.
+    pub protocol: bool,
     /// user, ident, has_cookie.
     pub identity: bool,
-    /// user_agent, referer.
+    /// user_agent.
     pub agent: bool,
-    /// host, xff.
+    /// referer.
+    pub referer: bool,
+    /// host.
     pub host: bool,
+    /// xff.
+    pub xff: bool,
     /// bytes, request_time_us, ts_precision.
     pub sizes: bool,
 }
@@ -32,11 +40,46 @@ impl Columns {
     /// Every column.
     pub const ALL: Columns = Columns {
         request: true,
+        protocol: true,
         identity: true,
         agent: true,
+        referer: true,
         host: true,
+        xff: true,
         sizes: true,
     };
+
+    /// Only the columns that are always read.
+    pub const NONE: Columns = Columns {
+        request: false,
+        protocol: false,
+        identity: false,
+        agent: false,
+        referer: false,
+        host: false,
+        xff: false,
+        sizes: false,
+    };
+
+    fn names(&self) -> Vec<&'static str> {
+        let mut names = vec!["ts", "status", "client", "ip_hi", "ip_lo", "file", "line"];
+        let groups: [(bool, &[&'static str]); 8] = [
+            (self.request, &["method", "path", "query"]),
+            (self.protocol, &["protocol"]),
+            (self.identity, &["user", "ident", "has_cookie"]),
+            (self.agent, &["user_agent"]),
+            (self.referer, &["referer"]),
+            (self.host, &["host"]),
+            (self.xff, &["xff"]),
+            (self.sizes, &["bytes", "request_time_us", "ts_precision"]),
+        ];
+        for (on, cols) in groups {
+            if on {
+                names.extend(cols);
+            }
+        }
+        names
+    }
 }
 
 /// One file's batches: the file name and its records.
@@ -60,22 +103,7 @@ pub fn scan(
     let Some(snapshot) = snapshot else {
         return Ok(0);
     };
-    let mut names: Vec<&str> = vec!["ts", "status", "client", "ip_hi", "ip_lo", "file", "line"];
-    if cols.request {
-        names.extend(["method", "path", "query", "protocol"]);
-    }
-    if cols.identity {
-        names.extend(["user", "ident", "has_cookie"]);
-    }
-    if cols.agent {
-        names.extend(["user_agent", "referer"]);
-    }
-    if cols.host {
-        names.extend(["host", "xff"]);
-    }
-    if cols.sizes {
-        names.extend(["bytes", "request_time_us", "ts_precision"]);
-    }
+    let names = cols.names();
     // What to read: per part, the row ranges whose time range meets [since, until).
     let mut work: Vec<(std::path::PathBuf, usize, usize)> = Vec::new();
     let overlaps = |lo: i64, hi: i64| since.is_none_or(|s| hi >= s) && until.is_none_or(|u| lo < u);
@@ -95,38 +123,85 @@ pub fn scan(
         }
     }
     let columns: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-    // Decode (polars, and the conversion to batches) on one thread while the caller
-    // consumes the previous slice on another: two slices in flight at most.
-    let (tx, rx) = crossbeam_channel::bounded::<Result<Vec<FileBatch>, StoreError>>(2);
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            for (path, offset, len) in work {
-                let read = (|| {
-                    let err = |e: PolarsError| StoreError::Parquet {
+    // Each part's footer is read once, not once per slice.
+    let mut footers: Vec<(std::path::PathBuf, FileMetadataRef)> = Vec::new();
+    for (path, _, _) in &work {
+        if footers.last().is_none_or(|(p, _)| p != path) {
+            let f = File::open(path).map_err(super::io_err(path))?;
+            let md =
+                ParquetReader::new(f)
+                    .get_metadata()
+                    .cloned()
+                    .map_err(|e| StoreError::Parquet {
                         path: path.clone(),
                         detail: e.to_string(),
-                    };
-                    let f = File::open(&path).map_err(super::io_err(&path))?;
-                    let df = ParquetReader::new(f)
-                        .with_columns(Some(columns.clone()))
-                        .with_slice(Some((offset, len)))
-                        .finish()
-                        .map_err(err)?;
-                    frame_to_batches(&df, since, until).map_err(err)
-                })();
-                let failed = read.is_err();
-                if tx.send(read).is_err() || failed {
-                    return;
+                    })?;
+            footers.push((path.clone(), md));
+        }
+    }
+    let footer = |path: &std::path::Path| {
+        footers
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, m)| m.clone())
+    };
+    // Decoders on every core (polars, then the conversion to batches), each taking every
+    // n-th slice; the caller takes their results in slice order, one slice in flight per
+    // decoder besides the one it consumes.
+    let decoders = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4)
+        .min(work.len().max(1));
+    let mut senders = Vec::new();
+    let mut receivers = Vec::new();
+    for _ in 0..decoders {
+        let (tx, rx) = crossbeam_channel::bounded::<Result<Vec<FileBatch>, StoreError>>(1);
+        senders.push(tx);
+        receivers.push(rx);
+    }
+    let work = &work;
+    let columns = &columns;
+    let footer = &footer;
+    std::thread::scope(|scope| {
+        for (d, tx) in senders.into_iter().enumerate() {
+            scope.spawn(move || {
+                for (path, offset, len) in work.iter().skip(d).step_by(decoders) {
+                    let read = (|| {
+                        let err = |e: PolarsError| StoreError::Parquet {
+                            path: path.clone(),
+                            detail: e.to_string(),
+                        };
+                        let f = File::open(path).map_err(super::io_err(path))?;
+                        let mut reader = ParquetReader::new(f);
+                        if let Some(md) = footer(path) {
+                            reader.set_metadata(md);
+                        }
+                        let df = reader
+                            .with_columns(Some(columns.clone()))
+                            .with_slice(Some((*offset, *len)))
+                            .finish()
+                            .map_err(err)?;
+                        frame_to_batches(&df, since, until).map_err(err)
+                    })();
+                    let failed = read.is_err();
+                    if tx.send(read).is_err() || failed {
+                        return;
+                    }
                 }
-            }
-        });
+            });
+        }
         let mut total = 0u64;
-        for msg in rx.iter() {
+        for k in 0..work.len() {
+            // A decoder that stopped on an error sent it first; one that is gone
+            // without a message cannot happen before its last slice.
+            let Ok(msg) = receivers[k % decoders].recv() else {
+                break;
+            };
             for fb in msg? {
                 total += fb.batch.len() as u64;
                 if sink(fb).is_break() {
-                    // Dropping the receiver stops the decoder at its next send.
-                    drop(rx);
+                    // Dropping the receivers stops the decoders at their next send.
+                    drop(receivers);
                     return Ok(total);
                 }
             }
@@ -193,22 +268,7 @@ pub fn footer_rows(path: &std::path::Path) -> Result<u64, StoreError> {
         })
 }
 
-/// A frame's columns, each read once into plain vectors (absent columns are empty).
-struct Cols<'a> {
-    ts: Vec<Option<i64>>,
-    status: Vec<Option<i32>>,
-    line: Vec<Option<i64>>,
-    file: Vec<Option<&'a str>>,
-    client: Vec<Option<&'a str>>,
-    ip_hi: Vec<Option<i64>>,
-    ip_lo: Vec<Option<i64>>,
-    text: Vec<(&'static str, Vec<Option<&'a str>>)>,
-    has_cookie: Vec<Option<bool>>,
-    bytes: Vec<Option<i64>>,
-    request_time_us: Vec<Option<i64>>,
-    precision: Vec<Option<i32>>,
-}
-
+/// The dataset's text columns that a [`Batch`] carries, with their batch field.
 const TEXT: [&str; 10] = [
     "method",
     "path",
@@ -222,49 +282,155 @@ const TEXT: [&str; 10] = [
     "xff",
 ];
 
-impl<'a> Cols<'a> {
-    fn read(df: &'a DataFrame, ts: &'a Column) -> PolarsResult<Cols<'a>> {
-        let strs = |name: &str| -> PolarsResult<Vec<Option<&'a str>>> {
-            match df.column(name) {
-                Ok(c) => Ok(c.str()?.iter().collect()),
-                Err(_) => Ok(Vec::new()),
-            }
-        };
-        let i64s = |name: &str| -> PolarsResult<Vec<Option<i64>>> {
-            match df.column(name) {
-                Ok(c) => Ok(c.i64()?.iter().collect()),
-                Err(_) => Ok(Vec::new()),
-            }
-        };
-        let mut text = Vec::new();
-        for name in TEXT {
-            text.push((name, strs(name)?));
-        }
-        Ok(Cols {
-            ts: ts.i64()?.iter().collect(),
-            status: df.column("status")?.i32()?.iter().collect(),
-            line: i64s("line")?,
-            file: strs("file")?,
-            client: strs("client")?,
-            ip_hi: i64s("ip_hi")?,
-            ip_lo: i64s("ip_lo")?,
-            text,
-            has_cookie: match df.column("has_cookie") {
-                Ok(c) => c.bool()?.iter().collect(),
-                Err(_) => Vec::new(),
-            },
-            bytes: i64s("bytes")?,
-            request_time_us: i64s("request_time_us")?,
-            precision: match df.column("ts_precision") {
-                Ok(c) => c.i32()?.iter().collect(),
-                Err(_) => Vec::new(),
-            },
-        })
+fn text_field<'b>(b: &'b mut Batch, name: &str) -> &'b mut TextColumn {
+    match name {
+        "method" => &mut b.method,
+        "path" => &mut b.path,
+        "query" => &mut b.query,
+        "protocol" => &mut b.protocol,
+        "user" => &mut b.user,
+        "ident" => &mut b.ident,
+        "user_agent" => &mut b.user_agent,
+        "referer" => &mut b.referer,
+        "host" => &mut b.host,
+        "client" => &mut b.client,
+        _ => &mut b.xff,
     }
 }
 
-fn opt<T: Copy>(v: &[Option<T>], i: usize) -> Option<T> {
-    v.get(i).copied().flatten()
+/// The rows of a frame to keep, in order.
+enum Keep {
+    /// `start..end`, every row.
+    Range(usize, usize),
+    /// These rows (ascending).
+    Rows(Vec<usize>),
+}
+
+impl Keep {
+    fn len(&self) -> usize {
+        match self {
+            Keep::Range(a, b) => b - a,
+            Keep::Rows(r) => r.len(),
+        }
+    }
+
+    fn for_each(&self, mut f: impl FnMut(usize)) {
+        match self {
+            Keep::Range(a, b) => (*a..*b).for_each(&mut f),
+            Keep::Rows(r) => r.iter().copied().for_each(f),
+        }
+    }
+}
+
+/// A column's chunks with the frame row each starts at.
+struct Chunks<'a, A> {
+    arrays: Vec<(usize, &'a A)>,
+}
+
+impl<'a, A> Chunks<'a, A> {
+    fn new(arrays: impl Iterator<Item = &'a A>, len: impl Fn(&A) -> usize) -> Self {
+        let mut at = 0;
+        let arrays = arrays
+            .map(|a| {
+                let start = at;
+                at += len(a);
+                (start, a)
+            })
+            .collect();
+        Chunks { arrays }
+    }
+
+    /// Calls `f(chunk index, array, row in the array)` for each kept row.
+    fn for_each(&self, keep: &Keep, mut f: impl FnMut(usize, &'a A, usize)) {
+        let mut c = 0;
+        keep.for_each(|row| {
+            while c + 1 < self.arrays.len() && self.arrays[c + 1].0 <= row {
+                c += 1;
+            }
+            let (start, arr) = self.arrays[c];
+            f(c, arr, row - start);
+        });
+    }
+}
+
+/// A text column read into the coded layout: one slot per distinct Parquet value
+/// view. Views of a dictionary-encoded chunk are equal exactly when they come from the
+/// same dictionary entry, and a view determines its bytes, so equal views are equal
+/// strings: each distinct value is copied once, rows become integer codes.
+fn coded_text(
+    ca: &StringChunked,
+    keep: &Keep,
+    map: &mut FxHashMap<(usize, u128), u32>,
+    out: &mut TextColumn,
+) {
+    map.clear();
+    let mut values = TextColumn::default();
+    let mut codes = Vec::with_capacity(keep.len());
+    let chunks = Chunks::new(ca.downcast_iter(), |a| a.len());
+    // A column whose values hardly repeat (queries, referers) is not worth the
+    // hashing: after a sample, such a column stores each row's value in a slot of its own.
+    const SAMPLE: usize = 4096;
+    let mut seen = 0usize;
+    let mut hashing = true;
+    chunks.for_each(keep, |c, arr, i| {
+        let Some(v) = arr.get(i) else {
+            codes.push(NULL_CODE);
+            return;
+        };
+        if !hashing {
+            values.push_str(Some(v));
+            codes.push((values.slots() - 1) as u32);
+            return;
+        }
+        let key = (c, arr.views()[i].as_u128());
+        let code = *map.entry(key).or_insert_with(|| {
+            values.push_str(Some(v));
+            (values.slots() - 1) as u32
+        });
+        codes.push(code);
+        seen += 1;
+        if seen == SAMPLE && map.len() * 2 > SAMPLE {
+            hashing = false;
+        }
+    });
+    *out = TextColumn::with_codes(values, codes);
+}
+
+/// Values of a numeric column for the kept rows (`None` where null or absent).
+fn numbers<T>(ca: Option<&ChunkedArray<T>>, keep: &Keep) -> Vec<Option<T::Native>>
+where
+    T: PolarsNumericType,
+{
+    let mut out = Vec::with_capacity(keep.len());
+    match ca {
+        Some(ca) => match keep {
+            // The common case: every row of a run, copied chunk by chunk.
+            Keep::Range(a, b) => {
+                let mut at = 0;
+                for arr in ca.downcast_iter() {
+                    let (lo, hi) = ((*a).max(at), (*b).min(at + arr.len()));
+                    if lo < hi {
+                        let vals = &arr.values()[lo - at..hi - at];
+                        match arr.validity() {
+                            None => out.extend(vals.iter().map(|&v| Some(v))),
+                            Some(valid) => out.extend(
+                                vals.iter()
+                                    .enumerate()
+                                    .map(|(j, &v)| valid.get_bit(lo - at + j).then_some(v)),
+                            ),
+                        }
+                    }
+                    at += arr.len();
+                }
+            }
+            Keep::Rows(_) => {
+                let chunks = Chunks::new(ca.downcast_iter(), |a| a.len());
+                chunks.for_each(keep, |_, arr, i| out.push(arr.get(i)));
+            }
+        },
+        None => out.resize(keep.len(), None),
+    }
+    out
 }
 
 /// Splits a frame into one batch per `file` value run, keeping rows in range.
@@ -274,87 +440,105 @@ fn frame_to_batches(
     until: Option<i64>,
 ) -> PolarsResult<Vec<FileBatch>> {
     let ts_col = df.column("ts")?.cast(&DataType::Int64)?;
-    let cols = Cols::read(df, &ts_col)?;
-    let mut out = Vec::new();
+    let ts = ts_col.i64()?;
+    let file = df.column("file")?.str()?;
     let n = df.height();
-    let mut start = 0;
-    while start < n {
-        let file = opt(&cols.file, start).unwrap_or("");
-        let mut end = start + 1;
-        while end < n && opt(&cols.file, end).unwrap_or("") == file {
-            end += 1;
+    // Runs of equal `file`: the column is one value per input, so compare views first.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    {
+        let mut prev: Option<Option<&str>> = None;
+        for (i, f) in file.iter().enumerate() {
+            if prev != Some(f) {
+                if let Some(last) = runs.last_mut() {
+                    last.1 = i;
+                }
+                runs.push((i, n));
+                prev = Some(f);
+            }
         }
-        let keep: Vec<usize> = (start..end)
-            .filter(|&i| {
-                let t = opt(&cols.ts, i).unwrap_or(i64::MIN);
-                since.is_none_or(|s| t >= s) && until.is_none_or(|u| t < u)
+    }
+    let ts_vals: Vec<Option<i64>> = numbers(Some(ts), &Keep::Range(0, n));
+    let in_range = |t: i64| since.is_none_or(|s| t >= s) && until.is_none_or(|u| t < u);
+    let mut map = FxHashMap::default();
+    let mut out = Vec::new();
+    for (start, end) in runs {
+        let keep = if (start..end).all(|i| in_range(ts_vals[i].unwrap_or(i64::MIN))) {
+            Keep::Range(start, end)
+        } else {
+            Keep::Rows(
+                (start..end)
+                    .filter(|&i| in_range(ts_vals[i].unwrap_or(i64::MIN)))
+                    .collect(),
+            )
+        };
+        if keep.len() == 0 {
+            continue;
+        }
+        let mut b = Batch {
+            lines: keep.len() as u64,
+            ..Batch::default()
+        };
+        b.ts_ms.reserve(keep.len());
+        keep.for_each(|i| b.ts_ms.push(ts_vals[i].unwrap_or(0)));
+        let int32 = |name: &str| df.column(name).ok().and_then(|c| c.i32().ok());
+        let int64 = |name: &str| df.column(name).ok().and_then(|c| c.i64().ok());
+        b.status = numbers(int32("status"), &keep)
+            .into_iter()
+            .map(|v| v.unwrap_or(0).clamp(0, u16::MAX as i32) as u16)
+            .collect();
+        b.line = numbers(int64("line"), &keep)
+            .into_iter()
+            .map(|v| v.unwrap_or(0).max(0) as u64)
+            .collect();
+        b.precision = numbers(int32("ts_precision"), &keep)
+            .into_iter()
+            .map(|v| v.unwrap_or(0).clamp(0, 9) as u8)
+            .collect();
+        let unsigned = |v: Vec<Option<i64>>| -> Vec<Option<u64>> {
+            v.into_iter().map(|v| v.map(|v| v.max(0) as u64)).collect()
+        };
+        b.bytes = unsigned(numbers(int64("bytes"), &keep));
+        b.request_time_us = unsigned(numbers(int64("request_time_us"), &keep));
+        b.has_cookie = match df.column("has_cookie").ok().and_then(|c| c.bool().ok()) {
+            Some(ca) => {
+                let mut v = Vec::with_capacity(keep.len());
+                Chunks::new(ca.downcast_iter(), |a| a.len())
+                    .for_each(&keep, |_, arr, i| v.push(arr.get(i)));
+                v
+            }
+            None => vec![None; keep.len()],
+        };
+        let hi = numbers(int64("ip_hi"), &keep);
+        let lo = numbers(int64("ip_lo"), &keep);
+        b.ip = hi
+            .iter()
+            .zip(&lo)
+            .map(|(h, l)| match (h, l) {
+                (Some(h), Some(l)) => Some(super::frame::ip_of_halves(*h, *l)),
+                _ => None,
             })
             .collect();
-        if !keep.is_empty() {
-            out.push(FileBatch {
-                file: file.to_string(),
-                batch: rows_to_batch(&cols, &keep),
-            });
+        // `client` matters only where it is not an address (the address is the client):
+        // rows with an address leave it null.
+        let names_only = b.ip.iter().any(Option::is_none);
+        for name in TEXT.iter().copied().chain(names_only.then_some("client")) {
+            let col = text_field(&mut b, name);
+            match df.column(name).ok().and_then(|c| c.str().ok()) {
+                Some(ca) => coded_text(ca, &keep, &mut map, col),
+                None => {
+                    *col =
+                        TextColumn::with_codes(TextColumn::default(), vec![NULL_CODE; keep.len()])
+                }
+            }
         }
-        start = end;
+        if !names_only {
+            b.client = TextColumn::with_codes(TextColumn::default(), vec![NULL_CODE; keep.len()]);
+        }
+        let file_name = file.get(start).unwrap_or("").to_string();
+        out.push(FileBatch {
+            file: file_name,
+            batch: b,
+        });
     }
     Ok(out)
-}
-
-fn rows_to_batch(cols: &Cols<'_>, keep: &[usize]) -> Batch {
-    let mut b = Batch {
-        ts_ms: keep
-            .iter()
-            .map(|&i| opt(&cols.ts, i).unwrap_or(0))
-            .collect(),
-        status: keep
-            .iter()
-            .map(|&i| opt(&cols.status, i).unwrap_or(0).clamp(0, u16::MAX as i32) as u16)
-            .collect(),
-        line: keep
-            .iter()
-            .map(|&i| opt(&cols.line, i).unwrap_or(0).max(0) as u64)
-            .collect(),
-        has_cookie: keep.iter().map(|&i| opt(&cols.has_cookie, i)).collect(),
-        bytes: keep
-            .iter()
-            .map(|&i| opt(&cols.bytes, i).map(|v| v.max(0) as u64))
-            .collect(),
-        request_time_us: keep
-            .iter()
-            .map(|&i| opt(&cols.request_time_us, i).map(|v| v.max(0) as u64))
-            .collect(),
-        precision: keep
-            .iter()
-            .map(|&i| opt(&cols.precision, i).unwrap_or(0).clamp(0, 9) as u8)
-            .collect(),
-        lines: keep.len() as u64,
-        ..Batch::default()
-    };
-    for &i in keep {
-        let ip = match (opt(&cols.ip_hi, i), opt(&cols.ip_lo, i)) {
-            (Some(hi), Some(lo)) => Some(super::frame::ip_of_halves(hi, lo)),
-            _ => None,
-        };
-        b.ip.push(ip);
-        b.client.push_str(opt(&cols.client, i));
-    }
-    for (name, vals) in &cols.text {
-        let col = match *name {
-            "method" => &mut b.method,
-            "path" => &mut b.path,
-            "query" => &mut b.query,
-            "protocol" => &mut b.protocol,
-            "user" => &mut b.user,
-            "ident" => &mut b.ident,
-            "user_agent" => &mut b.user_agent,
-            "referer" => &mut b.referer,
-            "host" => &mut b.host,
-            _ => &mut b.xff,
-        };
-        for &i in keep {
-            col.push_str(opt(vals, i));
-        }
-    }
-    b
 }

@@ -14,3 +14,4 @@ mod ingest;
 mod replay;
 mod replay_memory;
 mod reports;
+mod scale;

@@ -8,6 +8,12 @@ use crate::record::Record;
 /// A column of optional text. Bytes that are not valid UTF-8 are stored as `\xHH`
 /// escapes (the convention Apache itself uses), so every value is valid UTF-8 and
 /// nothing of the original is lost.
+///
+/// Two layouts, one meaning: *plain* (row `i` is value `i`, as the parser fills it) and
+/// *coded* (row `i` is value `codes[i]`, each distinct value stored once, as the dataset
+/// reader fills it from Parquet dictionary pages). [`TextColumn::get`] reads either;
+/// [`TextColumn::code`] gives the value slot of a row so that work done per distinct
+/// value (classifying a user agent, matching a host) can be cached per slot.
 #[derive(Clone, Debug, Default)]
 pub struct TextColumn {
     data: String,
@@ -15,53 +21,158 @@ pub struct TextColumn {
     /// `--max-line` allows lines of more than 1 GiB, each byte escaped to 4).
     ends: Vec<usize>,
     valid: Vec<bool>,
+    /// Coded layout: the value slot of each row ([`NULL_CODE`] = null).
+    codes: Option<Vec<u32>>,
 }
 
+/// The code of a null row in a coded [`TextColumn`].
+pub const NULL_CODE: u32 = u32::MAX;
+
 impl TextColumn {
+    /// An empty coded column: add values with [`TextColumn::push_value`] and rows with
+    /// [`TextColumn::push_code`].
+    pub fn coded() -> TextColumn {
+        TextColumn {
+            codes: Some(Vec::new()),
+            ..TextColumn::default()
+        }
+    }
+
+    /// A coded column from its distinct values (a plain column whose slots are the
+    /// values) and the slot of each row ([`NULL_CODE`] = null). Codes past the values
+    /// read as null.
+    pub fn with_codes(values: TextColumn, mut codes: Vec<u32>) -> TextColumn {
+        let slots = values.slots() as u32;
+        if codes.iter().any(|&k| k >= slots && k != NULL_CODE) {
+            codes
+                .iter_mut()
+                .filter(|k| **k >= slots)
+                .for_each(|k| *k = NULL_CODE);
+        }
+        let mut out = values;
+        out.codes = Some(codes);
+        out
+    }
+
     /// Appends a value (`None` = null).
     pub fn push(&mut self, v: Option<&[u8]>) {
-        match v {
+        let code = match v {
             Some(bytes) => {
                 push_escaped(&mut self.data, bytes);
                 self.valid.push(true);
+                self.ends.len() as u32
             }
-            None => self.valid.push(false),
-        }
+            None => {
+                self.valid.push(false);
+                NULL_CODE
+            }
+        };
         self.ends.push(self.data.len());
+        if let Some(codes) = &mut self.codes {
+            codes.push(code);
+        }
     }
 
     /// Appends a value already known to be text (no validation, no escaping).
     pub fn push_str(&mut self, v: Option<&str>) {
-        match v {
+        let code = match v {
             Some(s) => {
                 self.data.push_str(s);
                 self.valid.push(true);
+                self.ends.len() as u32
             }
-            None => self.valid.push(false),
-        }
+            None => {
+                self.valid.push(false);
+                NULL_CODE
+            }
+        };
         self.ends.push(self.data.len());
+        if let Some(codes) = &mut self.codes {
+            codes.push(code);
+        }
     }
 
-    /// Number of values.
+    /// Coded layout: stores a distinct value and returns its slot (no row is added).
+    /// A plain column is converted to the coded layout first.
+    pub fn push_value(&mut self, s: &str) -> u32 {
+        self.make_coded();
+        self.data.push_str(s);
+        self.valid.push(true);
+        self.ends.push(self.data.len());
+        (self.ends.len() - 1) as u32
+    }
+
+    /// Coded layout: appends a row holding value slot `code` ([`NULL_CODE`] = null).
+    /// A plain column is converted to the coded layout first.
+    pub fn push_code(&mut self, code: u32) {
+        self.make_coded();
+        if let Some(codes) = &mut self.codes {
+            codes.push(code);
+        }
+    }
+
+    fn make_coded(&mut self) {
+        if self.codes.is_none() {
+            let valid = &self.valid;
+            self.codes = Some(
+                (0..valid.len())
+                    .map(|i| if valid[i] { i as u32 } else { NULL_CODE })
+                    .collect(),
+            );
+        }
+    }
+
+    /// Number of rows.
     pub fn len(&self) -> usize {
+        match &self.codes {
+            Some(c) => c.len(),
+            None => self.ends.len(),
+        }
+    }
+
+    /// Whether the column has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value slot of row `i` (`None` = null): equal slots hold equal values. In the
+    /// plain layout the slot is the row.
+    #[inline]
+    pub fn code(&self, i: usize) -> Option<u32> {
+        match &self.codes {
+            Some(c) => Some(c[i]).filter(|&k| k != NULL_CODE),
+            None => self.valid[i].then_some(i as u32),
+        }
+    }
+
+    /// Number of value slots ([`TextColumn::value`] takes `0..slots()`).
+    pub fn slots(&self) -> usize {
         self.ends.len()
     }
 
-    /// Whether the column is empty.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+    /// Whether the column is coded (slots are distinct values, fewer than rows).
+    pub fn is_coded(&self) -> bool {
+        self.codes.is_some()
     }
 
-    /// The i-th value.
-    pub fn get(&self, i: usize) -> Option<&str> {
-        if !self.valid[i] {
+    /// The value in slot `k` (`None` for a null slot of the plain layout).
+    #[inline]
+    pub fn value(&self, k: u32) -> Option<&str> {
+        let k = k as usize;
+        if !self.valid[k] {
             return None;
         }
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        Some(&self.data[start..self.ends[i]])
+        let start = if k == 0 { 0 } else { self.ends[k - 1] };
+        Some(&self.data[start..self.ends[k]])
     }
 
-    /// All values in order.
+    /// The i-th row's value.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&str> {
+        self.value(self.code(i)?)
+    }
+
+    /// All values in row order.
     pub fn iter(&self) -> impl Iterator<Item = Option<&str>> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
@@ -245,6 +356,42 @@ mod tests {
         assert_eq!(
             c.iter().collect::<Vec<_>>(),
             vec![Some("a"), None, Some(""), Some("xyz")]
+        );
+    }
+
+    #[test]
+    fn coded_column_reads_like_a_plain_one() {
+        let mut c = TextColumn::coded();
+        let a = c.push_value("GET");
+        let b = c.push_value("POST");
+        for k in [a, b, NULL_CODE, a, a] {
+            c.push_code(k);
+        }
+        c.push_str(Some("PUT"));
+        assert_eq!(
+            c.iter().collect::<Vec<_>>(),
+            vec![
+                Some("GET"),
+                Some("POST"),
+                None,
+                Some("GET"),
+                Some("GET"),
+                Some("PUT")
+            ]
+        );
+        assert_eq!(c.len(), 6);
+        assert_eq!(c.slots(), 3);
+        assert_eq!(c.code(3), c.code(0));
+        assert_eq!(c.code(2), None);
+        // A plain column switched to codes keeps its rows.
+        let mut p = TextColumn::default();
+        p.push(Some(b"x"));
+        p.push(None);
+        let k = p.push_value("y");
+        p.push_code(k);
+        assert_eq!(
+            p.iter().collect::<Vec<_>>(),
+            vec![Some("x"), None, Some("y")]
         );
     }
 }

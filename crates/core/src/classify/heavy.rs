@@ -152,6 +152,44 @@ impl HeavyRules {
         HeavyClass::NONE
     }
 
+    /// The class of every request with this method and path when it does not depend on
+    /// the query (`None` when it does): what [`HeavyRules::classify`] would answer for
+    /// any query. Lets a reader classify once per distinct path.
+    pub fn without_query(&self, method: Option<&str>, path: Option<&str>) -> Option<HeavyClass> {
+        for (r, id) in &self.user {
+            if let Some(ms) = Some(&r.methods).filter(|m| !m.is_empty())
+                && !method.is_some_and(|m| ms.iter().any(|x| x.eq_ignore_ascii_case(m)))
+            {
+                continue;
+            }
+            if let Some(p) = &r.path
+                && !p.is_match(path.unwrap_or(""))
+            {
+                continue;
+            }
+            if r.query.is_some() {
+                return None;
+            }
+            return Some(*id);
+        }
+        if !self.mediawiki {
+            return Some(HeavyClass::NONE);
+        }
+        let path = path.unwrap_or("");
+        if is_special_search(path.rsplit('/').next().unwrap_or("")) {
+            return Some(HeavyClass(5));
+        }
+        if self.mw_paths.iter().any(|p| p == path) {
+            return None;
+        }
+        Some(HeavyClass::NONE)
+    }
+
+    /// Whether any rule looks at the method.
+    pub fn uses_method(&self) -> bool {
+        self.user.iter().any(|(r, _)| !r.methods.is_empty())
+    }
+
     fn mediawiki(&self, path: &str, query: Option<&str>) -> HeavyClass {
         if is_special_search(path.rsplit('/').next().unwrap_or("")) {
             return HeavyClass(5);

@@ -128,6 +128,36 @@ pub struct RowClass {
     pub agent: AgentId,
 }
 
+/// Which parts of a [`RowClass`] a command uses; the others are left at their
+/// defaults (not heavy, unknown identity, no agent) and their columns need not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Needs {
+    /// Heavy class (method, path, query).
+    pub heavy: bool,
+    /// Identity (user, has_cookie).
+    pub identity: bool,
+    /// User-agent class (user_agent).
+    pub agent: bool,
+}
+
+impl Needs {
+    /// Every part.
+    pub const ALL: Needs = Needs {
+        heavy: true,
+        identity: true,
+        agent: true,
+    };
+
+    /// Either part needed.
+    pub fn or(self, o: Needs) -> Needs {
+        Needs {
+            heavy: self.heavy || o.heavy,
+            identity: self.identity || o.identity,
+            agent: self.agent || o.agent,
+        }
+    }
+}
+
 /// Classifies rows; holds the rules and the caches.
 #[derive(Debug)]
 pub struct Classifier {
@@ -143,8 +173,99 @@ pub struct Classifier {
     pub v6_len: u8,
     /// Trusted proxies.
     pub trust: TrustedProxies,
+    /// The parts rows are classified for (default: all).
+    pub needs: Needs,
     names: Vec<Box<str>>,
     name_ids: FxHashMap<Box<str>, u32>,
+    memo_agents: Vec<AgentId>,
+    memo_heavy: Vec<u16>,
+    memo_heavy_pairs: FxHashMap<(u32, u32), u16>,
+}
+
+const UNSET: AgentId = AgentId::MAX;
+/// Heavy memo: not worked out yet / depends on the query; other values are the class.
+const HEAVY_UNSET: u16 = u16::MAX;
+const HEAVY_BY_QUERY: u16 = u16::MAX - 1;
+
+impl Filter {
+    /// The parts of a [`RowClass`] this filter looks at.
+    pub fn needs(&self) -> Needs {
+        Needs {
+            heavy: self.heavy.is_some(),
+            identity: self.identity.is_some(),
+            agent: self.agent.is_some(),
+        }
+    }
+}
+
+/// The rows of one batch being classified ([`Classifier::batch`]): the agent class is
+/// worked out once per distinct User-Agent slot, and the heavy class once per distinct
+/// path (or method and path) of a coded batch where the rules say the query cannot
+/// change it (row by row otherwise).
+/// Give it back with [`Classifier::end_batch`] to reuse its buffers.
+pub struct BatchClass<'b> {
+    b: &'b Batch,
+    coded_heavy: bool,
+    by_pair: bool,
+    agents: Vec<AgentId>,
+    /// Per path slot (the last one for a null path).
+    heavy: Vec<u16>,
+    heavy_pairs: FxHashMap<(u32, u32), u16>,
+}
+
+impl BatchClass<'_> {
+    /// Classifies row `i` of the batch: the same answer as [`Classifier::classify`].
+    #[inline]
+    pub fn classify(&mut self, cls: &mut Classifier, i: usize) -> RowClass {
+        let b = self.b;
+        let agent = if !cls.needs.agent {
+            agent::NO_AGENT
+        } else if self.agents.is_empty() {
+            cls.agents.id(b.user_agent.get(i))
+        } else {
+            match b.user_agent.code(i) {
+                None => cls.agents.id(None),
+                Some(k) => {
+                    let slot = &mut self.agents[k as usize];
+                    if *slot == UNSET {
+                        *slot = cls.agents.id(b.user_agent.value(k));
+                    }
+                    *slot
+                }
+            }
+        };
+        let heavy = if !cls.needs.heavy {
+            HeavyClass::NONE
+        } else if self.coded_heavy {
+            let path_slot = b.path.code(i);
+            let memo = if self.by_pair {
+                let key = (
+                    b.method.code(i).unwrap_or(crate::batch::NULL_CODE),
+                    path_slot.unwrap_or(crate::batch::NULL_CODE),
+                );
+                self.heavy_pairs.entry(key).or_insert(HEAVY_UNSET)
+            } else {
+                let k = path_slot.map_or(self.heavy.len() - 1, |k| k as usize);
+                &mut self.heavy[k]
+            };
+            if *memo == HEAVY_UNSET {
+                *memo = match cls.heavy.without_query(b.method.get(i), b.path.get(i)) {
+                    Some(c) => c.0,
+                    None => HEAVY_BY_QUERY,
+                };
+            }
+            if *memo == HEAVY_BY_QUERY {
+                cls.heavy
+                    .classify(b.method.get(i), b.path.get(i), b.query.get(i))
+            } else {
+                HeavyClass(*memo)
+            }
+        } else {
+            cls.heavy
+                .classify(b.method.get(i), b.path.get(i), b.query.get(i))
+        };
+        cls.finish(b, i, heavy, agent)
+    }
 }
 
 impl Default for Classifier {
@@ -177,14 +298,68 @@ impl Classifier {
             v4_len: v4_len.min(32),
             v6_len: v6_len.min(128),
             trust,
+            needs: Needs::ALL,
             names: Vec::new(),
             name_ids: FxHashMap::default(),
+            memo_agents: Vec::new(),
+            memo_heavy: Vec::new(),
+            memo_heavy_pairs: FxHashMap::default(),
         }
     }
 
     /// Classifies row `i` of `b`.
     #[inline]
     pub fn classify(&mut self, b: &Batch, i: usize) -> RowClass {
+        let heavy = if self.needs.heavy {
+            self.heavy
+                .classify(b.method.get(i), b.path.get(i), b.query.get(i))
+        } else {
+            HeavyClass::NONE
+        };
+        let agent = if self.needs.agent {
+            self.agents.id(b.user_agent.get(i))
+        } else {
+            agent::NO_AGENT
+        };
+        self.finish(b, i, heavy, agent)
+    }
+
+    /// Starts classifying the rows of `b`: work that depends on one column value only
+    /// is then done once per distinct value of a coded column (see [`BatchClass`]).
+    pub fn batch<'b>(&mut self, b: &'b Batch) -> BatchClass<'b> {
+        let mut agents = std::mem::take(&mut self.memo_agents);
+        agents.clear();
+        if self.needs.agent && b.user_agent.is_coded() {
+            agents.resize(b.user_agent.slots(), UNSET);
+        }
+        let mut heavy = std::mem::take(&mut self.memo_heavy);
+        heavy.clear();
+        let mut heavy_pairs = std::mem::take(&mut self.memo_heavy_pairs);
+        heavy_pairs.clear();
+        let coded_heavy = self.needs.heavy && b.method.is_coded() && b.path.is_coded();
+        let by_pair = self.heavy.uses_method();
+        if coded_heavy && !by_pair {
+            heavy.resize(b.path.slots() + 1, HEAVY_UNSET);
+        }
+        BatchClass {
+            b,
+            coded_heavy,
+            by_pair,
+            agents,
+            heavy,
+            heavy_pairs,
+        }
+    }
+
+    /// Gives back the buffers of a finished [`BatchClass`] for the next batch.
+    pub fn end_batch(&mut self, bc: BatchClass<'_>) {
+        self.memo_agents = bc.agents;
+        self.memo_heavy = bc.heavy;
+        self.memo_heavy_pairs = bc.heavy_pairs;
+    }
+
+    #[inline]
+    fn finish(&mut self, b: &Batch, i: usize, heavy: HeavyClass, agent: AgentId) -> RowClass {
         let ip = if self.trust.is_empty() {
             b.ip[i]
         } else {
@@ -205,15 +380,18 @@ impl Classifier {
                 (k, k)
             }
         };
+        let identity = if self.needs.identity {
+            self.identity.classify(b.user.get(i), b.has_cookie[i])
+        } else {
+            Identity::Unknown
+        };
         RowClass {
             ip,
             client,
             prefix,
-            heavy: self
-                .heavy
-                .classify(b.method.get(i), b.path.get(i), b.query.get(i)),
-            identity: self.identity.classify(b.user.get(i), b.has_cookie[i]),
-            agent: self.agents.id(b.user_agent.get(i)),
+            heavy,
+            identity,
+            agent,
         }
     }
 
