@@ -19,6 +19,8 @@ BIN=${BIN:-$TARGET/release/logscope}
 WORK=${WORK:-$(mktemp -d /var/tmp/logscope-scale.XXXXXX)}
 DATA=$WORK/data
 KEEP=${KEEP:-0}
+SECTIONS=${SECTIONS:-reports,prune,replay}   # which parts to run
+on() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 [ "$KEEP" = 1 ] || trap 'rm -rf "$WORK"' EXIT
 
 if [ ! -f "$LOG" ]; then
@@ -54,6 +56,7 @@ time_cmd() { # name, command... → median seconds (whole command)
 # The DuckDB twins: the same question, the same files, 2 threads.
 TWIN=benches/duckdb_twin.py
 
+if on reports; then
 echo "| question | logscope s | rows/s | peak RSS MiB | DuckDB s | DuckDB RSS MiB | logscope / DuckDB |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 report() { # name, twin, logscope args...
@@ -71,20 +74,27 @@ report heavy heavy heavy --by 1h
 report concentration concentration concentration
 report agents agents agents
 report availability availability availability --by month
+fi
 
 # Pruning: one day of the 120 against the whole dataset.
-DAY=$(python3 -c "import duckdb,sys; print(duckdb.sql(\"SELECT strftime(min(ts) + INTERVAL 60 DAY, '%Y-%m-%d') FROM read_parquet('$DATA/requests/*.parquet')\").fetchone()[0])")
+if on prune; then
+DAY=$(python3 -c "import duckdb,sys; print(duckdb.sql(\"SELECT strftime(min(ts) + INTERVAL 60 DAY, '%Y-%m-%d') FROM read_parquet('$DATA/requests/*.parquet')\").fetchall()[0][0])")
 whole=$(time_cmd prune-whole "$BIN" --data "$DATA" heavy --by 1h --format json)
 day=$(time_cmd prune-day "$BIN" --data "$DATA" heavy --by 1h --since "$DAY" --until "$DAY" --format json)
 python3 -c "print(f'\nheavy --by 1h, whole: $whole s; --since/--until $DAY: $day s = {100*float(\"$day\")/float(\"$whole\"):.1f}% of whole')"
+fi
 
-# Replay: wall and peak RSS.
+# Replay: wall, the replay pass alone (LOGSCOPE_TIMING), and peak RSS.
+if on replay; then
 echo
-echo "| replay | wall s | rows/s | peak RSS MiB |"
-echo "|---|---:|---:|---:|"
+echo "| replay | wall s | rows/s whole | replay pass rows/s | peak RSS MiB |"
+echo "|---|---:|---:|---:|---:|"
 for spec in 1600/10m 300/1m,key=ip; do
     t=$(time_cmd "replay" "$BIN" --data "$DATA" replay --limit "$spec" --format json)
     r=$(rss "$BIN" --data "$DATA" replay --limit "$spec" --format json)
-    python3 -c "print(f'| \`--limit $spec\` | $t | {$ROWS/float(\"$t\")/1e6:.1f} M | $r |')"
+    pass=$(LOGSCOPE_TIMING=1 "$BIN" --data "$DATA" replay --limit "$spec" --format json 2>&1 >/dev/null \
+        | sed -n 's/.*replay through.*(\([0-9.]*\) M rows\/s).*/\1/p')
+    python3 -c "print(f'| \`--limit $spec\` | $t | {$ROWS/float(\"$t\")/1e6:.1f} M | $pass M | $r |')"
 done
+fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -41,12 +41,15 @@ pub struct AgentsArgs {
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub seed: u64,
 
+    /// Which rows: the shared filters.
     #[command(flatten)]
     pub filters: FilterArgs,
 
+    /// Where and how the report is written.
     #[command(flatten)]
     pub out: OutputArgs,
 
+    /// Where rows come from: FILEs or the dataset.
     #[command(flatten)]
     pub rows: RowArgs,
 }
@@ -68,7 +71,35 @@ pub fn run(data: &Path, args: AgentsArgs) -> anyhow::Result<i32> {
         &sel.filter,
         &mut sel.classifier,
     );
+    // Without a filter or a sample every row of the period counts for its agent only:
+    // count the rows per distinct User-Agent, then classify each once.
+    let per_agent = sel.filter.selects_whole_period() && !acc.samples();
+    let cols = crate::store::scan::Columns {
+        bare: per_agent,
+        ..cols
+    };
+    let mut counts: Vec<u64> = Vec::new();
     let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
+        if per_agent && b.user_agent.is_coded() {
+            counts.clear();
+            counts.resize(b.user_agent.slots() + 1, 0);
+            let null = b.user_agent.slots();
+            for i in 0..b.len() {
+                if sel.filter.in_period(b.ts_ms[i]) {
+                    counts[b.user_agent.code(i).map_or(null, |k| k as usize)] += 1;
+                }
+            }
+            for (k, &n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+                let ua = if k == null {
+                    None
+                } else {
+                    b.user_agent.value(k as u32)
+                };
+                let agent = sel.classifier.agents.id(ua);
+                acc.add_unsampled(agent, n);
+            }
+            return;
+        }
         let mut bc = sel.classifier.batch(b);
         for i in 0..b.len() {
             let ts = b.ts_ms[i];

@@ -16,11 +16,9 @@ use logscope_core::availability::{
 use logscope_core::duration::Duration as Span;
 use regex::Regex;
 
-use super::filters::{
-    ChronoZone, FilterArgs, REPORT_COLUMNS, duration_arg, regex_problem, resolve_local,
-};
+use super::filters::{ChronoZone, FilterArgs, duration_arg, regex_problem, resolve_local};
 use super::output::{self, OutputArgs, OutputFormat};
-use super::rows::{RowArgs, for_each_batch};
+use super::rows::{RowArgs, columns_for, for_each_batch};
 use super::usage_error;
 use crate::store::scan::Columns;
 
@@ -210,18 +208,48 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
             ..Columns::NONE
         }
     } else {
-        REPORT_COLUMNS
+        let none = logscope_core::classify::Needs {
+            heavy: false,
+            identity: false,
+            agent: false,
+        };
+        Columns {
+            request: true,
+            ..columns_for(none, &sel.filter, &mut sel.classifier)
+        }
     };
     let mut buf = String::new();
+    // Without a probe pattern, "dynamic" is a property of the path alone: decided once
+    // per distinct path of a coded batch (0 = not yet, 1 = static, 2 = dynamic).
+    let mut dynamic: Vec<u8> = Vec::new();
     let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
+        let mut bc = sel.classifier.batch(b);
+        dynamic.clear();
+        if probe.is_none() && b.path.is_coded() {
+            dynamic.resize(b.path.slots(), 0);
+        }
         for i in 0..b.len() {
             let ts = b.ts_ms[i];
             // Rows outside --since/--until go to the accumulator, which counts them.
             if !whole && sel.filter.in_period(ts) {
-                let rc = sel.classifier.classify(b, i);
+                let rc = bc.classify(&mut sel.classifier, i);
                 if !sel.filter.matches(b, i, &rc, &sel.classifier) {
                     continue;
                 }
+            }
+            if !dynamic.is_empty()
+                && let Some(k) = b.path.code(i)
+            {
+                let d = &mut dynamic[k as usize];
+                if *d == 0 {
+                    *d = if is_static_path(b.path.value(k).unwrap_or("")) {
+                        1
+                    } else {
+                        2
+                    };
+                }
+                acc.push(ts, b.status[i], *d == 2);
+                continue;
             }
             let path = b.path.get(i).unwrap_or("");
             let is_probe = match &probe {
@@ -238,6 +266,7 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
             };
             acc.push(ts, b.status[i], is_probe);
         }
+        sel.classifier.end_batch(bc);
     })?;
     let prepared = acc.prepare(&cfg);
     let computed = match zone {

@@ -20,7 +20,7 @@ use logscope_core::replay::{Exempt, Policy, Replay};
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, AtomicFile, OutputArgs};
-use super::rows::{RowArgs, for_each_batch};
+use super::rows::{RowArgs, columns_for, for_each_batch};
 use crate::store::scan::Columns;
 
 const EXAMPLES: &str = "\
@@ -266,13 +266,25 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
     let mut store = RowStore::with_spill(Needs::of(&policies), spill);
     let mut dropped = 0u64;
     let statuses = args.refusal_status.clone();
-    let stats = for_each_batch(data, &args.rows, Columns::ALL, since, until, |file, b| {
+    let fields = Needs::of(&policies);
+    let cols = Columns {
+        referer: fields.referer,
+        host: fields.host,
+        sizes: true,
+        ..columns_for(
+            logscope_core::classify::Needs::ALL,
+            &sel.filter,
+            &mut sel.classifier,
+        )
+    };
+    let stats = for_each_batch(data, &args.rows, cols, since, until, |file, b| {
         let fid = store.file_id(file);
+        let mut bc = sel.classifier.batch(b);
         for i in 0..b.len() {
             if !sel.filter.in_period(b.ts_ms[i]) {
                 continue;
             }
-            let rc = sel.classifier.classify(b, i);
+            let rc = bc.classify(&mut sel.classifier, i);
             if !sel.filter.matches(b, i, &rc, &sel.classifier) {
                 continue;
             }
@@ -295,6 +307,7 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
                 },
             );
         }
+        sel.classifier.end_batch(bc);
     })?;
     timing.lap("read and classify", store.len());
     store.sort().with_context(|| {

@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 use super::{Dataset, StoreError};
 
 /// Rows read at a time (one row group).
-const SLICE_ROWS: usize = 256 * 1024;
+const SLICE_ROWS: usize = 128 * 1024;
 
 /// Which optional columns a reader needs; `ts`, `status`, `client`, `ip_hi`, `ip_lo`,
 /// `file` and `line` are always read. Reading fewer columns is most of what makes a
@@ -34,6 +34,9 @@ pub struct Columns {
     pub xff: bool,
     /// bytes, request_time_us, ts_precision.
     pub sizes: bool,
+    /// Read neither `status`, `line` nor the client columns either: batches carry status
+    /// 0, line 0 and no client (for counting per distinct value of another column).
+    pub bare: bool,
 }
 
 impl Columns {
@@ -47,6 +50,7 @@ impl Columns {
         host: true,
         xff: true,
         sizes: true,
+        bare: false,
     };
 
     /// Only the columns that are always read.
@@ -59,10 +63,15 @@ impl Columns {
         host: false,
         xff: false,
         sizes: false,
+        bare: false,
     };
 
     fn names(&self) -> Vec<&'static str> {
-        let mut names = vec!["ts", "status", "client", "ip_hi", "ip_lo", "file", "line"];
+        let mut names = if self.bare {
+            vec!["ts", "file"]
+        } else {
+            vec!["ts", "status", "client", "ip_hi", "ip_lo", "file", "line"]
+        };
         let groups: [(bool, &[&'static str]); 8] = [
             (self.request, &["method", "path", "query"]),
             (self.protocol, &["protocol"]),
@@ -164,31 +173,42 @@ pub fn scan(
     let footer = &footer;
     std::thread::scope(|scope| {
         for (d, tx) in senders.into_iter().enumerate() {
-            scope.spawn(move || {
-                for (path, offset, len) in work.iter().skip(d).step_by(decoders) {
-                    let read = (|| {
-                        let err = |e: PolarsError| StoreError::Parquet {
-                            path: path.clone(),
-                            detail: e.to_string(),
-                        };
-                        let f = File::open(path).map_err(super::io_err(path))?;
-                        let mut reader = ParquetReader::new(f);
-                        if let Some(md) = footer(path) {
-                            reader.set_metadata(md);
+            let spawned = std::thread::Builder::new()
+                .name(format!("decode-{d}"))
+                .spawn_scoped(scope, move || {
+                    for (path, offset, len) in work.iter().skip(d).step_by(decoders) {
+                        let read = (|| {
+                            let err = |e: PolarsError| StoreError::Parquet {
+                                path: path.clone(),
+                                detail: e.to_string(),
+                            };
+                            let f = File::open(path).map_err(super::io_err(path))?;
+                            let mut reader = ParquetReader::new(f);
+                            if let Some(md) = footer(path) {
+                                reader.set_metadata(md);
+                            }
+                            let df = reader
+                                .with_columns(Some(columns.clone()))
+                                .with_slice(Some((*offset, *len)))
+                                .finish()
+                                .map_err(err)?;
+                            frame_to_batches(&df, since, until).map_err(err)
+                        })();
+                        let failed = read.is_err();
+                        if tx.send(read).is_err() || failed {
+                            return;
                         }
-                        let df = reader
-                            .with_columns(Some(columns.clone()))
-                            .with_slice(Some((*offset, *len)))
-                            .finish()
-                            .map_err(err)?;
-                        frame_to_batches(&df, since, until).map_err(err)
-                    })();
-                    let failed = read.is_err();
-                    if tx.send(read).is_err() || failed {
-                        return;
                     }
-                }
-            });
+                });
+            // Without the thread its slices never arrive: fail instead of hanging.
+            if let Err(e) = spawned {
+                // The decoders already started stop at their next send.
+                drop(receivers);
+                return Err(StoreError::Io {
+                    path: ds.dir().to_path_buf(),
+                    error: e,
+                });
+            }
         }
         let mut total = 0u64;
         for k in 0..work.len() {

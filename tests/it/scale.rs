@@ -179,4 +179,17 @@ fn dataset_reads_answer_as_file_reads_under_random_filters_and_rules() {
         }
     }
     assert_eq!(compared, 20);
+    // agents without filter or sample counts per distinct User-Agent over the dataset.
+    for extra in [
+        &[][..],
+        &["--since", "2024-06-02", "--until", "2024-06-04"][..],
+    ] {
+        let mut args: Vec<String> = ["agents", "--top", "30"].map(String::from).to_vec();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        assert_eq!(
+            report(&data, &args, None),
+            report(&data, &args, Some(&log)),
+            "{args:?}"
+        );
+    }
 }

@@ -43,7 +43,12 @@ impl TextColumn {
     /// read as null.
     pub fn with_codes(values: TextColumn, mut codes: Vec<u32>) -> TextColumn {
         let slots = values.slots() as u32;
-        if codes.iter().any(|&k| k >= slots && k != NULL_CODE) {
+        // NULL_CODE + 1 wraps to 0: one comparison per row, and no early exit, so the
+        // loop vectorises.
+        let bad = codes
+            .iter()
+            .fold(false, |bad, &k| bad | (k.wrapping_add(1) > slots));
+        if bad {
             codes
                 .iter_mut()
                 .filter(|k| **k >= slots)

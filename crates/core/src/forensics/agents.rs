@@ -53,6 +53,24 @@ impl AgentsAcc {
         bump(&mut self.all, rc.agent);
     }
 
+    /// Counts `n` rows of agent class `agent` that are all selected (a report whose
+    /// filter selects the whole period, without a sample: counted per distinct agent).
+    pub fn add_unsampled(&mut self, agent: AgentId, n: u64) {
+        debug_assert_eq!(self.sample_n, 0);
+        for v in [&mut self.all, &mut self.sel] {
+            let i = agent as usize;
+            if v.len() <= i {
+                v.resize(i + 1, 0);
+            }
+            v[i] += n;
+        }
+    }
+
+    /// Whether the report lists a sample (rows must then be added one by one).
+    pub fn samples(&self) -> bool {
+        self.sample_n > 0
+    }
+
     /// Counts a selected row; `ua`, `line` and `client` feed the sample.
     #[inline]
     pub fn add_selected(
