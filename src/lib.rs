@@ -5,6 +5,8 @@
 //! re-exported here as [`core`]; this crate adds the dataset ([`store`]), the
 //! commands ([`cli`]) and their rendering ([`render`]).
 
+#![deny(missing_docs)]
+
 pub mod cli;
 pub mod render;
 pub mod store;

@@ -11,7 +11,8 @@ use chrono::{Datelike, Duration, LocalResult, NaiveDate, TimeZone, Timelike};
 use clap::{Args, ValueEnum};
 use logscope_core::availability::render::{self, Limits, TimeFmt};
 use logscope_core::availability::{
-    Accumulator, By, Calendar, Config, Grades, Period, PolicyAs, StatusSet, is_static_path,
+    Accumulator, By, Calendar, CalendarError, Config, Grades, Period, PolicyAs, StatusSet,
+    is_static_path,
 };
 use logscope_core::duration::Duration as Span;
 use regex::Regex;
@@ -337,17 +338,17 @@ impl<Z: TimeZone + Copy> Calendar for TzCalendar<Z>
 where
     Z::Offset: std::fmt::Display,
 {
-    fn period_at(&self, ts_ms: i64) -> Result<Period, String> {
+    fn period_at(&self, ts_ms: i64) -> Result<Period, CalendarError> {
         periods(self.tz, self.by, ts_ms, ts_ms.saturating_add(1))
-            .map_err(|e| e.to_string())?
+            .map_err(|e| CalendarError::Inconsistent(e.to_string()))?
             .pop()
-            .ok_or_else(|| format!("no period contains {ts_ms} ms"))
+            .ok_or(CalendarError::NoPeriodAt(ts_ms))
     }
 
-    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, String> {
+    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, CalendarError> {
         let date = |ms: i64| match self.tz.timestamp_millis_opt(ms) {
             LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => Ok(t.date_naive()),
-            LocalResult::None => Err(format!("time {ms} ms is out of range")),
+            LocalResult::None => Err(CalendarError::OutOfRange(ms)),
         };
         let n = match self.by {
             By::Hour => (to_ms - from_ms) / 3_600_000,
@@ -364,7 +365,7 @@ where
                 }
             }
         };
-        u64::try_from(n).map_err(|_| format!("no periods from {from_ms} to {to_ms} ms"))
+        u64::try_from(n).map_err(|_| CalendarError::Backwards { from_ms, to_ms })
     }
 }
 

@@ -9,7 +9,8 @@ use clap::{Args, ValueEnum};
 use logscope_core::classify::Needs;
 use logscope_core::escape;
 use logscope_core::forensics::asn::AsnDb;
-use logscope_core::forensics::concentration::{ConcentrationAcc, GroupBy, GroupLimit};
+use logscope_core::forensics::concentration::{ConcentrationAcc, GroupBy};
+use logscope_core::rate::Rate;
 
 use super::filters::{FilterArgs, rate_arg};
 use super::output::{self, OutputArgs};
@@ -52,30 +53,25 @@ pub struct ConcentrationArgs {
     pub top: usize,
 
     /// A per-group limit to evaluate, e.g. 100/1h (per prefix, or per address with --by ip).
-    #[arg(long, value_name = "N/WINDOW", value_parser = parse_limit)]
-    pub per_prefix_limit: Option<GroupLimit>,
+    #[arg(long, value_name = "N/WINDOW", value_parser = rate_arg)]
+    pub per_prefix_limit: Option<Rate>,
 
     /// ip2asn TSV file (iptoasn.com ip2asn-v4.tsv, -v6, -combined or -v4-u32) for --by asn
     /// and an AS column.
     #[arg(long, value_name = "FILE")]
     pub asn_db: Option<PathBuf>,
 
+    /// Which rows: the shared filters.
     #[command(flatten)]
     pub filters: FilterArgs,
 
+    /// Where and how the report is written.
     #[command(flatten)]
     pub out: OutputArgs,
 
+    /// Where rows come from: FILEs or the dataset.
     #[command(flatten)]
     pub rows: RowArgs,
-}
-
-fn parse_limit(s: &str) -> Result<GroupLimit, String> {
-    let r = rate_arg(s)?;
-    Ok(GroupLimit {
-        count: r.count(),
-        window_ms: r.window_ms() as i64,
-    })
 }
 
 /// Runs `logscope concentration`.

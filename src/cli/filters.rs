@@ -1,7 +1,7 @@
 //! Row selection and classification options shared by every report (and by `replay`
 //! and `availability`): `--since/--until/--tz`, `--heavy`, `--anonymous`, `--status`,
 //! `--path`, `--host`, `--client`, `--agent`, plus the classification settings
-//! (`--rules FILE` or `./logscope.toml`, `--prefix-v4/--prefix-v6`, `--trust-proxy`,
+//! (`--rules FILE`, else [`rules_lookup`]), `--prefix-v4/--prefix-v6`, `--trust-proxy`,
 //! `--session-cookie`).
 //!
 //! Use: `#[command(flatten)] filters: FilterArgs`, then [`FilterArgs::build`] gives a
@@ -37,6 +37,43 @@ exclusive.";
 
 /// The config file looked for in the current directory when `--rules` is not given.
 pub const DEFAULT_RULES: &str = "logscope.toml";
+
+/// `--rules`'s help: where rules come from when it is not given.
+pub const RULES_HELP: &str = "Classification rules (TOML: heavy classes, identity, agents, \
+prefixes, proxies; see fixtures/logscope.toml). Without --rules, the first of: the file \
+$LOGSCOPE_CONFIG names (it must exist), ./logscope.toml, \
+$XDG_CONFIG_HOME/logscope/logscope.toml (default ~/.config/logscope/logscope.toml); \
+none: the built-in rules.";
+
+/// Where the rules come from without `--rules`: the file `$LOGSCOPE_CONFIG` names
+/// (an error if it cannot be read), else `./logscope.toml`, else
+/// `$XDG_CONFIG_HOME/logscope/logscope.toml` (`~/.config/logscope/logscope.toml` when
+/// `XDG_CONFIG_HOME` is unset or empty), each only when it is a file; `None`: the
+/// built-in rules. Empty variables count as unset.
+pub fn rules_lookup() -> anyhow::Result<Option<PathBuf>> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(p) = var("LOGSCOPE_CONFIG") {
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            bail!(
+                "LOGSCOPE_CONFIG={}: not a readable file (unset it to use ./{DEFAULT_RULES} or \
+                 $XDG_CONFIG_HOME/logscope/{DEFAULT_RULES})",
+                p.display()
+            );
+        }
+        return Ok(Some(p));
+    }
+    let here = PathBuf::from(DEFAULT_RULES);
+    if here.is_file() {
+        return Ok(Some(here));
+    }
+    let config = var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".config")));
+    Ok(config
+        .map(|c| c.join("logscope").join(DEFAULT_RULES))
+        .filter(|p| p.is_file()))
+}
 
 /// Which requests a command looks at, and how requests are classified.
 #[derive(Debug, Clone, Default, Args)]
@@ -97,9 +134,8 @@ pub struct FilterArgs {
     #[arg(long, value_name = "CLASS", help_heading = "Selection")]
     pub agent: Option<String>,
 
-    /// Classification rules (TOML: heavy classes, identity, agents, prefixes, proxies;
-    /// see fixtures/logscope.toml). Default: ./logscope.toml when it exists.
-    #[arg(long, value_name = "FILE", help_heading = "Classification")]
+    /// Classification rules (see [`RULES_HELP`]: the lookup order without it).
+    #[arg(long, value_name = "FILE", help = RULES_HELP, help_heading = "Classification")]
     pub rules: Option<PathBuf>,
 
     /// IPv4 prefix length for networks [default: 24].
@@ -150,7 +186,7 @@ impl Selection {
     pub fn describe(&self) -> String {
         let mut s = self.filter.describe();
         let fmt = |ms: i64| {
-            logscope_core::forensics::local_rfc3339(self.clock.local(ms), self.clock.local(ms) - ms)
+            logscope_core::time::local_rfc3339(self.clock.local(ms), self.clock.local(ms) - ms)
         };
         match (self.filter.since_ms, self.filter.until_ms) {
             (Some(a), Some(b)) => s.push_str(&format!(", from {} to {}", fmt(a), fmt(b))),
@@ -172,12 +208,18 @@ impl FilterArgs {
         let clock = Clock::parse(&self.tz)?;
         let rules_file = match &self.rules {
             Some(p) => Some(p.clone()),
-            None => Some(PathBuf::from(DEFAULT_RULES)).filter(|p| p.is_file()),
+            None => rules_lookup()?,
         };
         let config = match &rules_file {
             Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .with_context(|| format!("--rules: cannot read {}", p.display()))?;
+                let text = std::fs::read_to_string(p).with_context(|| {
+                    let what = if self.rules.is_some() {
+                        "--rules"
+                    } else {
+                        "rules"
+                    };
+                    format!("{what}: cannot read {}", p.display())
+                })?;
                 Config::from_toml(&text).with_context(|| format!("{}", p.display()))?
             }
             None => Config::default(),

@@ -7,10 +7,11 @@ use std::path::Path;
 use clap::Args;
 use logscope_core::classify::Needs;
 use logscope_core::duration::Duration;
-use logscope_core::forensics::heavy::{Capacity, HeavyAcc};
+use logscope_core::forensics::heavy::HeavyAcc;
+use logscope_core::rate::Rate;
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
-use super::output::{self, OutputArgs};
+use super::output::{self, OutputArgs, OutputFormat};
 use super::rows::{RowArgs, columns_for, for_each_batch};
 
 /// Arguments of `logscope heavy`.
@@ -36,25 +37,20 @@ pub struct HeavyArgs {
 
     /// Heavy requests the server can take per window, e.g. 1610/10m or 100/1h30m: buckets
     /// above it are marked.
-    #[arg(long, value_name = "N/WINDOW", value_parser = parse_capacity)]
-    pub capacity: Option<Capacity>,
+    #[arg(long, value_name = "N/WINDOW", value_parser = rate_arg)]
+    pub capacity: Option<Rate>,
 
+    /// Which rows: the shared filters.
     #[command(flatten)]
     pub filters: FilterArgs,
 
+    /// Where and how the report is written.
     #[command(flatten)]
     pub out: OutputArgs,
 
+    /// Where rows come from: FILEs or the dataset.
     #[command(flatten)]
     pub rows: RowArgs,
-}
-
-fn parse_capacity(s: &str) -> Result<Capacity, String> {
-    let r = rate_arg(s)?;
-    Ok(Capacity {
-        count: r.count(),
-        window_ms: r.window_ms() as i64,
-    })
 }
 
 /// Runs `logscope heavy`.
@@ -105,5 +101,24 @@ pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
         },
         stats.input.as_ref(),
     )?;
+    heavy_rules_hint(&report, args.out.format);
     Ok(stats.exit_code())
+}
+
+/// When requests were selected but the heavy rules matched none of them, say on stderr
+/// how to define heavy requests (not for JSON or CSV, which scripts read).
+fn heavy_rules_hint(report: &logscope_core::forensics::heavy::HeavyReport, format: OutputFormat) {
+    if report.requests == 0
+        || report.heavy > 0
+        || matches!(format, OutputFormat::Json | OutputFormat::Csv)
+    {
+        return;
+    }
+    eprintln!(
+        "logscope: hint: no request matched the heavy rules: {}. Describe your site's \
+         heavy requests with [[heavy.class]] entries in a rules file: --rules FILE, \
+         $LOGSCOPE_CONFIG, ./logscope.toml or ~/.config/logscope/logscope.toml \
+         (see fixtures/logscope.toml and logscope heavy --help).",
+        logscope_core::escape::terminal_str(&report.heavy_rules, 200)
+    );
 }

@@ -6,9 +6,10 @@ use std::path::Path;
 use anyhow::bail;
 use clap::Args;
 use logscope_core::escape;
+use logscope_core::number::thousands;
 use serde::Serialize;
 
-use crate::render::summary::{mb, rfc3339_ms, thousands};
+use crate::render::summary::{mb, rfc3339_ms};
 use crate::store::Dataset;
 
 /// Arguments of `logscope info`.

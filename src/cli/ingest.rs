@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
-use std::net::IpAddr;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,19 +11,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
-use logscope_core::batch::Batch;
 use logscope_core::escape;
 use logscope_core::pipeline::{self, PipelineOptions};
-use logscope_core::source::{Compression, DamageKind, Input, ReadOptions, SourceError};
-use rustc_hash::FxHashSet as HashSet;
-use serde::Serialize;
+use logscope_core::source::{ReadOptions, SourceError};
 
 use super::exit;
 use super::inputs::{self, FormatArgs};
 use crate::render::summary;
-use crate::store::manifest::{FINGERPRINT_LEN, fingerprint};
+use crate::store::ingest::{Distinct, FileSummary, IngestSummary, Ledger, Plan};
 use crate::store::writer::prepare;
-use crate::store::{CompressedCopy, Dataset, LockWait, Manifest, SourceEntry, StagedWriter};
+use crate::store::{Dataset, LockWait, Manifest, StagedWriter};
 
 /// Arguments of `logscope ingest`.
 #[derive(Debug, Args)]
@@ -43,6 +39,7 @@ pub struct IngestArgs {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<String>,
 
+    /// Which log format the inputs are in.
     #[command(flatten)]
     pub format: FormatArgs,
 
@@ -109,189 +106,6 @@ fn parse_share(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// What happened to one input.
-#[derive(Debug, Serialize, Clone)]
-pub struct FileSummary {
-    /// Input name.
-    pub file: String,
-    /// Format used.
-    pub format: String,
-    /// Detection confidence (matched/sampled), when detected.
-    pub confidence: Option<f64>,
-    /// Compression.
-    pub compression: String,
-    /// Lines read now.
-    pub lines: u64,
-    /// Records added now.
-    pub added: u64,
-    /// Lines skipped because already ingested.
-    pub already_seen: u64,
-    /// Bad lines now.
-    pub bad: u64,
-    /// Blank lines and directives.
-    pub skipped: u64,
-    /// Content bytes read now.
-    pub bytes: u64,
-    /// Damage found in a compressed input.
-    pub damage: Option<String>,
-    /// A compressed file already read to its end by an earlier ingest (same size and
-    /// first bytes): skipped without decompressing it.
-    pub unchanged: bool,
-    /// Bytes of an unterminated last line held back (`--final-line hold`): read by the
-    /// next ingest once complete.
-    pub held_back_bytes: u64,
-    /// Nothing from this input was stored: its content could not be trusted (corrupt
-    /// compressed data, or the file changed while it was read).
-    pub discarded: bool,
-}
-
-/// The whole summary (`--json` prints it).
-#[derive(Debug, Serialize)]
-pub struct IngestSummary {
-    /// Dataset directory.
-    pub dataset: String,
-    /// Ingest number (0 when nothing was committed: nothing new, or `--dry-run`).
-    pub ingest: u64,
-    /// Inputs.
-    pub files: Vec<FileSummary>,
-    /// Lines read.
-    pub lines: u64,
-    /// Records added.
-    pub added: u64,
-    /// Lines already in the dataset.
-    pub already_seen: u64,
-    /// Bad lines.
-    pub bad: u64,
-    /// Blank lines and directives.
-    pub skipped: u64,
-    /// Bad lines by reason, most frequent first.
-    pub bad_reasons: Vec<(String, u64)>,
-    /// Earliest arrival added (RFC 3339 UTC).
-    pub first: Option<String>,
-    /// Latest arrival added.
-    pub last: Option<String>,
-    /// Distinct client addresses among added records.
-    pub distinct_ips: u64,
-    /// Distinct IPv4 /24 prefixes.
-    pub distinct_v4_24: u64,
-    /// Distinct IPv6 /48 prefixes.
-    pub distinct_v6_48: u64,
-    /// Distinct clients that are host names, not addresses.
-    pub distinct_hostnames: u64,
-    /// Content bytes read.
-    pub bytes: u64,
-    /// Wall time of the run in seconds.
-    pub seconds: f64,
-    /// Rows in the dataset after the ingest.
-    pub dataset_rows: u64,
-    /// Whether this was a `--dry-run` (nothing written).
-    pub dry_run: bool,
-}
-
-#[derive(Default)]
-struct Distinct {
-    ips: HashSet<IpAddr>,
-    v4: HashSet<u32>,
-    v6: HashSet<u64>,
-    hosts: HashSet<String>,
-    first: Option<i64>,
-    last: Option<i64>,
-}
-
-impl Distinct {
-    fn add(&mut self, b: &Batch) {
-        for (i, ip) in b.ip.iter().enumerate() {
-            match ip {
-                Some(ip) => {
-                    if self.ips.insert(*ip) {
-                        match ip {
-                            IpAddr::V4(v4) => {
-                                self.v4.insert(u32::from(*v4) >> 8);
-                            }
-                            IpAddr::V6(v6) => {
-                                self.v6.insert((u128::from(*v6) >> 80) as u64);
-                            }
-                        }
-                    }
-                }
-                None => {
-                    if let Some(h) = b.client.get(i)
-                        && !self.hosts.contains(h)
-                    {
-                        self.hosts.insert(h.to_string());
-                    }
-                }
-            }
-        }
-        if let Some(&mn) = b.ts_ms.iter().min() {
-            self.first = Some(self.first.map_or(mn, |f| f.min(mn)));
-        }
-        if let Some(&mx) = b.ts_ms.iter().max() {
-            self.last = Some(self.last.map_or(mx, |f| f.max(mx)));
-        }
-    }
-}
-
-impl Distinct {
-    fn merge(&mut self, other: Distinct) {
-        self.ips.extend(other.ips);
-        self.v4.extend(other.v4);
-        self.v6.extend(other.v6);
-        self.hosts.extend(other.hosts);
-        for t in [other.first, other.last].into_iter().flatten() {
-            self.first = Some(self.first.map_or(t, |f| f.min(t)));
-            self.last = Some(self.last.map_or(t, |l| l.max(t)));
-        }
-    }
-}
-
-/// The file system identity of a path (device, inode).
-fn file_id(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
-
-/// Whether the plain file `id` (still at `path`) no longer starts with the bytes it
-/// started with when opened.
-fn head_changed(path: &Path, id: Option<(u64, u64)>, head: &[u8]) -> bool {
-    use std::io::Read;
-    if id.is_none() || file_id(path) != id {
-        // Renamed away (logrotate's rename) and maybe replaced: what was read came
-        // from the open file, which rotation does not change.
-        return false;
-    }
-    let n = head.len().min(FINGERPRINT_LEN);
-    let mut now = Vec::with_capacity(n);
-    match File::open(path) {
-        Ok(f) => {
-            if f.take(n as u64).read_to_end(&mut now).is_err() {
-                return true;
-            }
-            now != head[..n]
-        }
-        // Removed or renamed after reading (logrotate's rename): what was read was
-        // read from the open file, intact.
-        Err(_) => false,
-    }
-}
-
-/// The identity of a compressed file on disk: its size and the fingerprint of its
-/// first bytes. `None` if it cannot be read (the reader reports that).
-fn compressed_copy(path: &Path) -> Option<CompressedCopy> {
-    use std::io::Read;
-    let mut f = File::open(path).ok()?;
-    let size = f.metadata().ok()?.len();
-    let mut head = Vec::with_capacity(FINGERPRINT_LEN);
-    Read::by_ref(&mut f)
-        .take(FINGERPRINT_LEN as u64)
-        .read_to_end(&mut head)
-        .ok()?;
-    Some(CompressedCopy {
-        size,
-        fingerprint: fingerprint(&head),
-    })
-}
-
 /// Runs `logscope ingest`.
 pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
     let started = Instant::now();
@@ -326,12 +140,11 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
             }
         })?)
     };
-    let mut manifest = match &ds {
+    let mut ledger = Ledger::new(match &ds {
         Some(ds) => ds.manifest()?,
         None => Manifest::default(),
-    };
-    let sources_before = serde_json::to_string(&manifest.sources)?;
-    let ingest_id = manifest.ingests + 1;
+    });
+    let ingest_id = ledger.next_ingest();
     // New parts go into a build directory, visible to no reader until the commit;
     // dropped on any error (its directory is removed at once).
     let build = match &ds {
@@ -391,44 +204,32 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
             .as_ref()
             .map(|b| StagedWriter::new(b.dir.clone(), ingest_id, input_no));
         let compression = o.reader.compression();
-        // A compressed file already read to its end: skip it without decompressing.
-        let copy = match &o.input {
-            Input::Path(p) if compression != Compression::None => compressed_copy(p),
-            _ => None,
-        };
-        if let Some(i) = copy.as_ref().and_then(|c| manifest.find_compressed(c)) {
-            let s = &mut manifest.sources[i];
-            if !s.names.contains(&o.name) {
-                s.names.push(o.name.clone());
+        let tracked = match ledger.plan(&o.input, &o.name, compression, &o.head) {
+            Plan::Read(t) => t,
+            // A compressed file already read to its end: skipped without decompressing.
+            Plan::Unchanged { format, lines } => {
+                files.push(FileSummary {
+                    file: o.name,
+                    format,
+                    confidence: o.detection.as_ref().map(|d| d.confidence),
+                    compression: compression.name().to_string(),
+                    lines: 0,
+                    added: 0,
+                    already_seen: lines,
+                    bad: 0,
+                    skipped: 0,
+                    bytes: 0,
+                    damage: None,
+                    unchanged: true,
+                    held_back_bytes: 0,
+                    layouts: Vec::new(),
+                    discarded: false,
+                });
+                continue;
             }
-            files.push(FileSummary {
-                file: o.name,
-                format: s.format.clone(),
-                confidence: o.detection.as_ref().map(|d| d.confidence),
-                compression: compression.name().to_string(),
-                lines: 0,
-                added: 0,
-                already_seen: s.lines,
-                bad: 0,
-                skipped: 0,
-                bytes: 0,
-                damage: None,
-                unchanged: true,
-                held_back_bytes: 0,
-                discarded: false,
-            });
-            continue;
-        }
-        let id = match &o.input {
-            Input::Path(p) => file_id(p),
-            _ => None,
         };
         // Resume where an earlier ingest of the same content stopped.
-        let known = manifest.find_source(&o.head);
-        let (skip_bytes, skip_lines) = match known {
-            Some(i) => (manifest.sources[i].content_bytes, manifest.sources[i].lines),
-            None => (0, 0),
-        };
+        let (skip_bytes, skip_lines) = (tracked.resume_bytes, tracked.resume_lines);
         if skip_bytes > 0 {
             o.reader.skip_to(skip_bytes, skip_lines);
         }
@@ -497,14 +298,8 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         }
         // A plain file must still start as it did: one truncated and rewritten while
         // it was read (copytruncate) would have mixed two contents.
-        let changed = match &o.input {
-            Input::Path(p) if compression == Compression::None => head_changed(p, id, &o.head),
-            _ => false,
-        };
-        let corrupt = stats
-            .damage_info()
-            .is_some_and(|d| d.kind == DamageKind::Corrupt);
-        let discard = corrupt || changed;
+        let trust = tracked.trust(&stats, &o.head);
+        let (changed, discard) = (trust.changed, trust.discard);
         let mut damage = stats.damage.as_ref().map(|d| d.to_string());
         if changed && damage.is_none() {
             damage = Some(format!(
@@ -558,57 +353,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
             }
         }
         // Record how far this content has been consumed.
-        // Remember a compressed copy only once it has been read to its end, intact.
-        let copy = copy.filter(|_| stats.damage.is_none());
-        let (records, bad) = if discard {
-            (0, 0)
-        } else {
-            (stats.records, stats.bad)
-        };
-        // A discarded input keeps the resume point it had.
-        let (content_end, lines_end) = if discard {
-            (skip_bytes, skip_lines)
-        } else {
-            (stats.content_end, stats.lines_end)
-        };
-        let fp_len = o.head.len().min(FINGERPRINT_LEN);
-        let fp = fingerprint(&o.head[..fp_len]);
-        let display = o.name.clone();
-        match known {
-            // An empty input consumed nothing: no entry (one fingerprinting no bytes
-            // would match every later input).
-            None if fp_len == 0 || content_end == 0 => {}
-            Some(i) => {
-                let s = &mut manifest.sources[i];
-                if !discard {
-                    s.fingerprint = fp;
-                    s.fingerprint_len = fp_len;
-                }
-                s.content_bytes = content_end;
-                s.lines = lines_end;
-                s.records += records;
-                s.bad += bad;
-                if !s.names.contains(&display) {
-                    s.names.push(display);
-                }
-                if let Some(c) = copy
-                    && !s.compressed.contains(&c)
-                {
-                    s.compressed.push(c);
-                }
-            }
-            None => manifest.sources.push(SourceEntry {
-                fingerprint: fp,
-                fingerprint_len: fp_len,
-                names: vec![display],
-                format: o.format.name(),
-                content_bytes: content_end,
-                lines: lines_end,
-                records,
-                bad,
-                compressed: copy.into_iter().collect(),
-            }),
-        }
+        let records = ledger.record(tracked, &o.name, o.format.name(), &o.head, &stats, trust);
         files.push(FileSummary {
             file: o.name,
             format: o.format.name(),
@@ -624,6 +369,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
             unchanged: false,
             held_back_bytes: stats.held_back_bytes,
             discarded: discard,
+            layouts: stats.layouts.named(&o.format.name(), stats.records),
         });
     }
     if let Some(w) = rejects.as_mut() {
@@ -633,16 +379,8 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
     let added: u64 = files.iter().map(|f| f.added).sum();
     let (ingest_id, dataset_rows) = match (ds, build) {
         (Some(ds), Some(build)) => {
-            let changed =
-                !parts.is_empty() || serde_json::to_string(&manifest.sources)? != sources_before;
-            let id = if changed {
-                ds.commit(build, manifest, parts)?;
-                ingest_id
-            } else {
-                // Nothing new: leave the dataset untouched.
-                ds.discard(build)?;
-                0
-            };
+            // Nothing new (no part, no source changed): the dataset is left untouched.
+            let id = ds.finish_ingest(build, ledger, parts)?.unwrap_or(0);
             (id, ds.manifest()?.rows())
         }
         // --dry-run: nothing written.
@@ -662,6 +400,8 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         .map(|(r, n)| (r.to_string(), n))
         .collect();
     bad_reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let (first, last) = distinct.range();
+    let (v4_nets, v6_nets) = distinct.nets();
     let summary = IngestSummary {
         dataset: data.display().to_string(),
         ingest: ingest_id,
@@ -673,12 +413,12 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         bytes: files.iter().map(|f| f.bytes).sum(),
         files,
         bad_reasons,
-        first: distinct.first.map(summary::rfc3339_ms),
-        last: distinct.last.map(summary::rfc3339_ms),
-        distinct_ips: distinct.ips.len() as u64,
-        distinct_v4_24: distinct.v4.len() as u64,
-        distinct_v6_48: distinct.v6.len() as u64,
-        distinct_hostnames: distinct.hosts.len() as u64,
+        first: first.map(summary::rfc3339_ms),
+        last: last.map(summary::rfc3339_ms),
+        distinct_ips: distinct.ips(),
+        distinct_v4_24: v4_nets,
+        distinct_v6_48: v6_nets,
+        distinct_hostnames: distinct.hosts(),
         seconds: started.elapsed().as_secs_f64(),
         dataset_rows,
         dry_run: args.dry_run,
@@ -687,6 +427,18 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string(&summary)?);
     } else if !args.quiet {
         print!("{}", summary::ingest_text(&summary));
+        next_step_hint(&summary);
     }
     Ok(exit_code)
+}
+
+/// After the first ingest that put rows into an empty dataset (text mode only: the
+/// caller skips it with --json and --quiet), what to run next, on stderr.
+fn next_step_hint(s: &IngestSummary) {
+    if s.dry_run || s.ingest == 0 || s.added == 0 || s.dataset_rows != s.added {
+        return;
+    }
+    eprintln!(
+        "next: logscope heavy --by 1h   (or: logscope agents, logscope concentration; logscope --help for all)"
+    );
 }

@@ -6,8 +6,9 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use clap::Args;
 use logscope_core::escape;
+use logscope_core::parse::settle::{self, Sampled, SettleError};
 use logscope_core::parse::{self, Detection, Format};
-use logscope_core::source::{Input, ReadOptions, Reader};
+use logscope_core::source::{Input, ReadOptions, Reader, SAMPLE_MIN_LINE};
 
 use super::usage_error;
 
@@ -16,7 +17,8 @@ use super::usage_error;
 pub struct FormatArgs {
     /// Log format, instead of detecting it per file: combined, common, vhost-combined,
     /// vhost-common, combined-xff, combined-rt, combined-us, nginx-msec, netnea,
-    /// caddy-json, w3c, elb, alb, or nginx:'<log_format>' / apache:'<LogFormat>'
+    /// caddy-json, w3c, elb, alb, ingress-nginx, haproxy, traefik, traefik-json, envoy,
+    /// nginx-json, or nginx:'<log_format>' / apache:'<LogFormat>' / json:'<map>'
     /// (`logscope detect FILE` shows which a file is in).
     #[arg(long, value_name = "NAME")]
     pub format: Option<String>,
@@ -25,6 +27,14 @@ pub struct FormatArgs {
     /// Apache `LogFormat` syntax ('%h %l %u %t "%r" …'); the syntax is recognised.
     #[arg(long, value_name = "FORMAT", conflicts_with = "format")]
     pub log_format: Option<String>,
+
+    /// A JSON-lines access log read by a field map: NAME=KEY pairs, e.g.
+    /// 'ts=time,client=remote_ip,method=verb,path=url,status=code,bytes=size,agent=ua'.
+    /// Names: ts (arrival) or ts_end (completion), client, user, method, path, query,
+    /// request, protocol, status, bytes, agent, referer, host, xff, request_time
+    /// (seconds; request_time_ms/_us/_ns for other units). ts and status are required.
+    #[arg(long, value_name = "MAP", conflicts_with_all = ["format", "log_format"])]
+    pub json_map: Option<String>,
 
     /// UTC offset for timestamps that carry none (e.g. +0200); default UTC.
     #[arg(long, value_name = "OFFSET", default_value = "+0000", value_parser = parse_offset)]
@@ -69,20 +79,19 @@ impl FormatArgs {
             })?));
         }
         if let Some(f) = &self.log_format {
-            let fmt = if f.contains('$') && !f.contains('%') {
-                Format::nginx(f)
-            } else if f.contains('%') && !f.contains('$') {
-                Format::apache(f)
-            } else if f.contains('$') {
-                Format::nginx(f)
-            } else {
-                return Err(usage_error(format!(
-                    "--log-format: '{f}' has no $variable (nginx log_format) and no %directive (Apache LogFormat); example: --log-format '$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent'"
-                )));
-            };
-            return Ok(Some(
-                fmt.map_err(|e| usage_error(format!("--log-format: {e}")))?,
-            ));
+            return Ok(Some(settle::log_format(f).map_err(|e| match e {
+                SettleError::UnknownSyntax(_) => usage_error(format!(
+                    "--log-format: {e}; example: --log-format '$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent'"
+                )),
+                e => usage_error(format!("--log-format: {e}")),
+            })?));
+        }
+        if let Some(m) = &self.json_map {
+            return Ok(Some(Format::json_map(m).map_err(|e| {
+                usage_error(format!(
+                    "--json-map: {e}; example: --json-map 'ts=time,client=remote_ip,status=status'"
+                ))
+            })?));
         }
         Ok(None)
     }
@@ -159,36 +168,25 @@ pub fn open(input: Input, forced: Option<&Format>, read: &ReadOptions) -> anyhow
             // junk first line does not hide the lines after it.
             let sample = reader.sample(SAMPLE_LINES)?;
             let lines = sample.lines(SAMPLE_LINES);
-            if lines.is_empty() {
-                if !sample.is_blank() && reader.head_damage().is_none() {
-                    bail!(
-                        "{}: cannot recognise the log format: its first {} bytes hold no complete line of at most {} bytes (--max-line). Name the format with --format (e.g. --format combined) or describe it with --log-format '…' (nginx or Apache syntax)",
-                        escape::terminal_str(&name, 1000),
-                        sample.len(),
-                        read.max_line.max(logscope_core::source::SAMPLE_MIN_LINE)
-                    );
-                }
-                // Empty input, or nothing came out of a damaged stream (reading it
-                // reports the damage): nothing to parse, any format will do.
-                (Format::Combined, None)
-            } else {
-                match parse::detect(&lines) {
-                    Some(d) => (d.format.clone(), Some(d)),
-                    None => {
-                        // Too little came out of a damaged stream to tell its format.
-                        if let Some(damage) = reader.head_damage() {
-                            bail!(
-                                "{damage}; too little came out before the damage to recognise the format"
-                            );
-                        }
-                        bail!(
-                            "{}: cannot recognise the log format: none of the known formats matches any of its first {} lines (first line: \"{}\"). Name the format with --format (e.g. --format combined) or describe it with --log-format '…' (nginx or Apache syntax)",
-                            escape::terminal_str(&name, 1000),
-                            lines.len(),
-                            escape::terminal(lines[0], 120)
-                        )
-                    }
-                }
+            let damage = reader.head_damage();
+            let sampled = Sampled {
+                lines: &lines,
+                bytes: sample.len(),
+                blank: sample.is_blank(),
+                damaged: damage.is_some(),
+                max_line: read.max_line.max(SAMPLE_MIN_LINE),
+            };
+            match settle::from_sample(&sampled) {
+                Ok(settled) => settled,
+                // Too little came out of a damaged stream to tell its format.
+                Err(e @ SettleError::Damaged) => match damage {
+                    Some(damage) => bail!("{damage}; {e}"),
+                    None => bail!("{e}"),
+                },
+                Err(e) => bail!(
+                    "{}: {e}. Name the format with --format (e.g. --format combined) or describe it with --log-format '…' (nginx or Apache syntax) or --json-map '…' (JSON lines)",
+                    escape::terminal_str(&name, 1000)
+                ),
             }
         }
     };

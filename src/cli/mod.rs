@@ -15,7 +15,7 @@ pub mod rows;
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Exit codes, as documented in README.md.
 pub mod exit {
@@ -77,6 +77,17 @@ pub struct Cli {
     #[arg(long, global = true, env = "LOGSCOPE_DATA", value_name = "DIR")]
     pub data: Option<PathBuf>,
 
+    /// Colour on the terminal: auto (only when standard output is a terminal and NO_COLOR
+    /// is unset or empty), always (also when piped or with --out), never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value_t = output::ColorChoice::Auto
+    )]
+    pub color: output::ColorChoice,
+
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
@@ -101,6 +112,28 @@ pub enum Command {
     Availability(availability::AvailabilityArgs),
     /// Replay the log through candidate rate limiters: what would each have refused?
     Replay(replay::ReplayArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = "\
+Examples:
+  logscope completions bash > ~/.local/share/bash-completion/completions/logscope
+  logscope completions zsh  > ~/.zfunc/_logscope        # with fpath+=(~/.zfunc) in .zshrc
+  logscope completions fish > ~/.config/fish/completions/logscope.fish")]
+    Completions {
+        /// The shell.
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) of logscope, or of one of its commands.
+    #[command(after_help = "\
+Examples:
+  logscope man | man -l -                                 # read it now
+  logscope man > ~/.local/share/man/man1/logscope.1       # install it
+  logscope man heavy > ~/.local/share/man/man1/logscope-heavy.1")]
+    Man {
+        /// A command (heavy, replay, …): its own page instead of logscope's.
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
 }
 
 /// The dataset directory to use.
@@ -119,6 +152,7 @@ pub fn data_dir(cli: &Option<PathBuf>) -> PathBuf {
 
 /// Runs the parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    output::set_color_choice(cli.color);
     let data = data_dir(&cli.data);
     match cli.command {
         Command::Ingest(args) => ingest::run(&data, args),
@@ -129,5 +163,42 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Agents(args) => agents::run(&data, args),
         Command::Availability(args) => availability::run(&data, args),
         Command::Replay(args) => replay::run(&data, args),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            let mut out = std::io::stdout().lock();
+            clap_complete::generate(shell, &mut cmd, "logscope", &mut out);
+            std::io::Write::flush(&mut out)?;
+            Ok(exit::OK)
+        }
+        Command::Man { command } => man(command.as_deref()),
     }
+}
+
+/// `logscope man [COMMAND]`: the roff page of logscope or of one command.
+fn man(command: Option<&str>) -> anyhow::Result<i32> {
+    let mut root = Cli::command();
+    // Propagate the global options (--data, --color) and the version into the commands.
+    root.build();
+    let page = match command {
+        None => root,
+        Some(name) => {
+            let Some(sub) = root.find_subcommand(name) else {
+                let names: Vec<&str> = root
+                    .get_subcommands()
+                    .map(|c| c.get_name())
+                    .filter(|n| *n != "help")
+                    .collect();
+                return Err(usage_error(format!(
+                    "man: no command {}; one of: {} (e.g. logscope man heavy)",
+                    logscope_core::escape::terminal_str(name, 60),
+                    names.join(", ")
+                )));
+            };
+            sub.clone()
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    std::io::Write::flush(&mut out)?;
+    Ok(exit::OK)
 }

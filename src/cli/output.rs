@@ -1,11 +1,12 @@
 //! Report output shared by every report command: `--format`, `--out` and `--force`,
 //! the one place reports are emitted (with the note on damaged or bad input of FILE
-//! arguments), and [`AtomicFile`], the safe way to replace a file (`--out`, replay's
-//! `--decisions`).
+//! arguments), the global `--color` choice and the terminal's width, and
+//! [`AtomicFile`], the safe way to replace a file (`--out`, replay's `--decisions`).
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use anyhow::{Context, anyhow};
 use clap::{Args, ValueEnum};
@@ -21,10 +22,95 @@ pub fn usage(msg: impl std::fmt::Display) -> i32 {
     exit::USAGE
 }
 
+/// `--color WHEN`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when standard output is a terminal and `NO_COLOR` is unset or empty.
+    #[default]
+    Auto,
+    /// Always colour (also when piped, or written with --out).
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// The `--color` of this run, set once by [`super::run`] (0 auto, 1 always, 2 never).
+static COLOR: AtomicU8 = AtomicU8::new(0);
+
+/// Records the `--color` choice of this run (called once, before any command runs).
+pub fn set_color_choice(c: ColorChoice) {
+    let v = match c {
+        ColorChoice::Auto => 0,
+        ColorChoice::Always => 1,
+        ColorChoice::Never => 2,
+    };
+    COLOR.store(v, Ordering::Relaxed);
+}
+
+/// The `--color` choice of this run.
+pub fn color_choice() -> ColorChoice {
+    match COLOR.load(Ordering::Relaxed) {
+        1 => ColorChoice::Always,
+        2 => ColorChoice::Never,
+        _ => ColorChoice::Auto,
+    }
+}
+
+/// Width of text reports written to a file, or to a pipe without `COLUMNS`.
+pub const DEFAULT_WIDTH: usize = 80;
+
+/// The width text reports on standard output are fitted to: `COLUMNS` when set to a
+/// number (whether or not standard output is a terminal, as GNU tools do; so
+/// `COLUMNS=120 logscope heavy | less` gets 120), else the terminal's width when
+/// standard output is one, else [`DEFAULT_WIDTH`]. Kept within 20..=1000.
+pub fn stdout_width() -> usize {
+    let from_env = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&w| w > 0);
+    let w = from_env.or_else(terminal_columns).unwrap_or(DEFAULT_WIDTH);
+    w.clamp(20, 1000)
+}
+
+/// The columns of the terminal on standard output, if it is one.
+#[cfg(unix)]
+fn terminal_columns() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() {
+        return None;
+    }
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes a `winsize` into the one it is given and touches
+    // nothing else.
+    let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+    (rc == 0 && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+}
+
+/// The columns of the terminal on standard output (not measured off Unix).
+#[cfg(not(unix))]
+fn terminal_columns() -> Option<usize> {
+    None
+}
+
+/// Whether standard output gets colour under this run's `--color`: `always`, or
+/// `auto` with a terminal and `NO_COLOR` unset or empty.
+pub fn stdout_color() -> bool {
+    match color_choice() {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => logscope_core::table::stdout_color(),
+    }
+}
+
 /// How a report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
-    /// A table for the terminal (colour only on a terminal, NO_COLOR honoured).
+    /// A table for the terminal, fitted to its width (colour: see --color).
     Text,
     /// Markdown, ready to paste into an incident post.
     Md,
@@ -81,11 +167,27 @@ impl OutputArgs {
         })
     }
 
-    /// Whether terminal colour applies (text to a terminal, NO_COLOR unset).
+    /// Whether terminal colour applies: text, and `--color always`, or `--color auto`
+    /// (the default) on a terminal with `NO_COLOR` unset; never with `--color never`.
     pub fn color(&self) -> bool {
-        self.format == OutputFormat::Text
-            && self.out.is_none()
-            && logscope_core::table::stdout_color()
+        if self.format != OutputFormat::Text {
+            return false;
+        }
+        match color_choice() {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => self.out.is_none() && logscope_core::table::stdout_color(),
+        }
+    }
+
+    /// The width text is fitted to: [`stdout_width`] on standard output,
+    /// [`DEFAULT_WIDTH`] in a `--out` file.
+    pub fn width(&self) -> usize {
+        if self.out.is_none() {
+            stdout_width()
+        } else {
+            DEFAULT_WIDTH
+        }
     }
 
     /// Checks `--out` before any work is done: `Err` is a usage error (exit status 2)
@@ -128,7 +230,7 @@ impl OutputArgs {
         doc: impl Fn(usize) -> Doc,
         input: Option<&InputReport>,
     ) -> anyhow::Result<()> {
-        const WIDTH: usize = 80;
+        let width = self.width();
         let noted = |w: usize| {
             let mut d = doc(w);
             if let Some(i) = input {
@@ -137,7 +239,7 @@ impl OutputArgs {
             d
         };
         let text = match self.format {
-            OutputFormat::Text => noted(WIDTH).to_text(WIDTH, self.color()),
+            OutputFormat::Text => noted(width).to_text(width, self.color()),
             OutputFormat::Md => noted(usize::MAX).to_markdown(),
             OutputFormat::Csv => doc(usize::MAX).to_csv(),
             OutputFormat::Html => noted(usize::MAX).to_html(),

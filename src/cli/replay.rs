@@ -12,9 +12,10 @@ use clap::Args;
 use logscope_core::classify::config::parse_cidr;
 use logscope_core::duration::Duration;
 use logscope_core::escape;
+use logscope_core::rate::Rate;
 use logscope_core::replay::report::{
-    self, Capacity, DecisionsWriter, InternalMarks, Needs, ReportAcc, ReportContext, ReportOptions,
-    RowInput, RowStore, SpillOptions, Who,
+    self, DecisionsWriter, InternalMarks, Needs, ReportAcc, ReportContext, ReportOptions, RowInput,
+    RowStore, SpillOptions, Who,
 };
 use logscope_core::replay::{Exempt, Policy, Replay};
 
@@ -132,8 +133,8 @@ pub struct ReplayArgs {
 
     /// What the server can take, e.g. 1610/10m: the passed load per window is held
     /// against it, without and with each limit.
-    #[arg(long, value_name = "N/WINDOW", value_parser = parse_capacity, help_heading = "Report")]
-    pub capacity: Option<(u64, i64)>,
+    #[arg(long, value_name = "N/WINDOW", value_parser = rate_arg, help_heading = "Report")]
+    pub capacity: Option<Rate>,
 
     /// Width of the refusals-over-time buckets: 1m, 10m, 1h, 1d [default: the capacity
     /// window, else a width giving at most 48 rows].
@@ -170,19 +171,17 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "DIR", help_heading = "Report")]
     pub tmp_dir: Option<PathBuf>,
 
+    /// Which rows: the shared filters.
     #[command(flatten)]
     pub filters: Box<FilterArgs>,
 
+    /// Where and how the report is written.
     #[command(flatten)]
     pub out: OutputArgs,
 
+    /// Where rows come from: FILEs or the dataset.
     #[command(flatten)]
     pub rows: RowArgs,
-}
-
-fn parse_capacity(s: &str) -> Result<(u64, i64), String> {
-    let r = rate_arg(s)?;
-    Ok((r.count(), r.window_ms() as i64))
 }
 
 /// A usage error: printed, exit status 2.
@@ -321,9 +320,7 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
         store.len(),
     );
 
-    let capacity = args
-        .capacity
-        .map(|(count, window_ms)| Capacity { count, window_ms });
+    let capacity = args.capacity;
     let span = store.span().map_or(0, |(a, b)| b - a);
     let opts = ReportOptions {
         capacity,
@@ -363,7 +360,7 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
             f.commit()?;
             eprintln!(
                 "logscope: wrote {} decisions to {shown}",
-                logscope_core::forensics::thousands(rows)
+                logscope_core::number::thousands(rows)
             );
         }
     }

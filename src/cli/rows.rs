@@ -11,7 +11,7 @@ use clap::Args;
 use logscope_core::batch::Batch;
 use logscope_core::classify::{Filter, Needs};
 use logscope_core::escape;
-use logscope_core::forensics::thousands;
+use logscope_core::number::thousands;
 use logscope_core::pipeline::{self, PipelineOptions};
 use logscope_core::source::{ReadOptions, SourceError};
 use serde::Serialize;
@@ -37,6 +37,10 @@ pub struct RowArgs {
     #[arg(long, value_name = "FORMAT", conflicts_with = "input_format")]
     pub log_format: Option<String>,
 
+    /// A field map for a JSON-lines FILE (see `logscope ingest --help`).
+    #[arg(long, value_name = "MAP", conflicts_with_all = ["input_format", "log_format"])]
+    pub json_map: Option<String>,
+
     /// UTC offset for timestamps in FILE that carry none (e.g. +0200).
     #[arg(long, value_name = "OFFSET", default_value = "+0000", value_parser = inputs::parse_offset)]
     pub assume_offset: i32,
@@ -60,6 +64,7 @@ impl RowArgs {
         FormatArgs {
             format: self.input_format.clone(),
             log_format: self.log_format.clone(),
+            json_map: self.json_map.clone(),
             assume_offset: self.assume_offset,
         }
     }

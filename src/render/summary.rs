@@ -4,28 +4,13 @@ use std::fmt::Write;
 
 use logscope_core::escape;
 
-use crate::cli::ingest::IngestSummary;
+use crate::store::ingest::IngestSummary;
 
 /// RFC 3339 UTC with milliseconds, e.g. `2015-05-17T10:05:03.000Z`.
-pub fn rfc3339_ms(ms: i64) -> String {
-    match chrono::DateTime::from_timestamp_millis(ms) {
-        Some(t) => t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-        None => format!("{ms}ms"),
-    }
-}
+pub use logscope_core::time::format_rfc3339_ms as rfc3339_ms;
 
 /// `1234567` → `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use logscope_core::number::thousands;
 
 /// Percentage with two decimals, `-` when the denominator is 0.
 pub fn pct(num: u64, den: u64) -> String {

@@ -22,6 +22,7 @@
 //! The previous snapshot is kept for readers still reading it; older ones are removed.
 
 pub mod frame;
+pub mod ingest;
 pub mod manifest;
 pub mod scan;
 pub mod writer;

@@ -9,7 +9,12 @@ use polars::prelude::*;
 /// The `logscope` binary with a clean environment for `data`.
 pub fn logscope(data: &Path) -> Command {
     let mut c = Command::cargo_bin("logscope").expect("binary built");
+    // Nothing of the developer's own setup may change a result: no dataset, rules file,
+    // terminal width or colour from the environment.
     c.env_remove("LOGSCOPE_DATA")
+        .env_remove("LOGSCOPE_CONFIG")
+        .env_remove("COLUMNS")
+        .env("XDG_CONFIG_HOME", "/nonexistent/logscope-test-config")
         .env("NO_COLOR", "1")
         .arg("--data")
         .arg(data);

@@ -10,8 +10,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use logscope_core::batch::Batch;
 use logscope_core::classify::{Classifier, Filter, Identity};
 use logscope_core::forensics::agents::AgentsAcc;
-use logscope_core::forensics::concentration::{ConcentrationAcc, GroupBy, GroupLimit};
-use logscope_core::forensics::heavy::{Capacity, HeavyAcc};
+use logscope_core::forensics::concentration::{ConcentrationAcc, GroupBy};
+use logscope_core::forensics::heavy::HeavyAcc;
+use logscope_core::rate::Rate;
 use logscope_core::record::Record;
 
 const N: usize = 1_000_000;
@@ -103,13 +104,7 @@ fn bench(c: &mut Criterion) {
             let mut cls = Classifier::default();
             let mut f = Filter::with_period(None, None);
             f.identity = Some(Identity::Anonymous);
-            let mut acc = HeavyAcc::new(
-                3_600_000,
-                Some(Capacity {
-                    count: 1610,
-                    window_ms: 600_000,
-                }),
-            );
+            let mut acc = HeavyAcc::new(3_600_000, Some(Rate::new(1610, 600_000).unwrap()));
             for b in &data {
                 for i in 0..b.len() {
                     let rc = cls.classify(b, i);
@@ -124,13 +119,8 @@ fn bench(c: &mut Criterion) {
     g.bench_function("concentration_prefix_limit", |bch| {
         bch.iter(|| {
             let mut cls = Classifier::default();
-            let mut acc = ConcentrationAcc::new(
-                GroupBy::Prefix,
-                Some(GroupLimit {
-                    count: 100,
-                    window_ms: 3_600_000,
-                }),
-            );
+            let mut acc =
+                ConcentrationAcc::new(GroupBy::Prefix, Some(Rate::new(100, 3_600_000).unwrap()));
             for b in &data {
                 for i in 0..b.len() {
                     let rc = cls.classify(b, i);

@@ -4,14 +4,19 @@
 //! Everything here streams and is deterministic: time always comes from the log,
 //! never from the wall clock.
 
+#![deny(missing_docs)]
+
 pub mod availability;
 pub mod batch;
 pub mod classify;
 pub mod duration;
 pub mod escape;
 pub mod forensics;
+pub mod net;
+pub mod number;
 pub mod parse;
 pub mod pipeline;
+pub mod rate;
 pub mod record;
 pub mod replay;
 pub mod source;

@@ -26,22 +26,32 @@
 
 mod apache;
 mod caddy;
+mod fields;
+mod haproxy;
+mod jsonlines;
+mod layouts;
 mod nginx;
 mod program;
+mod proxies;
+pub mod settle;
 mod w3c;
 
 use std::fmt;
 use std::sync::Arc;
 
 use crate::record::Record;
-use program::{Builder, FieldKind, Program, RtUnit, TextParser, TimeKind, Trailing};
+use fields::RtUnit;
+pub use jsonlines::JsonMap;
+use program::{Builder, FieldKind, Program, TextParser, TimeKind, Trailing};
+pub use proxies::{INGRESS_NGINX_FORMAT, INGRESS_NGINX_LEGACY_FORMAT};
 
 /// A client field (`%h`, `$remote_addr`, `c-ip`, …) as an address, `None` for a host
 /// name: IPv4, `IPv4:port`, IPv6, `IPv6%zone`, `[IPv6]`, `[IPv6]:port`; zone and port
 /// dropped, IPv4-mapped IPv6 (`::ffff:1.2.3.4`) as IPv4. Every parser fills
 /// [`Record::ip`] with it; readers of stored `client` text should use it too, so that
 /// a client is the same address (and /24) everywhere.
-pub use program::parse_ip as client_ip;
+pub use fields::parse_ip as client_ip;
+pub use layouts::{Layered, LayoutCounts};
 
 /// Why a line could not be parsed. Cheap to create and copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -252,6 +262,21 @@ pub enum Format {
     /// `alb`: AWS Application Load Balancer access log; arrival =
     /// `request_creation_time`; fields AWS appends at the end are ignored.
     Alb,
+    /// `ingress-nginx`: Kubernetes ingress-nginx's default `upstreaminfo`
+    /// ([`INGRESS_NGINX_FORMAT`]; also [`INGRESS_NGINX_LEGACY_FORMAT`] lines).
+    IngressNginx,
+    /// `haproxy`: HAProxy's HTTP log (`option httplog`), syslog prefix optional.
+    Haproxy,
+    /// `traefik`: Traefik's CLF access log (combined + count, router, URL, duration).
+    Traefik,
+    /// `traefik-json`: Traefik's JSON access log.
+    TraefikJson,
+    /// `envoy`: Envoy's default access-log format.
+    Envoy,
+    /// `nginx-json`: nginx `log_format … escape=json` lines keyed by variable names.
+    NginxJson,
+    /// A user's JSON-lines field map (`json:'ts=time,status=code,…'`, `--json-map`).
+    Json(JsonMap),
     /// A user format string.
     Custom(CustomFormat),
 }
@@ -277,6 +302,12 @@ const BUILTIN_NAMES: &[(&str, Ctor)] = &[
     ("w3c", || Format::W3c),
     ("elb", || Format::Elb),
     ("alb", || Format::Alb),
+    ("ingress-nginx", || Format::IngressNginx),
+    ("haproxy", || Format::Haproxy),
+    ("traefik", || Format::Traefik),
+    ("traefik-json", || Format::TraefikJson),
+    ("envoy", || Format::Envoy),
+    ("nginx-json", || Format::NginxJson),
 ];
 
 /// Other accepted spellings.
@@ -294,6 +325,11 @@ const ALIASES: &[(&str, &str)] = &[
     ("netnea-extended", "netnea"),
     ("aws-elb", "elb"),
     ("aws-alb", "alb"),
+    ("ingress", "ingress-nginx"),
+    ("upstreaminfo", "ingress-nginx"),
+    ("haproxy-http", "haproxy"),
+    ("httplog", "haproxy"),
+    ("traefik-clf", "traefik"),
 ];
 
 impl fmt::Display for Format {
@@ -397,6 +433,13 @@ impl Format {
             Format::W3c => "w3c",
             Format::Elb => "elb",
             Format::Alb => "alb",
+            Format::IngressNginx => "ingress-nginx",
+            Format::Haproxy => "haproxy",
+            Format::Traefik => "traefik",
+            Format::TraefikJson => "traefik-json",
+            Format::Envoy => "envoy",
+            Format::NginxJson => "nginx-json",
+            Format::Json(m) => return format!("json:'{}'", m.source()),
             Format::Custom(c) => {
                 let p = match c.syntax {
                     Syntax::Nginx => "nginx",
@@ -419,6 +462,14 @@ impl Format {
     /// `nginx:<log_format>` / `apache:<LogFormat>` (optionally in single quotes).
     pub fn from_name(s: &str) -> Result<Format, FormatError> {
         let t = s.trim();
+        if t.len() > 5 && t.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("json:")) {
+            let body = &t[5..];
+            let body = body
+                .strip_prefix('\'')
+                .and_then(|b| b.strip_suffix('\''))
+                .unwrap_or(body);
+            return Format::json_map(body);
+        }
         for (prefix, nginx) in [("nginx:", true), ("apache:", false)] {
             if t.len() > prefix.len()
                 && t.get(..prefix.len())
@@ -461,6 +512,12 @@ impl Format {
                     .collect::<Vec<_>>()
                     .join(", "),
             })
+    }
+
+    /// A JSON-lines field map, e.g. `ts=time,client=remote_ip,status=code` (see
+    /// [`JsonMap::parse`]).
+    pub fn json_map(map: &str) -> Result<Format, FormatError> {
+        Ok(Format::Json(JsonMap::parse(map)?))
     }
 
     /// Compiles an nginx `log_format` string, e.g. `$remote_addr - $remote_user
@@ -577,6 +634,22 @@ impl Format {
                     Trailing::None
                 }
             }
+            Format::IngressNginx => {
+                return Some(Arc::new(
+                    nginx::compile(INGRESS_NGINX_FORMAT).expect("builtin ingress-nginx format"),
+                ));
+            }
+            Format::Traefik => {
+                proxies::traefik(&mut b);
+                Trailing::None
+            }
+            Format::Envoy => {
+                proxies::envoy(&mut b);
+                Trailing::None
+            }
+            Format::Haproxy | Format::TraefikJson | Format::NginxJson | Format::Json(_) => {
+                return None;
+            }
             Format::CaddyJson | Format::W3c => return None,
             Format::Custom(c) => return Some(c.prog.clone()),
         };
@@ -588,6 +661,18 @@ impl Format {
         match self {
             Format::CaddyJson => Box::new(caddy::CaddyParser::new()),
             Format::W3c => Box::new(w3c::W3cParser::new()),
+            Format::IngressNginx => Box::new(proxies::IngressParser::new(
+                self.program().expect("text format"),
+                opts,
+            )),
+            Format::Envoy => Box::new(proxies::EnvoyParser(TextParser::new(
+                self.program().expect("text format"),
+                opts,
+            ))),
+            Format::Haproxy => Box::new(haproxy::HaproxyParser::new(opts)),
+            Format::NginxJson => Box::new(jsonlines::JsonParser::new(JsonMap::nginx(), opts)),
+            Format::TraefikJson => Box::new(jsonlines::JsonParser::new(JsonMap::traefik(), opts)),
+            Format::Json(m) => Box::new(jsonlines::JsonParser::new(m.clone(), opts)),
             Format::Elb | Format::Alb => Box::new(AwsParser(TextParser::new(
                 self.program().expect("text format"),
                 opts,
@@ -601,6 +686,13 @@ impl Format {
     /// one parser.
     pub fn is_stateful(&self) -> bool {
         matches!(self, Format::W3c)
+    }
+
+    /// Whether every line carries a client field (Envoy's default format has none:
+    /// its client comes from X-Forwarded-For, `-` when absent), so that a `-` client
+    /// means a misreading in [`detect`].
+    fn logs_client(&self) -> bool {
+        !matches!(self, Format::Envoy)
     }
 
     /// Tie-break rank in detection: the more specific format wins.
@@ -618,7 +710,13 @@ impl Format {
             | Format::W3c
             | Format::Elb
             | Format::Alb => 7,
-            Format::Custom(_) => 8,
+            Format::IngressNginx
+            | Format::Haproxy
+            | Format::Traefik
+            | Format::TraefikJson
+            | Format::Envoy
+            | Format::NginxJson => 7,
+            Format::Custom(_) | Format::Json(_) => 8,
         }
     }
 }
@@ -666,7 +764,10 @@ pub fn detect(sample: &[&[u8]]) -> Option<Detection> {
         let (mut ok, mut skip) = (0, 0);
         for line in sample {
             match p.parse(line) {
-                Ok(_) => ok += 1,
+                // A reading whose client is `-` (a line read one field off, e.g. as
+                // vhost-combined) does not count: it must never beat a real address.
+                Ok(r) if r.client != b"-" || !f.logs_client() => ok += 1,
+                Ok(_) => {}
                 Err(e) if e.is_skip() => skip += 1,
                 Err(_) => {}
             }
@@ -697,6 +798,9 @@ pub fn detect(sample: &[&[u8]]) -> Option<Detection> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod proxy_tests;
 
 /// AWS load-balancer logs: `#` comment lines and TCP-listener entries (request
 /// `"- - - "`, no HTTP status) are not HTTP requests; they are skipped, neither records

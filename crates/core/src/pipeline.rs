@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crossbeam_channel::bounded;
 
 use crate::batch::{BadLine, Batch};
-use crate::parse::{Format, LineParser, ParseOptions};
+use crate::parse::{Format, Layered, LayoutCounts, LineParser, ParseOptions};
 use crate::source::{
     Chunk, Compression, Damage, DamageKind, Event, ReadOptions, Reader, SourceError,
 };
@@ -57,6 +57,9 @@ pub struct InputStats {
     pub held_back_bytes: u64,
     /// The input's compression.
     pub compression: Option<Compression>,
+    /// Lines taken by each fallback layout of the CLF family (a file mixing combined,
+    /// common and vhost lines); [`LayoutCounts::named`] gives records per layout.
+    pub layouts: LayoutCounts,
     /// The input ended early: a damaged compressed stream or a file that shrank
     /// ([`SourceError::Damaged`], see [`InputStats::damage_info`]), or a read error after
     /// some lines. The complete lines before it were delivered.
@@ -187,15 +190,16 @@ where
         });
 
         // Workers.
+        let mut workers = Vec::with_capacity(threads);
         for _ in 0..threads {
             let rx = chunk_rx.clone();
             let tx = batch_tx.clone();
-            let mut parser = format.parser(&opts.parse);
+            let mut parser = Layered::new(format, &opts.parse);
             let map = &map;
-            scope.spawn(move || {
+            workers.push(scope.spawn(move || {
                 for (seq, work) in rx {
                     let batch = match work {
-                        Work::Chunk(c) => parse_chunk(parser.as_mut(), &c, max_line),
+                        Work::Chunk(c) => parse_chunk(parser.as_dyn(), &c, max_line),
                         Work::Long { line, len, head } => {
                             let mut b = Batch {
                                 lines: 1,
@@ -220,7 +224,8 @@ where
                         break;
                     }
                 }
-            });
+                parser.counts()
+            }));
         }
         drop(chunk_rx);
         drop(batch_tx);
@@ -245,6 +250,9 @@ where
                     break;
                 }
             }
+        }
+        for w in workers {
+            stats.layouts.add(&w.join().expect("parse worker"));
         }
         let ((content_end, lines_end), held_back, damage) =
             reader_handle.join().expect("reader thread");

@@ -53,7 +53,10 @@ pub struct Record<'a> {
     /// Precision of the timestamp in the log.
     pub precision: Precision,
     /// The client as written (`%h`, `$remote_addr`, Caddy `client_ip`): an address
-    /// or, in old logs, a host name.
+    /// or, in old logs, a host name. When the field is a list of addresses (a proxy
+    /// logging X-Forwarded-For in its place: `10.0.0.2, 8.8.8.8 - - […]`, or
+    /// `"10.5.102.222, 175.16.199.1" 10.2.1.185 - - […]`), its first public address
+    /// (else its first address); the list goes to [`Record::xff`].
     pub client: &'a [u8],
     /// `client` parsed as an address, when it is one ([`crate::parse::client_ip`]:
     /// zone id and port dropped, IPv4-mapped IPv6 as IPv4).
@@ -62,9 +65,14 @@ pub struct Record<'a> {
     pub ident: Option<&'a [u8]>,
     /// Authenticated user (`%u`, `$remote_user`, Caddy `user_id`); `None` for `-`/empty.
     pub user: Option<&'a [u8]>,
-    /// Request method (`GET`), `None` when the request line is `-` or empty.
+    /// Request method (`GET`), `None` when the request line is `-` or empty, or is not
+    /// an HTTP request (no method token followed by a target: `hello`, a TLS handshake
+    /// logged as `\x16\x03\x01…`, binary junk) — then [`Record::path`] holds the whole
+    /// request text as logged.
     pub method: Option<&'a [u8]>,
-    /// Request target without the query string.
+    /// Request target without the query string; for a request that is not HTTP (see
+    /// [`Record::method`]) the whole request as logged. `None` for a request logged as
+    /// `-` or empty.
     pub path: Option<&'a [u8]>,
     /// Query string without the `?`, `None` when there is no `?`.
     pub query: Option<&'a [u8]>,
@@ -82,7 +90,8 @@ pub struct Record<'a> {
     pub host: Option<&'a [u8]>,
     /// Time to serve the request, in microseconds.
     pub request_time_us: Option<u64>,
-    /// X-Forwarded-For header as logged.
+    /// X-Forwarded-For header as logged, or the client field when it was a list of
+    /// addresses (see [`Record::client`]).
     pub xff: Option<&'a [u8]>,
     /// Whether the request carried a Cookie header, where the log can tell.
     pub has_cookie: Option<bool>,

@@ -25,6 +25,7 @@
 
 mod caddy;
 mod config;
+mod decision;
 mod engine;
 mod fixed_window;
 mod gcra;
@@ -33,7 +34,6 @@ mod leaky_queue;
 mod matcher;
 mod nginx;
 mod policy;
-mod rate;
 pub mod report;
 mod request;
 mod sliding_log;
@@ -43,12 +43,13 @@ mod store;
 mod token_bucket;
 mod zone;
 
-pub use config::ConfigError;
-pub use engine::{Counters, Decision, Replay, Verdict};
+pub use crate::rate::{Rate, RateError};
+pub use config::LimitConfigError;
+pub use decision::{Decision, RuleId, Verdict};
+pub use engine::{Counters, Replay};
 pub use key::{DEFAULT_V4_PREFIX, DEFAULT_V6_PREFIX, KEY_NAMES, KeySpec, canonical, prefix_of};
 pub use matcher::{Exempt, Matcher};
-pub use policy::{Dialect, LimitRef, Policy, PolicyError, Rule, RuleId, RuleLimit};
-pub use rate::{Rate, RateError};
+pub use policy::{Dialect, LimitRef, Policy, PolicyError, Rule, RuleLimit};
 pub use request::{Reorder, ReplayOrder, Request};
 pub use spec::{
     ALGO_NAMES, Algorithm, CostKind, LimitSpec, NginxDelay, SpecError, SpecProblem, SpecScope,

@@ -1,8 +1,10 @@
-//! A small table model rendered as a terminal table (fits a width, optional colour),
-//! Markdown, CSV or HTML — every cell escaped for its medium, since cells often hold
-//! attacker-controlled log text.
+//! A small table model rendered as a terminal table (fits a width measured in display
+//! columns, optional colour), Markdown, CSV or HTML — every cell escaped for its medium,
+//! since cells often hold attacker-controlled log text.
 
 use std::fmt::Write;
+
+use unicode_width::UnicodeWidthChar;
 
 use crate::escape;
 
@@ -121,8 +123,10 @@ impl Table {
         self.rows.is_empty()
     }
 
-    /// A terminal table at most `width` columns wide: the widest left-aligned column is
-    /// cut (with `…`) when the table would not fit. Colour only when `color`.
+    /// A terminal table at most `width` display columns wide: the widest left-aligned
+    /// column is cut (with `…`) when the table would not fit. Widths are display
+    /// columns ([`display_width`]): a CJK character or an emoji takes two, a combining
+    /// mark none, so columns stay aligned whatever the text. Colour only when `color`.
     pub fn to_terminal(&self, width: usize, color: bool) -> String {
         let esc: Vec<Vec<String>> = self
             .rows
@@ -133,11 +137,16 @@ impl Table {
                     .collect()
             })
             .collect();
+        let headers: Vec<String> = self
+            .headers
+            .iter()
+            .map(|h| escape::terminal_str(h, 500))
+            .collect();
         let n = self.headers.len();
-        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        let mut w: Vec<usize> = headers.iter().map(|h| display_width(h)).collect();
         for r in &esc {
             for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
+                w[i] = w[i].max(display_width(c));
             }
         }
         let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * n.saturating_sub(1);
@@ -158,7 +167,7 @@ impl Table {
             let mut parts = Vec::with_capacity(n);
             for i in 0..n {
                 let text = fit(&cells[i], w[i]);
-                let pad = w[i] - text.chars().count();
+                let pad = w[i].saturating_sub(display_width(&text));
                 let padded = match self.align[i] {
                     Align::Left => format!("{text}{}", " ".repeat(pad)),
                     Align::Right => format!("{}{text}", " ".repeat(pad)),
@@ -173,7 +182,7 @@ impl Table {
             let joined = parts.join("  ");
             let _ = writeln!(out, "{}", joined.trim_end());
         };
-        line(&mut out, &self.headers, None);
+        line(&mut out, &headers, None);
         for (r, cells) in esc.iter().zip(&self.rows) {
             line(&mut out, r, Some(cells));
         }
@@ -252,14 +261,46 @@ fn align_attr(a: Align) -> &'static str {
     }
 }
 
-fn fit(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
-        t.push('…');
-        t
+/// The columns `c` takes on a terminal: 2 for wide (CJK, most emoji), 0 for combining
+/// marks and other zero-width characters, else 1 (East Asian ambiguous characters count
+/// 1, as outside CJK locales).
+fn char_width(c: char) -> usize {
+    UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// The display width of `s` on a terminal, in columns: the sum of its characters'
+/// widths (see [`Table::to_terminal`]). `s` should already be escaped (no controls).
+pub fn display_width(s: &str) -> usize {
+    s.chars().map(char_width).sum()
+}
+
+/// `s` cut to at most `w` display columns, ending in `…` when cut. A character is never
+/// split: a wide character that would straddle the limit is left out (the result may
+/// be one column narrower than `w`), and combining marks stay with their base.
+pub fn truncate_to_width(s: &str, w: usize) -> String {
+    if display_width(s) <= w {
+        return s.to_string();
     }
+    if w == 0 {
+        return String::new();
+    }
+    let room = w - 1; // one column for the ellipsis
+    let mut out = String::new();
+    let mut used = 0usize;
+    for c in s.chars() {
+        let cw = char_width(c);
+        if used + cw > room {
+            break;
+        }
+        used += cw;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+fn fit(s: &str, w: usize) -> String {
+    truncate_to_width(s, w)
 }
 
 /// One CSV cell: the one function every CSV writer uses (see [`escape::csv_cell`]).
@@ -335,6 +376,77 @@ mod tests {
         let html = t.to_html();
         assert!(html.contains("class=\"red\""));
         assert!(!html.contains("\x1b"));
+    }
+
+    fn wide_sample() -> Table {
+        let mut t = Table::new(&[
+            ("agent", Align::Left),
+            ("class", Align::Left),
+            ("requests", Align::Right),
+        ]);
+        t.row(["Mozilla/5.0 (Windows NT 10.0)", "browser", "1"]);
+        t.row(["百度蜘蛛 Baiduspider 日本語のクローラー", "crawler", "22"]);
+        t.row(["🤖🤖🤖 robot 🐍 python", "tool", "333"]);
+        t.row(["Cafe\u{301} noir", "ze\u{301}", "4444"]);
+        t.row(["한국어 사용자 에이전트", "브라우저", "5"]);
+        t
+    }
+
+    #[test]
+    fn cjk_and_emoji_keep_columns_aligned() {
+        let t = wide_sample();
+        for width in [usize::MAX, 80, 40, 30, 24] {
+            let out = t.to_terminal(width, false);
+            // Pad every line to the table's width: the right-aligned last column ends
+            // every line at the same display column.
+            let widths: Vec<usize> = out.lines().map(display_width).collect();
+            assert!(
+                widths.iter().all(|w| *w == widths[0]),
+                "width {width}: {widths:?}\n{out}"
+            );
+            // Left columns shrink to 8 at the least (8 + 2 + 8 + 2 + 8 = 28 here).
+            if width != usize::MAX && width >= 28 {
+                assert!(widths[0] <= width, "width {width}: {widths:?}\n{out}");
+            }
+            // The "class" column starts at the same display column on every line.
+            let starts: Vec<usize> = out
+                .lines()
+                .skip(1)
+                .map(|l| {
+                    let i = ["browser", "crawler", "tool", "ze\u{301}", "브라우저"]
+                        .iter()
+                        .find_map(|c| l.find(c))
+                        .expect("class cell shown");
+                    display_width(&l[..i])
+                })
+                .collect();
+            assert!(
+                starts.iter().all(|s| *s == starts[0]),
+                "width {width}: {starts:?}\n{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn truncation_counts_columns_and_never_splits_characters() {
+        assert_eq!(display_width("日本語"), 6);
+        assert_eq!(display_width("🤖a"), 3);
+        assert_eq!(display_width("e\u{301}"), 1);
+        // A wide character that would straddle the limit is left out.
+        assert_eq!(truncate_to_width("日本語", 4), "日…");
+        assert_eq!(truncate_to_width("日本語", 5), "日本…");
+        assert_eq!(truncate_to_width("日本語", 6), "日本語");
+        assert_eq!(truncate_to_width("🤖🤖🤖", 4), "🤖…");
+        // Combining marks stay with their base.
+        assert_eq!(
+            truncate_to_width("e\u{301}e\u{301}xyz", 3),
+            "e\u{301}e\u{301}…"
+        );
+        assert_eq!(truncate_to_width("abc", 0), "");
+        for w in 0..12 {
+            let t = truncate_to_width("百度 🤖 e\u{301} Baidu", w);
+            assert!(display_width(&t) <= w, "{w}: {t}");
+        }
     }
 
     #[test]

@@ -336,30 +336,53 @@ pub fn parse_rfc3339_ms(b: &[u8]) -> Option<i64> {
 
 /// Formats UTC milliseconds as RFC 3339 with milliseconds: `2015-05-17T10:05:03.000Z`.
 pub fn format_rfc3339_ms(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let milli = ms.rem_euclid(1000);
-    let days = secs.div_euclid(SECS_PER_DAY);
-    let tod = secs.rem_euclid(SECS_PER_DAY);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
-        tod / 3600,
-        tod / 60 % 60,
-        tod % 60
-    )
+    local_rfc3339_ms(ms, 0)
 }
 
 /// Formats UTC seconds as RFC 3339 without fraction: `2015-05-17T10:05:03Z`.
 pub fn format_rfc3339_secs(secs: i64) -> String {
-    let days = secs.div_euclid(SECS_PER_DAY);
-    let tod = secs.rem_euclid(SECS_PER_DAY);
+    rfc3339(secs, None, 0)
+}
+
+/// Local wall-clock milliseconds and their UTC offset as RFC 3339 in whole seconds
+/// (`2026-09-25T14:00:00+09:00`; `Z` for offset 0). The fraction is dropped.
+pub fn local_rfc3339(local_ms: i64, offset_ms: i64) -> String {
+    rfc3339(local_ms.div_euclid(1000), None, offset_ms)
+}
+
+/// Local wall-clock milliseconds and their UTC offset as RFC 3339 with milliseconds
+/// (`2026-09-25T14:00:00.123+09:00`; `Z` for offset 0).
+pub fn local_rfc3339_ms(local_ms: i64, offset_ms: i64) -> String {
+    rfc3339(
+        local_ms.div_euclid(1000),
+        Some(local_ms.rem_euclid(1000)),
+        offset_ms,
+    )
+}
+
+/// The one RFC 3339 formatter: wall-clock seconds, an optional millisecond fraction and
+/// the offset from UTC (`Z` when 0, else `±HH:MM`).
+fn rfc3339(local_secs: i64, milli: Option<i64>, offset_ms: i64) -> String {
+    let days = local_secs.div_euclid(SECS_PER_DAY);
+    let tod = local_secs.rem_euclid(SECS_PER_DAY);
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+    let mut s = format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
         tod / 3600,
         tod / 60 % 60,
         tod % 60
-    )
+    );
+    if let Some(ms) = milli {
+        s.push_str(&format!(".{ms:03}"));
+    }
+    if offset_ms == 0 {
+        s.push('Z');
+    } else {
+        let sign = if offset_ms < 0 { '-' } else { '+' };
+        let o = offset_ms.unsigned_abs() / 60_000;
+        s.push_str(&format!("{sign}{:02}:{:02}", o / 60, o % 60));
+    }
+    s
 }
 
 #[cfg(test)]

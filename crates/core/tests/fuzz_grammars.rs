@@ -927,7 +927,7 @@ fn fuzz_report_filters() {
             }
             match parse_cidr(&cidr) {
                 Ok(n) => filter.clients.push(n),
-                Err(e) => prop_assert!(!e.is_empty()),
+                Err(e) => prop_assert!(!e.to_string().is_empty()),
             }
             let _ = Device::parse(&agent);
             let _ = BotKind::parse(&agent);
@@ -1053,7 +1053,7 @@ fn fuzz_asn_db() {
                 }
                 let _ = db.len();
             }
-            Err(e) => prop_assert!(!e.is_empty()),
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
         }
         Ok(())
     });

@@ -186,6 +186,18 @@ fn build_targets() -> Vec<Target> {
         },
         t("elb", Format::Elb, elb),
         t("alb", Format::Alb, alb),
+        // Proxy and JSON-lines formats (issue 11): their fixtures are the seeds.
+        t("ingress-nginx", Format::IngressNginx, fixture_lines("formats/ingress-nginx.log", 9)),
+        t("haproxy", Format::Haproxy, fixture_lines("formats/haproxy-httplog.log", 9)),
+        t("traefik", Format::Traefik, fixture_lines("formats/traefik.log", 9)),
+        t("traefik-json", Format::TraefikJson, fixture_lines("formats/traefik-json.log", 9)),
+        t("envoy", Format::Envoy, fixture_lines("formats/envoy.log", 9)),
+        t("nginx-json", Format::NginxJson, fixture_lines("formats/nginx-json.log", 9)),
+        t(
+            "json-map",
+            Format::json_map("ts=ts,client=ip,method=verb,path=url,status=code,bytes=size,agent=ua,referer=ref,host=vhost,request_time_ms=took_ms").unwrap(),
+            fixture_lines("formats/json-map.log", 9),
+        ),
         // User formats, compiled: nginx and Apache syntax.
         t("nginx:combined+rt", nginx_rt(), rt),
         t(
@@ -581,6 +593,13 @@ format_targets! {
     fuzz_w3c => "w3c",
     fuzz_elb => "elb",
     fuzz_alb => "alb",
+    fuzz_ingress_nginx => "ingress-nginx",
+    fuzz_haproxy => "haproxy",
+    fuzz_traefik => "traefik",
+    fuzz_traefik_json => "traefik-json",
+    fuzz_envoy => "envoy",
+    fuzz_nginx_json => "nginx-json",
+    fuzz_json_map => "json-map",
     fuzz_user_nginx_combined_rt => "nginx:combined+rt",
     fuzz_user_nginx_iso_host => "nginx:iso+host",
     fuzz_user_nginx_msec => "nginx:msec",

@@ -46,16 +46,65 @@ pub struct Period {
     pub end_ms: i64,
 }
 
+/// Why a calendar could not answer, or answered inconsistently.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CalendarError {
+    /// No period contains the instant (UTC ms).
+    #[error("no period contains {0} ms")]
+    NoPeriodAt(i64),
+    /// No listed period contains the instant (UTC ms).
+    #[error("no listed period contains {0} ms")]
+    NotListed(i64),
+    /// No listed period starts at the instant (UTC ms).
+    #[error("no listed period starts at {0} ms")]
+    NoListedStart(i64),
+    /// The second instant comes before the first.
+    #[error("no periods from {from_ms} to {to_ms} ms")]
+    Backwards {
+        /// The first instant, UTC ms.
+        from_ms: i64,
+        /// The second instant, UTC ms.
+        to_ms: i64,
+    },
+    /// The time zone cannot place the instant (UTC ms).
+    #[error("time {0} ms is out of range")]
+    OutOfRange(i64),
+    /// An empty list of periods.
+    #[error("no periods")]
+    NoPeriods,
+    /// The listed periods do not cover the span.
+    #[error("periods [{first_ms}, {last_ms}) do not cover the span [{start_ms}, {end_ms})")]
+    NotCovering {
+        /// Start of the first period.
+        first_ms: i64,
+        /// End of the last period.
+        last_ms: i64,
+        /// Start of the span.
+        start_ms: i64,
+        /// End of the span.
+        end_ms: i64,
+    },
+    /// A period that ends where it starts, or before.
+    #[error("period {0} is empty")]
+    EmptyPeriod(String),
+    /// Two periods with a hole or an overlap between them.
+    #[error("periods {0} and {1} are not contiguous")]
+    NotContiguous(String, String),
+    /// Periods that contradict each other (a calendar's bug), in words.
+    #[error("{0}")]
+    Inconsistent(String),
+}
+
 /// Report periods produced on demand.
 ///
 /// The computation asks for the period containing an instant, and how many periods lie
 /// between two period starts; it never walks the calendar over a span without data.
 pub trait Calendar {
     /// The period containing `ts_ms` (UTC ms): `start_ms <= ts_ms < end_ms`.
-    fn period_at(&self, ts_ms: i64) -> Result<Period, String>;
+    fn period_at(&self, ts_ms: i64) -> Result<Period, CalendarError>;
 
     /// How many periods start in `[from_ms, to_ms)`, both period starts.
-    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, String>;
+    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, CalendarError>;
 }
 
 /// Whole months from local date `(y1, m1)` to `(y2, m2)`.
@@ -73,13 +122,13 @@ pub struct FixedOffset {
 }
 
 impl Calendar for FixedOffset {
-    fn period_at(&self, ts_ms: i64) -> Result<Period, String> {
+    fn period_at(&self, ts_ms: i64) -> Result<Period, CalendarError> {
         fixed_offset_periods(self.by, self.offset_s, ts_ms, ts_ms.saturating_add(1))
             .pop()
-            .ok_or_else(|| format!("no period contains {ts_ms} ms"))
+            .ok_or(CalendarError::NoPeriodAt(ts_ms))
     }
 
-    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, String> {
+    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, CalendarError> {
         let off = i64::from(self.offset_s) * 1000;
         let day = |ms: i64| (ms + off).div_euclid(86_400_000);
         let n = match self.by {
@@ -92,7 +141,7 @@ impl Calendar for FixedOffset {
                 months_between(y1, m1, y2, m2)
             }
         };
-        u64::try_from(n).map_err(|_| format!("no periods from {from_ms} to {to_ms} ms"))
+        u64::try_from(n).map_err(|_| CalendarError::Backwards { from_ms, to_ms })
     }
 }
 
@@ -101,26 +150,26 @@ impl Calendar for FixedOffset {
 pub struct Listed<'a>(pub &'a [Period]);
 
 impl Listed<'_> {
-    fn index_of_start(&self, ms: i64) -> Result<usize, String> {
+    fn index_of_start(&self, ms: i64) -> Result<usize, CalendarError> {
         let i = self.0.partition_point(|p| p.start_ms < ms);
         match self.0.get(i) {
             Some(p) if p.start_ms == ms => Ok(i),
             None if self.0.last().is_some_and(|p| p.end_ms == ms) => Ok(i),
-            _ => Err(format!("no listed period starts at {ms} ms")),
+            _ => Err(CalendarError::NoListedStart(ms)),
         }
     }
 }
 
 impl Calendar for Listed<'_> {
-    fn period_at(&self, ts_ms: i64) -> Result<Period, String> {
+    fn period_at(&self, ts_ms: i64) -> Result<Period, CalendarError> {
         let i = self.0.partition_point(|p| p.end_ms <= ts_ms);
         match self.0.get(i) {
             Some(p) if p.start_ms <= ts_ms => Ok(p.clone()),
-            _ => Err(format!("no listed period contains {ts_ms} ms")),
+            _ => Err(CalendarError::NotListed(ts_ms)),
         }
     }
 
-    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, String> {
+    fn count_between(&self, from_ms: i64, to_ms: i64) -> Result<u64, CalendarError> {
         let (a, b) = (self.index_of_start(from_ms)?, self.index_of_start(to_ms)?);
         Ok(b.saturating_sub(a) as u64)
     }
@@ -215,26 +264,28 @@ pub fn fixed_offset_periods(by: By, offset_s: i32, start_ms: i64, end_ms: i64) -
 
 /// Checks that `periods` are non-empty, contiguous, increasing and cover
 /// `[start_ms, end_ms)`.
-pub fn check_cover(periods: &[Period], start_ms: i64, end_ms: i64) -> Result<(), String> {
+pub fn check_cover(periods: &[Period], start_ms: i64, end_ms: i64) -> Result<(), CalendarError> {
     let (Some(first), Some(last)) = (periods.first(), periods.last()) else {
-        return Err("no periods".into());
+        return Err(CalendarError::NoPeriods);
     };
     if first.start_ms > start_ms || last.end_ms < end_ms {
-        return Err(format!(
-            "periods [{}, {}) do not cover the span [{start_ms}, {end_ms})",
-            first.start_ms, last.end_ms
-        ));
+        return Err(CalendarError::NotCovering {
+            first_ms: first.start_ms,
+            last_ms: last.end_ms,
+            start_ms,
+            end_ms,
+        });
     }
     for p in periods {
         if p.end_ms <= p.start_ms {
-            return Err(format!("period {} is empty", p.label));
+            return Err(CalendarError::EmptyPeriod(p.label.clone()));
         }
     }
     for w in periods.windows(2) {
         if w[0].end_ms != w[1].start_ms {
-            return Err(format!(
-                "periods {} and {} are not contiguous",
-                w[0].label, w[1].label
+            return Err(CalendarError::NotContiguous(
+                w[0].label.clone(),
+                w[1].label.clone(),
             ));
         }
     }

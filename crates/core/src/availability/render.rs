@@ -9,6 +9,8 @@ use std::fmt::Write;
 use super::spec::{format_duration, format_interval};
 use super::{Grade, Incident, IncidentKind, PeriodStats, PolicyAs, Report};
 use crate::escape;
+use crate::forensics::doc::{Doc, Section, wrap_indented};
+use crate::number::thousands;
 use crate::table::{Align, Cell, Style, Table};
 
 /// Formats instants (UTC ms) in the report's time zone.
@@ -36,18 +38,6 @@ impl Default for Limits {
             no_data: 30,
         }
     }
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn style(g: Grade) -> Style {
@@ -398,21 +388,12 @@ fn span_line(r: &Report, tf: &TimeFmt, source: &str) -> String {
     s
 }
 
+/// `text` wrapped to `indent` plus `width` characters a line (see
+/// [`crate::forensics::doc::wrap_indented`]), one line each.
 fn wrap(text: &str, width: usize, indent: &str) -> String {
     let mut out = String::new();
-    let mut line = String::new();
-    for w in text.split(' ') {
-        if !line.is_empty() && line.chars().count() + 1 + w.chars().count() > width {
-            let _ = writeln!(out, "{indent}{line}");
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(w);
-    }
-    if !line.is_empty() {
-        let _ = writeln!(out, "{indent}{line}");
+    for l in wrap_indented(text, width, indent) {
+        let _ = writeln!(out, "{l}");
     }
     out
 }
@@ -618,11 +599,6 @@ fn add_times(v: &mut serde_json::Value, tf: &TimeFmt) {
     }
 }
 
-const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}\
-table{border-collapse:collapse;margin:1em 0}th,td{padding:.25em .7em;border-bottom:1px solid #ddd}th{text-align:left;background:#f5f5f5}\
-td.green{color:#1a7f37;font-weight:600}td.yellow{color:#9a6700;font-weight:600}td.orange{color:#c2410c;font-weight:600}td.red{color:#cf222e;font-weight:600}\
-p.def{color:#444}svg text{font-family:inherit}";
-
 fn fill(g: Grade) -> &'static str {
     match g {
         Grade::Green => "#2da44e",
@@ -740,58 +716,47 @@ pub fn svg_chart(r: &Report) -> String {
     s
 }
 
-/// A self-contained HTML page: definition, chart, tables.
+/// A self-contained HTML page through the one report page ([`Doc::to_html`]): the
+/// definition, span, grades and notes as its lines, the chart, the period table, the
+/// incidents and the spans without data as its sections.
 pub fn html(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> String {
-    let mut o = String::new();
-    let title = format!("Availability per {}", r.config.by.name());
-    let _ = write!(
-        o,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
-        escape::html(&title),
-        escape::html(&title)
-    );
-    let _ = writeln!(o, "<p class=\"def\">{}</p>", escape::html(&definition(r)));
-    let _ = writeln!(
-        o,
-        "<p class=\"def\">Span: {}.</p>",
-        escape::html(&span_line(r, tf, source))
-    );
-    let _ = writeln!(
-        o,
-        "<p class=\"def\">Grades: {}.</p>",
-        escape::html(&grades_legend(r, true))
-    );
-    for n in &r.notes {
-        let _ = writeln!(
-            o,
-            "<p class=\"def\"><strong>Note:</strong> {}</p>",
-            escape::html(n)
-        );
-    }
+    let mut lines = vec![
+        definition(r),
+        format!("Span: {}.", span_line(r, tf, source)),
+        format!("Grades: {}.", grades_legend(r, true)),
+    ];
+    lines.extend(r.notes.iter().map(|n| format!("Note: {n}")));
+    let mut sections = Vec::new();
     if !r.periods.is_empty() {
-        o.push_str(&svg_chart(r));
-        o.push('\n');
-        o.push_str(&period_table(r, |g| format!("{} {}", g.emoji(), g.word())).to_html());
+        let mut notes = Vec::new();
         if r.periods.iter().any(|p| p.partial) {
-            o.push_str("<p>* partial: the span covers only part of the period</p>\n");
+            notes.push("* partial: the span covers only part of the period".to_string());
         }
-        for l in collapsed_lines(r) {
-            let _ = writeln!(o, "<p>{}</p>", escape::html(&l));
-        }
+        notes.extend(collapsed_lines(r));
+        sections.push(Section {
+            title: None,
+            table: Some(period_table(r, |g| format!("{} {}", g.emoji(), g.word()))),
+            notes,
+        });
     }
-    let _ = writeln!(
-        o,
-        "<h2>{}</h2>",
-        escape::html(&incidents_heading(r, lim.incidents))
-    );
-    if !r.incidents.is_empty() {
-        o.push_str(&incident_table(r, tf, lim.incidents, false).to_html());
+    sections.push(Section {
+        title: Some(incidents_heading(r, lim.incidents)),
+        table: (!r.incidents.is_empty()).then(|| incident_table(r, tf, lim.incidents, false)),
+        notes: Vec::new(),
+    });
+    let (head, no_data) = no_data_lines(r, tf, lim.no_data);
+    sections.push(Section {
+        title: Some(head),
+        table: None,
+        notes: no_data,
+    });
+    Doc {
+        title: format!("Availability per {}", r.config.by.name()),
+        lines,
+        sections,
+        csv_section: 0,
+        csv: None,
+        figure: (!r.periods.is_empty()).then(|| svg_chart(r)),
     }
-    let (head, lines) = no_data_lines(r, tf, lim.no_data);
-    let _ = writeln!(o, "<h2>{}</h2>\n<ul>", escape::html(&head));
-    for l in lines {
-        let _ = writeln!(o, "<li>{}</li>", escape::html(&l));
-    }
-    o.push_str("</ul>\n</body>\n</html>\n");
-    o
+    .to_html()
 }

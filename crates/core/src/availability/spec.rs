@@ -60,6 +60,11 @@ pub fn format_interval(ms: i64) -> String {
     }
 }
 
+/// Grade thresholds that did not parse (the text as given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not three descending percentages like 99.9,99,95")]
+pub struct GradesError(pub String);
+
 /// Grade thresholds in percent: at least `green` is green, at least `yellow` yellow,
 /// at least `orange` orange, anything lower red.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -84,8 +89,8 @@ impl Default for Grades {
 
 impl Grades {
     /// Parses `green,yellow,orange` percentages, e.g. `99.9,99,95`.
-    pub fn parse(text: &str) -> Result<Grades, String> {
-        let bad = || format!("'{text}' is not three descending percentages like 99.9,99,95");
+    pub fn parse(text: &str) -> Result<Grades, GradesError> {
+        let bad = || GradesError(text.to_string());
         let v: Vec<f64> = text
             .split(',')
             .map(|p| p.trim().trim_end_matches('%').parse::<f64>())

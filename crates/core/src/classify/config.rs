@@ -186,7 +186,7 @@ impl Config {
         }
         let mut trust = Vec::new();
         for t in &self.trust_proxy {
-            trust.push(parse_cidr(t).map_err(ConfigError::Value)?);
+            trust.push(parse_cidr(t).map_err(|e| ConfigError::Value(e.to_string()))?);
         }
         trust.extend(o.trust_proxy.iter().copied());
         let mut classes = Vec::new();
@@ -253,15 +253,20 @@ impl Config {
     }
 }
 
+/// A network that did not parse (the text, trimmed).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("bad network {0:?} (e.g. 10.0.0.0/8, 2001:db8::/32, 192.0.2.7)")]
+pub struct CidrError(pub String);
+
 /// Parses `10.0.0.0/8`, `2001:db8::/32`, or a bare address (a /32 or /128).
-pub fn parse_cidr(s: &str) -> Result<IpNet, String> {
+pub fn parse_cidr(s: &str) -> Result<IpNet, CidrError> {
     let s = s.trim();
     if let Ok(n) = s.parse::<IpNet>() {
         return Ok(n.trunc());
     }
     s.parse::<std::net::IpAddr>()
         .map(IpNet::from)
-        .map_err(|_| format!("bad network {s:?} (e.g. 10.0.0.0/8, 2001:db8::/32, 192.0.2.7)"))
+        .map_err(|_| CidrError(s.to_string()))
 }
 
 #[cfg(test)]

@@ -436,7 +436,7 @@ impl Filter {
             let Some(ip) = rc.ip else {
                 return false;
             };
-            let ip = crate::replay::canonical(ip);
+            let ip = crate::net::canonical(ip);
             if !self.clients.iter().any(|n| n.contains(&ip)) {
                 return false;
             }

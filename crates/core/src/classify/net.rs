@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipnet::IpNet;
 
-use crate::replay::canonical;
+use crate::net::canonical;
 
 /// A client or a network, small and hashable: an address or prefix as 128 bits (IPv4 in
 /// the IPv4-mapped range) with its length, or a host name (an index into the

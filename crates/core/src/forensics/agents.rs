@@ -13,8 +13,9 @@ use std::hash::{Hash, Hasher};
 use serde::Serialize;
 
 use super::doc::{Doc, Section};
-use super::{mix64, pct1, share, thousands};
+use super::mix64;
 use crate::classify::{AgentId, BotKind, Classifier, Device, RowClass};
+use crate::number::{pct1, share, thousands};
 use crate::table::{Align, Cell, Table};
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
@@ -177,7 +178,7 @@ impl AgentsAcc {
             .into_vec()
             .into_iter()
             .map(|s| SampleRow {
-                time: super::local_rfc3339(s.ts_ms, 0),
+                time: crate::time::local_rfc3339(s.ts_ms, 0),
                 ts_ms: s.ts_ms,
                 client: s.client,
                 class: cls.agents.info(s.agent).label.clone(),
@@ -331,7 +332,7 @@ impl AgentsReport {
         let mut sections = vec![
             Section {
                 title: Some("Devices".into()),
-                table: mix_table("device", &self.devices, self.selected, self.all),
+                table: Some(mix_table("device", &self.devices, self.selected, self.all)),
                 notes: vec![],
             },
             Section {
@@ -340,7 +341,7 @@ impl AgentsReport {
                     self.families.len(),
                     self.families_total
                 )),
-                table: mix_table("family", &self.families, self.selected, self.all),
+                table: Some(mix_table("family", &self.families, self.selected, self.all)),
                 notes: vec![],
             },
             Section {
@@ -349,12 +350,17 @@ impl AgentsReport {
                     self.bots.len(),
                     self.bots_total
                 )),
-                table: mix_table("bot", &self.bots, self.selected, self.all),
+                table: Some(mix_table("bot", &self.bots, self.selected, self.all)),
                 notes: vec![],
             },
             Section {
                 title: Some("Bots by purpose".into()),
-                table: mix_table("purpose", &self.bot_kinds, self.selected, self.all),
+                table: Some(mix_table(
+                    "purpose",
+                    &self.bot_kinds,
+                    self.selected,
+                    self.all,
+                )),
                 notes: vec![],
             },
         ];
@@ -404,7 +410,7 @@ impl AgentsReport {
                     "Sample of {} selected requests (seed {seed})",
                     self.sample.len()
                 )),
-                table: t,
+                table: Some(t),
                 notes: vec![],
             });
             csv = None;
@@ -416,6 +422,7 @@ impl AgentsReport {
             sections,
             csv_section,
             csv,
+            figure: None,
         }
     }
 }

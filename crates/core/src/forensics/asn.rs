@@ -5,7 +5,7 @@
 
 use std::net::IpAddr;
 
-use crate::replay::canonical;
+use crate::net::canonical;
 
 /// One autonomous system.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -41,9 +41,17 @@ fn addr(s: &str) -> Option<u128> {
         .map(|n| 0xffff_0000_0000 | u128::from(n))
 }
 
+/// A line of an `--asn-db` file that is not `start<TAB>end<TAB>asn[<TAB>country<TAB>name]`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: not `start<TAB>end<TAB>asn<TAB>country<TAB>name`")]
+pub struct AsnError {
+    /// 1-based line number.
+    pub line: usize,
+}
+
 impl AsnDb {
     /// Parses the TSV text. Errors name the first bad line.
-    pub fn parse(text: &str) -> Result<AsnDb, String> {
+    pub fn parse(text: &str) -> Result<AsnDb, AsnError> {
         let mut db = AsnDb::default();
         let mut index: rustc_hash::FxHashMap<(u32, String, String), u32> = Default::default();
         for (n, line) in text.lines().enumerate() {
@@ -52,12 +60,7 @@ impl AsnDb {
                 continue;
             }
             let mut f = line.split('\t');
-            let bad = || {
-                format!(
-                    "line {}: not `start<TAB>end<TAB>asn<TAB>country<TAB>name`",
-                    n + 1
-                )
-            };
+            let bad = || AsnError { line: n + 1 };
             let (Some(s), Some(e), Some(a)) = (f.next(), f.next(), f.next()) else {
                 return Err(bad());
             };

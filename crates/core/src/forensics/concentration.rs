@@ -10,8 +10,10 @@ use serde::Serialize;
 
 use super::asn::{AsnDb, AsnInfo};
 use super::doc::{Doc, Section};
-use super::{duration_label, gini, groups_for_share, hhi, pct1, share, thousands};
+use super::{duration_label, gini, groups_for_share, hhi};
 use crate::classify::{AgentId, Classifier, ClientKey, RowClass};
+use crate::number::{pct1, share, thousands};
+use crate::rate::Rate;
 use crate::table::{Align, Cell, Table};
 
 /// What requests are grouped by.
@@ -26,16 +28,6 @@ pub enum GroupBy {
     Asn,
 }
 
-/// A per-group limit: at most `count` requests per fixed window of `window_ms`
-/// (windows aligned to the Unix epoch, UTC).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GroupLimit {
-    /// Requests allowed per window.
-    pub count: u64,
-    /// Window, ms.
-    pub window_ms: i64,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Group {
     Key(ClientKey),
@@ -46,7 +38,7 @@ enum Group {
 /// Accumulates `logscope concentration`.
 pub struct ConcentrationAcc {
     by: GroupBy,
-    limit: Option<GroupLimit>,
+    limit: Option<Rate>,
     pairs: FxHashMap<(ClientKey, AgentId), u64>,
     windows: FxHashMap<(ClientKey, i64), u32>,
     requests: u64,
@@ -61,7 +53,7 @@ fn cut(k: ClientKey, v4: u8, v6: u8) -> ClientKey {
 
 impl ConcentrationAcc {
     /// Grouped `by`, with an optional per-group limit to evaluate.
-    pub fn new(by: GroupBy, limit: Option<GroupLimit>) -> ConcentrationAcc {
+    pub fn new(by: GroupBy, limit: Option<Rate>) -> ConcentrationAcc {
         ConcentrationAcc {
             by,
             limit,
@@ -84,7 +76,7 @@ impl ConcentrationAcc {
             };
             *self
                 .windows
-                .entry((k, utc_ms.div_euclid(l.window_ms)))
+                .entry((k, utc_ms.div_euclid(l.window_ms() as i64)))
                 .or_default() += 1;
         }
     }
@@ -211,9 +203,9 @@ impl ConcentrationAcc {
             let mut over: FxHashSet<Group> = FxHashSet::default();
             let mut refused = 0u64;
             for (&(g, _), &c) in &per_group {
-                if c > l.count {
+                if c > l.count() {
                     over.insert(g);
-                    refused += c - l.count;
+                    refused += c - l.count();
                 }
             }
             let from_over: u64 = over
@@ -222,7 +214,7 @@ impl ConcentrationAcc {
                 .map(|a| a.requests)
                 .sum();
             LimitEffect {
-                limit: format!("{}/{}", l.count, duration_label(l.window_ms)),
+                limit: format!("{}/{}", l.count(), duration_label(l.window_ms() as i64)),
                 groups_over: over.len() as u64,
                 requests_from_groups_over: from_over,
                 share_from_groups_over: share(from_over, total),
@@ -451,11 +443,12 @@ impl ConcentrationReport {
             lines,
             sections: vec![Section {
                 title: Some(format!("Top {} {unit}", self.top.len())),
-                table: t,
+                table: Some(t),
                 notes,
             }],
             csv_section: 0,
             csv: None,
+            figure: None,
         }
     }
 }
@@ -467,7 +460,7 @@ mod tests {
     use crate::record::Record;
     use proptest::prelude::*;
 
-    fn run(ips: &[(&str, i64)], by: GroupBy, limit: Option<GroupLimit>) -> ConcentrationReport {
+    fn run(ips: &[(&str, i64)], by: GroupBy, limit: Option<Rate>) -> ConcentrationReport {
         let mut b = Batch::default();
         for (n, (ip, t)) in ips.iter().enumerate() {
             b.push(
@@ -503,10 +496,7 @@ mod tests {
         let r = run(
             &rows,
             GroupBy::Prefix,
-            Some(GroupLimit {
-                count: 2,
-                window_ms: 3_600_000,
-            }),
+            Some(Rate::new(2, 3_600_000).unwrap()),
         );
         assert_eq!((r.requests, r.groups, r.distinct_ips), (7, 4, 5));
         assert_eq!(r.top[0].group, "1.1.1.0/24");
@@ -536,16 +526,9 @@ mod tests {
     }
 
     fn r_doc_text(rows: &[(&str, i64)]) -> String {
-        run(
-            rows,
-            GroupBy::Prefix,
-            Some(GroupLimit {
-                count: 1,
-                window_ms: 600_000,
-            }),
-        )
-        .doc()
-        .to_text(80, false)
+        run(rows, GroupBy::Prefix, Some(Rate::new(1, 600_000).unwrap()))
+            .doc()
+            .to_text(80, false)
     }
 
     proptest! {

@@ -1,6 +1,8 @@
 //! A report as people read it: a title, a few lines, and tables — rendered for a
 //! terminal (wrapped to a width, colour optional), Markdown, CSV (one table) or a
-//! self-contained HTML page. Every text is escaped for its medium.
+//! self-contained HTML page. Every text is escaped for its medium. The one HTML page
+//! ([`page`], one stylesheet) and the one line wrapper ([`wrap`], [`wrap_indented`])
+//! of every report live here.
 
 use std::fmt::Write;
 
@@ -12,8 +14,9 @@ use crate::table::Table;
 pub struct Section {
     /// Heading.
     pub title: Option<String>,
-    /// The table.
-    pub table: Table,
+    /// The table (`None`: a section of heading and notes only; a table without rows
+    /// shows as `(no rows)`).
+    pub table: Option<Table>,
     /// Lines after the table.
     pub notes: Vec<String>,
 }
@@ -31,6 +34,9 @@ pub struct Doc {
     pub csv_section: usize,
     /// A table written as CSV instead of a section (when no section holds everything).
     pub csv: Option<Table>,
+    /// Markup placed after the lines in HTML only (an inline SVG chart). It is written
+    /// as is: whoever builds it escapes every text in it.
+    pub figure: Option<String>,
 }
 
 impl Doc {
@@ -59,10 +65,10 @@ impl Doc {
                     let _ = writeln!(out, "{}", bold(&l));
                 }
             }
-            if s.table.is_empty() {
-                out.push_str("(no rows)\n");
-            } else {
-                out.push_str(&s.table.to_terminal(width, color));
+            match &s.table {
+                Some(t) if t.is_empty() => out.push_str("(no rows)\n"),
+                Some(t) => out.push_str(&t.to_terminal(width, color)),
+                None => {}
             }
             for n in &s.notes {
                 for l in wrap(&escape::terminal_str(n, 2000), width) {
@@ -85,10 +91,10 @@ impl Doc {
             if let Some(t) = &s.title {
                 let _ = writeln!(out, "### {}\n", escape::markdown(t));
             }
-            if s.table.is_empty() {
-                out.push_str("(no rows)\n");
-            } else {
-                out.push_str(&s.table.to_markdown());
+            match &s.table {
+                Some(t) if t.is_empty() => out.push_str("(no rows)\n"),
+                Some(t) => out.push_str(&t.to_markdown()),
+                None => {}
             }
             if !s.notes.is_empty() {
                 out.push('\n');
@@ -107,25 +113,14 @@ impl Doc {
         }
         self.sections
             .get(self.csv_section)
-            .map(|s| s.table.to_csv())
+            .and_then(|s| s.table.as_ref())
+            .map(Table::to_csv)
             .unwrap_or_default()
     }
 
     /// A self-contained HTML page (inline CSS, no scripts, no network resources).
     pub fn to_html(&self) -> String {
         let mut out = String::new();
-        let _ = write!(
-            out,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n\
-body{{font-family:system-ui,sans-serif;margin:2em;color:#222}}\n\
-table{{border-collapse:collapse;margin:1em 0}}\n\
-th,td{{border:1px solid #ccc;padding:.25em .6em;font-variant-numeric:tabular-nums}}\n\
-th{{background:#f3f3f3}}\n\
-.green{{background:#d9f2d9}} .yellow{{background:#fff3c4}} .orange{{background:#ffd8a8}} .red{{background:#f8c4c4}} .bold{{font-weight:bold}}\n\
-</style>\n</head>\n<body>\n<h1>{}</h1>\n",
-            escape::html(&self.title),
-            escape::html(&self.title)
-        );
         if !self.lines.is_empty() {
             out.push_str("<ul>\n");
             for l in &self.lines {
@@ -133,44 +128,75 @@ th{{background:#f3f3f3}}\n\
             }
             out.push_str("</ul>\n");
         }
+        if let Some(f) = &self.figure {
+            out.push_str(f);
+            out.push('\n');
+        }
         for s in &self.sections {
             if let Some(t) = &s.title {
                 let _ = writeln!(out, "<h2>{}</h2>", escape::html(t));
             }
-            if s.table.is_empty() {
-                out.push_str("<p>(no rows)</p>\n");
-            } else {
-                out.push_str(&s.table.to_html());
+            match &s.table {
+                Some(t) if t.is_empty() => out.push_str("<p>(no rows)</p>\n"),
+                Some(t) => out.push_str(&t.to_html()),
+                None => {}
             }
             for n in &s.notes {
                 let _ = writeln!(out, "<p>{}</p>", escape::html(n));
             }
         }
-        out.push_str("</body>\n</html>\n");
-        out
+        page(&self.title, &out)
     }
+}
+
+/// The stylesheet of every HTML report.
+const CSS: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\n\
+table{border-collapse:collapse;margin:1em 0}\n\
+th,td{border:1px solid #ccc;padding:.25em .6em;font-variant-numeric:tabular-nums}\n\
+th{background:#f3f3f3}\n\
+.green{background:#d9f2d9} .yellow{background:#fff3c4} .orange{background:#ffd8a8} .red{background:#f8c4c4} .bold{font-weight:bold}\n";
+
+/// A self-contained HTML page: `title` (escaped here) as its title and heading, then
+/// `body`, markup written as is (escape every text in it).
+pub fn page(title: &str, body: &str) -> String {
+    let t = escape::html(title);
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<h1>{t}</h1>\n{body}</body>\n</html>\n"
+    )
 }
 
 /// Wraps a line at spaces so that no piece is wider than `width` characters (a word
 /// longer than the width is cut). Continuation lines are indented by two spaces.
 pub fn wrap(line: &str, width: usize) -> Vec<String> {
-    let width = width.max(20);
+    wrap_with(line, width.max(20), "", "  ", true)
+}
+
+/// Wraps a line at spaces into lines of `indent` and at most `width` more characters;
+/// a word longer than that stands alone on its line, uncut.
+pub fn wrap_indented(line: &str, width: usize, indent: &str) -> Vec<String> {
+    wrap_with(line, width + indent.chars().count(), indent, indent, false)
+}
+
+/// The one wrapper: lines of at most `width` characters counting their indent, the
+/// first starting with `first`, the others with `rest`; an over-long word is cut with
+/// `…` when `cut`.
+fn wrap_with(line: &str, width: usize, first: &str, rest: &str, cut: bool) -> Vec<String> {
     let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut cur_len = 0usize;
+    let mut cur = first.to_string();
+    let mut indent = first.chars().count();
+    let mut cur_len = indent;
     for word in line.split(' ') {
         let wl = word.chars().count();
-        let sep = usize::from(cur_len > 0);
-        if cur_len > 0 && cur_len + sep + wl > width {
-            out.push(std::mem::take(&mut cur));
-            cur.push_str("  ");
-            cur_len = 2;
+        if cur_len > indent && cur_len + 1 + wl > width {
+            out.push(std::mem::replace(&mut cur, rest.to_string()));
+            indent = rest.chars().count();
+            cur_len = indent;
         }
-        if cur_len > 2 || (cur_len > 0 && out.is_empty()) {
+        if cur_len > indent {
             cur.push(' ');
             cur_len += 1;
         }
-        if cur_len + wl > width {
+        if cut && cur_len + wl > width {
             let room = width.saturating_sub(cur_len + 1);
             cur.extend(word.chars().take(room));
             cur.push('…');
@@ -180,7 +206,7 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
             cur_len += wl;
         }
     }
-    if !cur.trim().is_empty() || out.is_empty() {
+    if cur_len > indent || out.is_empty() {
         out.push(cur);
     }
     out
@@ -208,11 +234,12 @@ mod tests {
             lines: vec!["line <i>".into()],
             sections: vec![Section {
                 title: Some("S".into()),
-                table: t,
+                table: Some(t),
                 notes: vec!["n".into()],
             }],
             csv_section: 0,
             csv: None,
+            figure: None,
         };
         assert!(!d.to_text(80, false).contains('\x1b'));
         assert!(d.to_html().contains("&lt;b&gt;"));

@@ -8,9 +8,12 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use super::doc::{Doc, Section};
-use super::{duration_label, local_label, local_rfc3339, pct1, share, thousands};
+use super::{duration_label, local_label};
 use crate::classify::{AgentId, Classifier, ClientKey, HeavyClass, RowClass};
+use crate::number::{pct1, share, thousands};
+use crate::rate::Rate;
 use crate::table::{Align, Cell, Style, Table, bar, sparkline};
+use crate::time::local_rfc3339;
 
 /// Runs of up to this many empty buckets between the first and the last are shown
 /// bucket by bucket; a longer run is one [`HeavyGap`] (a row "gap" in tables), so that
@@ -19,15 +22,6 @@ pub const MAX_EMPTY_BUCKETS: i64 = 24;
 
 /// Gaps listed one by one under the table (all are rows of it, and in JSON).
 const GAPS_LISTED: usize = 20;
-
-/// A capacity: `count` heavy requests per `window_ms`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Capacity {
-    /// Heavy requests the server can take per window.
-    pub count: u64,
-    /// Window length, ms.
-    pub window_ms: i64,
-}
 
 #[derive(Default)]
 struct Bucket {
@@ -42,7 +36,7 @@ struct Bucket {
 /// Accumulates `logscope heavy`.
 pub struct HeavyAcc {
     width_ms: i64,
-    capacity: Option<Capacity>,
+    capacity: Option<Rate>,
     buckets: BTreeMap<i64, Bucket>,
     windows: FxHashMap<i64, u64>,
     requests: u64,
@@ -54,7 +48,7 @@ pub struct HeavyAcc {
 
 impl HeavyAcc {
     /// Buckets of `width_ms` (aligned in local time), optional capacity.
-    pub fn new(width_ms: i64, capacity: Option<Capacity>) -> HeavyAcc {
+    pub fn new(width_ms: i64, capacity: Option<Rate>) -> HeavyAcc {
         HeavyAcc {
             width_ms: width_ms.max(1),
             capacity,
@@ -92,7 +86,7 @@ impl HeavyAcc {
         if let Some(c) = self.capacity {
             *self
                 .windows
-                .entry(local_ms.div_euclid(c.window_ms) * c.window_ms)
+                .entry(local_ms.div_euclid(c.window_ms() as i64) * c.window_ms() as i64)
                 .or_default() += 1;
         }
     }
@@ -115,7 +109,8 @@ impl HeavyAcc {
         // containing its start.
         let peak_of = |start: i64| {
             capacity.map(|c| {
-                let first = start.div_euclid(c.window_ms) * c.window_ms;
+                let cw = c.window_ms() as i64;
+                let first = start.div_euclid(cw) * cw;
                 let i = windows.partition_point(|&(ws, _)| ws < first);
                 windows[i..]
                     .iter()
@@ -150,7 +145,7 @@ impl HeavyAcc {
                 agent_share: agent.map_or(0.0, |(_, c)| share(c, b.heavy)),
                 peak,
                 over_capacity: match (peak, capacity) {
-                    (Some(p), Some(c)) => p > c.count,
+                    (Some(p), Some(c)) => p > c.count(),
                     _ => false,
                 },
             }
@@ -227,8 +222,8 @@ impl HeavyAcc {
             prefix_v4: cls.v4_len,
             prefix_v6: cls.v6_len,
             capacity: self.capacity.map(|c| CapacityOut {
-                count: c.count,
-                window: duration_label(c.window_ms),
+                count: c.count(),
+                window: duration_label(c.window_ms() as i64),
             }),
             requests: self.requests,
             heavy: self.heavy,
@@ -387,14 +382,17 @@ impl HeavyReport {
     /// added when there is room for one (at most 16 cells).
     pub fn doc_for_width(&self, width: usize) -> Doc {
         let plain = self.doc(0);
-        let used = plain.sections.first().map_or(0, |s| {
-            s.table
-                .to_terminal(usize::MAX, false)
-                .lines()
-                .map(|l| l.chars().count())
-                .max()
-                .unwrap_or(0)
-        });
+        let used = plain
+            .sections
+            .first()
+            .and_then(|s| s.table.as_ref())
+            .map_or(0, |t| {
+                t.to_terminal(usize::MAX, false)
+                    .lines()
+                    .map(|l| l.chars().count())
+                    .max()
+                    .unwrap_or(0)
+            });
         // A bar when there is room, else a one-character sparkline cell.
         let room = width.saturating_sub(used + 2).min(16);
         if room >= 1 { self.doc(room) } else { plain }
@@ -618,11 +616,12 @@ impl HeavyReport {
             lines,
             sections: vec![Section {
                 title: None,
-                table: t,
+                table: Some(t),
                 notes,
             }],
             csv_section: 0,
             csv,
+            figure: None,
         }
     }
 }
@@ -662,13 +661,7 @@ mod tests {
             (2 * h + 5, "4.4.4.4", "action=history"),
         ]);
         let mut cls = Classifier::default();
-        let mut acc = HeavyAcc::new(
-            h,
-            Some(Capacity {
-                count: 2,
-                window_ms: 600_000,
-            }),
-        );
+        let mut acc = HeavyAcc::new(h, Some(Rate::new(2, 600_000).unwrap()));
         for i in 0..b.len() {
             let rc = cls.classify(&b, i);
             acc.add(b.ts_ms[i], b.ts_ms[i], &rc);
@@ -695,7 +688,7 @@ mod tests {
         assert!(text.contains("01-01 00:00"), "{text}");
     }
 
-    fn report(rows: &[(i64, &str, &str)], width: i64, cap: Option<Capacity>) -> HeavyReport {
+    fn report(rows: &[(i64, &str, &str)], width: i64, cap: Option<Rate>) -> HeavyReport {
         let b = batch(rows);
         let mut cls = Classifier::default();
         let mut acc = HeavyAcc::new(width, cap);
@@ -788,10 +781,7 @@ mod tests {
                 (30 * h, "1.1.1.3", "search=a"),
             ],
             600_000,
-            Some(Capacity {
-                count: 1,
-                window_ms: h,
-            }),
+            Some(Rate::new(1, h as u64).unwrap()),
         );
         assert_eq!(r.buckets.len(), 7, "1 + 5 within the window + 1");
         assert!(r.buckets[..6].iter().all(|b| b.over_capacity));

@@ -59,37 +59,6 @@ pub fn groups_for_share(sorted_desc: &[u64], share: f64) -> u64 {
     sorted_desc.len() as u64
 }
 
-/// `num/den` as a fraction, 0 when `den` is 0.
-pub fn share(num: u64, den: u64) -> f64 {
-    if den == 0 {
-        0.0
-    } else {
-        num as f64 / den as f64
-    }
-}
-
-/// A share as a percentage with one decimal (`6.0%`), `-` for an empty denominator.
-pub fn pct1(num: u64, den: u64) -> String {
-    if den == 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", 100.0 * num as f64 / den as f64)
-    }
-}
-
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// Local wall-clock milliseconds as `YYYY-MM-DD HH:MM` (or `YYYY-MM-DD` when
 /// `date_only`).
 pub fn local_label(local_ms: i64, date_only: bool) -> String {
@@ -105,25 +74,6 @@ pub fn local_label(local_ms: i64, date_only: bool) -> String {
             rem % 3600 / 60
         )
     }
-}
-
-/// Local wall-clock milliseconds and their UTC offset as RFC 3339 (`2026-09-25T14:00:00+09:00`).
-pub fn local_rfc3339(local_ms: i64, offset_ms: i64) -> String {
-    let days = local_ms.div_euclid(86_400_000);
-    let rem = local_ms.rem_euclid(86_400_000) / 1000;
-    let (y, m, d) = civil_from_days(days);
-    let base = format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    );
-    if offset_ms == 0 {
-        return base + "Z";
-    }
-    let sign = if offset_ms < 0 { '-' } else { '+' };
-    let o = offset_ms.unsigned_abs() / 60_000;
-    format!("{base}{sign}{:02}:{:02}", o / 60, o % 60)
 }
 
 /// A duration in ms as the shortest of `10m`, `1h`, `1d`, `90s`, `250ms`.
@@ -153,6 +103,8 @@ pub fn mix64(mut z: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::number::share;
+    use crate::time::local_rfc3339;
     use proptest::prelude::*;
 
     #[test]
@@ -164,8 +116,6 @@ mod tests {
         assert_eq!(groups_for_share(&[50, 30, 20], 0.5), 1);
         assert_eq!(groups_for_share(&[50, 30, 20], 0.9), 3);
         assert_eq!(groups_for_share(&[], 0.5), 0);
-        assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(pct1(437, 7288), "6.0%");
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! (`%A`, `%{…}e`, `%{…}n`, `%X`, …) are matched and ignored.
 
 use super::FormatError;
-use super::program::{Builder, FieldKind, Program, RtUnit, TItem, TimeKind, Trailing};
+use super::fields::RtUnit;
+use super::program::{Builder, FieldKind, Program, TItem, TimeKind, Trailing};
 
 /// The format with config quoting removed, plus each byte's column in the original.
 fn unquote(src: &str) -> (Vec<u8>, Vec<usize>) {

@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::program::{parse_ip, split_target};
+use super::fields::{parse_ip, split_target};
 use super::{LineParser, ParseError};
 use crate::record::{Precision, Record};
 use crate::time;

@@ -6,7 +6,8 @@
 //! Unknown variables are fields logscope ignores (nginx allows any variable).
 
 use super::FormatError;
-use super::program::{Builder, FieldKind, Program, RtUnit, TimeKind, Trailing};
+use super::fields::RtUnit;
+use super::program::{Builder, FieldKind, Program, TimeKind, Trailing};
 
 /// The format text with config quoting removed, and for each byte its column in the
 /// user's original string (1-based, in characters).

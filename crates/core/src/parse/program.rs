@@ -7,28 +7,16 @@
 //! a field between double quotes, by the next unescaped `"` (`\"` is an escape, as
 //! Apache writes it; nginx writes `"` as `\x22`, which needs no special case).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-
 use memchr::{memchr, memrchr};
 
+use super::fields::RtUnit;
+use super::fields::{
+    client_list, dash_none, dash_only, find_quote, parse_ip, parse_rt, parse_status,
+    split_absolute, split_request, split_target, starts_with_quoted_list, strip_port,
+};
 use super::{FormatError, LineParser, ParseError, ParseOptions};
 use crate::record::{Precision, Record};
 use crate::time::{self, ClfTime};
-
-/// Unit of a request-duration field.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RtUnit {
-    /// Seconds, with or without a fraction (`%T`, `%{s}T`).
-    Secs,
-    /// Seconds with a mandatory fraction (nginx `$request_time`, `0.005`).
-    SecsFrac,
-    /// Whole milliseconds (`%{ms}T`).
-    Millis,
-    /// Whole microseconds (`%D`, `%{us}T`).
-    Micros,
-    /// Seconds with a fraction, `-1` meaning not available (AWS processing times).
-    SecsOrNeg,
-}
 
 /// One element of a strftime-like time pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +138,10 @@ pub(crate) enum Trailing {
     Quoted,
     /// Anything after a space (AWS logs, which add fields at the end over time).
     Any,
+    /// Complete ` "…"` fields, then optionally unquoted text after a space (Apache's
+    /// `host:443 (107 47us) TLSv1.3`, free text); a quote left open is still an error,
+    /// so a line cut short stays a bad line.
+    Extras,
 }
 
 /// A compiled text format.
@@ -160,6 +152,8 @@ pub(crate) struct Program {
     trailing: Trailing,
     /// Strip an extra pair of double quotes around the whole line.
     strip_outer: bool,
+    /// Ignore spaces and tabs before the first field (the format starts with one).
+    trim_lead: bool,
 }
 
 /// Builds a [`Program`] token by token, checking that fields can be delimited.
@@ -284,242 +278,14 @@ impl Builder {
             }
         }
         let strip_outer = !matches!(&self.toks[0], Tok::Lit(l) if l.starts_with(b"\""));
+        let trim_lead = matches!(&self.toks[0], Tok::Field(_));
         Ok(Program {
             toks: self.toks,
             trailing,
             strip_outer,
+            trim_lead,
         })
     }
-}
-
-/// Position of the first `"` in `s` not escaped by an odd number of backslashes.
-#[inline]
-pub(crate) fn find_quote(s: &[u8]) -> Option<usize> {
-    let mut from = 0;
-    loop {
-        let i = from + memchr(b'"', &s[from..])?;
-        let mut j = i;
-        while j > 0 && s[j - 1] == b'\\' {
-            j -= 1;
-        }
-        if (i - j) % 2 == 0 {
-            return Some(i);
-        }
-        from = i + 1;
-    }
-}
-
-/// Parses a dotted-quad IPv4 address strictly (four 1–3 digit octets ≤ 255).
-#[inline]
-fn parse_ipv4(b: &[u8]) -> Option<Ipv4Addr> {
-    if b.len() < 7 || b.len() > 15 {
-        return None;
-    }
-    let mut oct = [0u8; 4];
-    let mut k = 0;
-    let mut v: u32 = 0;
-    let mut nd = 0;
-    for &c in b {
-        if c == b'.' {
-            if nd == 0 || k == 3 {
-                return None;
-            }
-            oct[k] = v as u8;
-            k += 1;
-            v = 0;
-            nd = 0;
-        } else {
-            let d = c.wrapping_sub(b'0');
-            if d > 9 || nd == 3 {
-                return None;
-            }
-            v = v * 10 + d as u32;
-            if v > 255 {
-                return None;
-            }
-            nd += 1;
-        }
-    }
-    if k != 3 || nd == 0 {
-        return None;
-    }
-    oct[3] = v as u8;
-    Some(Ipv4Addr::from(oct))
-}
-
-/// An IPv6 address, optionally with a zone id (`fe80::1%eth0`, the zone dropped).
-#[inline]
-fn parse_ipv6(b: &[u8]) -> Option<Ipv6Addr> {
-    let b = match memchr(b'%', b) {
-        Some(i) if i + 1 < b.len() => &b[..i],
-        Some(_) => return None,
-        None => b,
-    };
-    std::str::from_utf8(b).ok()?.parse().ok()
-}
-
-/// A client field as an IP address when it is one; host names (and anything else) →
-/// `None`. Accepted: IPv4 (`203.0.113.7`), IPv4 with a port (`203.0.113.7:51234`),
-/// IPv6 (`2001:db8::1`), with a zone id (`fe80::1%eth0`), in brackets with or without
-/// a port (`[2001:db8::1]`, `[2001:db8::1]:443`). Zone and port are dropped, and an
-/// IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) is returned as the IPv4 address
-/// ([`crate::replay::canonical`]), so that the same client has one address, and one
-/// /24, whatever way its server logged it. Does not allocate.
-#[inline]
-pub fn parse_ip(b: &[u8]) -> Option<IpAddr> {
-    if let Some(v4) = parse_ipv4(b) {
-        return Some(IpAddr::V4(v4));
-    }
-    let colon = memchr(b':', b)?;
-    let port_ok = |p: &[u8]| !p.is_empty() && p.len() <= 5 && p.iter().all(u8::is_ascii_digit);
-    let v6 = if let Some(rest) = b.strip_prefix(b"[") {
-        let close = memchr(b']', rest)?;
-        let after = &rest[close + 1..];
-        if !after.is_empty() && !after.strip_prefix(b":").is_some_and(port_ok) {
-            return None;
-        }
-        let inner = &rest[..close];
-        match parse_ipv4(inner) {
-            Some(v4) => return Some(IpAddr::V4(v4)),
-            None => parse_ipv6(inner)?,
-        }
-    } else if let Some(v6) = parse_ipv6(b) {
-        v6
-    } else {
-        // `a.b.c.d:port`: exactly one colon.
-        let (host, port) = (&b[..colon], &b[colon + 1..]);
-        return (port_ok(port) && memchr(b':', port).is_none())
-            .then(|| parse_ipv4(host))
-            .flatten()
-            .map(IpAddr::V4);
-    };
-    Some(crate::replay::canonical(IpAddr::V6(v6)))
-}
-
-/// `None` for `-` and empty.
-#[inline]
-pub(crate) fn dash_none(v: &[u8]) -> Option<&[u8]> {
-    if v.is_empty() || v == b"-" {
-        None
-    } else {
-        Some(v)
-    }
-}
-
-/// `None` for `-` only (an empty header is kept as `Some("")`).
-#[inline]
-fn dash_only(v: &[u8]) -> Option<&[u8]> {
-    if v == b"-" { None } else { Some(v) }
-}
-
-/// Splits a request target into path and query at the first `?`.
-#[inline]
-pub(crate) fn split_target<'a>(t: &'a [u8], rec: &mut Record<'a>) {
-    match memchr(b'?', t) {
-        Some(i) => {
-            rec.path = Some(&t[..i]);
-            rec.query = Some(&t[i + 1..]);
-        }
-        None => rec.path = if t.is_empty() { None } else { Some(t) },
-    }
-}
-
-/// Removes `:port` from `host:port`, `[v6]:port` and (AWS) `v6:port`.
-pub(crate) fn strip_port(b: &[u8]) -> &[u8] {
-    if let Some(rest) = b.strip_prefix(b"[") {
-        return match memchr(b']', rest) {
-            Some(i) => &rest[..i],
-            None => b,
-        };
-    }
-    match memrchr(b':', b) {
-        Some(i) if b[i + 1..].iter().all(u8::is_ascii_digit) => &b[..i],
-        _ => b,
-    }
-}
-
-/// Splits an absolute-form target `scheme://authority/path` into authority and path.
-fn split_absolute(t: &[u8]) -> Option<(&[u8], &[u8])> {
-    let i = memchr::memmem::find(t, b"://")?;
-    if i == 0 || !t[..i].iter().all(u8::is_ascii_alphabetic) {
-        return None;
-    }
-    let rest = &t[i + 3..];
-    let end = rest
-        .iter()
-        .position(|c| *c == b'/' || *c == b'?')
-        .unwrap_or(rest.len());
-    Some((&rest[..end], &rest[end..]))
-}
-
-/// Whether `b` looks like a protocol token (`HTTP/1.1`, `http/1.0`, `HTTP/V1.0`).
-#[inline]
-fn looks_proto(b: &[u8]) -> bool {
-    b.len() >= 5 && b[..5].eq_ignore_ascii_case(b"HTTP/")
-}
-
-/// Splits a request line (`GET /a?b HTTP/1.1`) into method, path, query and protocol.
-/// `-` and empty give all `None`; a missing protocol gives `protocol: None`.
-#[inline]
-pub(crate) fn split_request<'a>(v: &'a [u8], rec: &mut Record<'a>) {
-    if v.is_empty() || v == b"-" {
-        return;
-    }
-    let (method, rest) = match memchr(b' ', v) {
-        Some(i) => (&v[..i], &v[i + 1..]),
-        None => (v, &v[v.len()..]),
-    };
-    rec.method = if method.is_empty() {
-        None
-    } else {
-        Some(method)
-    };
-    if rest.is_empty() {
-        return;
-    }
-    let target = match memrchr(b' ', rest) {
-        Some(i) if looks_proto(&rest[i + 1..]) => {
-            rec.protocol = Some(&rest[i + 1..]);
-            &rest[..i]
-        }
-        _ if looks_proto(rest) && memchr(b' ', rest).is_none() => {
-            // `GET HTTP/1.0`: no target at all.
-            rec.protocol = Some(rest);
-            &rest[..0]
-        }
-        _ => rest,
-    };
-    split_target(target, rec);
-}
-
-/// Parses a request duration into microseconds.
-#[inline]
-fn parse_rt(v: &[u8], unit: RtUnit) -> Option<u64> {
-    let us = match unit {
-        RtUnit::Micros => time::parse_uint(v),
-        RtUnit::Millis => time::parse_uint(v)?.checked_mul(1000),
-        RtUnit::Secs => time::parse_decimal_micros(v).map(|(us, _)| us as u64),
-        RtUnit::SecsOrNeg if v == b"-1" => None,
-        RtUnit::SecsOrNeg | RtUnit::SecsFrac => {
-            memchr(b'.', v)?;
-            time::parse_decimal_micros(v).map(|(us, _)| us as u64)
-        }
-    }?;
-    (us <= time::MAX_REQUEST_TIME_US).then_some(us)
-}
-
-#[inline]
-fn parse_status(v: &[u8]) -> Option<u16> {
-    if v.len() != 3 {
-        return None;
-    }
-    let a = v[0].wrapping_sub(b'0');
-    let b = v[1].wrapping_sub(b'0');
-    let c = v[2].wrapping_sub(b'0');
-    if a > 9 || b > 9 || c > 9 {
-        return None;
-    }
-    Some(a as u16 * 100 + b as u16 * 10 + c as u16)
 }
 
 /// Time being assembled from one or more time fields of a line.
@@ -631,6 +397,25 @@ impl TextParser {
 
 impl LineParser for TextParser {
     fn parse<'a>(&'a mut self, line: &'a [u8]) -> Result<Record<'a>, ParseError> {
+        self.parse_line(line)
+    }
+}
+
+/// After a user field that ended at the first byte of literal `l` which then did not
+/// match: the user name has spaces in it (`1.2.3.4 - john doe [...]`). Returns the
+/// user's length when the literal follows later and the reading is plausible: the
+/// ident was `-`, and the name has no quote and does not start with `- ` (which is a
+/// vhost line read one field off).
+fn spaced_user(from: &[u8], l: &[u8]) -> Option<usize> {
+    let n = memchr::memmem::find(from, l)?;
+    let v = &from[..n];
+    (n > 0 && !v.starts_with(b"- ") && memchr(b'"', v).is_none()).then_some(n)
+}
+
+impl TextParser {
+    /// Parses one line; the record borrows only from the line (so that callers may
+    /// try another parser after a failure).
+    pub(crate) fn parse_line<'l>(&mut self, line: &'l [u8]) -> Result<Record<'l>, ParseError> {
         let TextParser {
             prog,
             clf,
@@ -640,7 +425,22 @@ impl LineParser for TextParser {
         if line.is_empty() {
             return Err(ParseError::Empty);
         }
-        if prog.strip_outer && line.len() >= 2 && line[0] == b'"' && line[line.len() - 1] == b'"' {
+        if prog.trim_lead && (line[0] == b' ' || line[0] == b'\t') {
+            let n = line
+                .iter()
+                .position(|c| *c != b' ' && *c != b'\t')
+                .unwrap_or(line.len());
+            line = &line[n..];
+            if line.is_empty() {
+                return Err(ParseError::Empty);
+            }
+        }
+        if prog.strip_outer
+            && line.len() >= 2
+            && line[0] == b'"'
+            && line[line.len() - 1] == b'"'
+            && !starts_with_quoted_list(line)
+        {
             line = &line[1..line.len() - 1];
         }
         let mut rec = Record::default();
@@ -648,20 +448,38 @@ impl LineParser for TextParser {
         let mut rt: Option<u64> = None;
         let toks = &prog.toks;
         let mut pos = 0usize;
+        // Where the last field started (for a user name with spaces).
+        let mut field_start = 0usize;
         for (i, tok) in toks.iter().enumerate() {
             let rest = &line[pos..];
             match tok {
                 Tok::Lit(l) => {
                     if !rest.starts_with(l) {
-                        return Err(if l.starts_with(rest) {
-                            ParseError::Truncated
-                        } else {
-                            ParseError::Mismatch
-                        });
+                        let after_user = i > 0
+                            && matches!(&toks[i - 1], Tok::Field(f)
+                                if f.kind == FieldKind::User && f.end == End::Lit)
+                            && rec.ident.is_none();
+                        match after_user
+                            .then(|| spaced_user(&line[field_start..], l))
+                            .flatten()
+                        {
+                            Some(n) => {
+                                rec.user = Some(&line[field_start..field_start + n]);
+                                pos = field_start + n;
+                            }
+                            None => {
+                                return Err(if l.starts_with(rest) {
+                                    ParseError::Truncated
+                                } else {
+                                    ParseError::Mismatch
+                                });
+                            }
+                        }
                     }
                     pos += l.len();
                 }
                 Tok::Field(f) => {
+                    field_start = pos;
                     let (v, used) = match f.end {
                         End::Quoted => {
                             let n = find_quote(rest).ok_or(ParseError::UnterminatedQuote)?;
@@ -697,7 +515,16 @@ impl LineParser for TextParser {
                                 return Err(ParseError::MissingClient);
                             }
                             rec.client = v;
-                            rec.ip = parse_ip(v);
+                            if (v[0] == b'"' || v[v.len() - 1] == b',')
+                                && let Some(l) = client_list(rest)
+                            {
+                                // A list of addresses (X-Forwarded-For logged as the
+                                // client): the client is its first public address.
+                                rec.client = l.client;
+                                rec.xff = Some(l.list);
+                                used = l.used;
+                            }
+                            rec.ip = parse_ip(rec.client);
                         }
                         FieldKind::ClientPort => {
                             let c = strip_port(v);
@@ -841,6 +668,15 @@ impl LineParser for TextParser {
                         return Err(ParseError::TrailingData);
                     }
                 }
+                Trailing::Extras => {
+                    while let Some(q) = r.strip_prefix(b" \"") {
+                        let n = find_quote(q).ok_or(ParseError::UnterminatedQuote)?;
+                        r = &q[n + 1..];
+                    }
+                    if !r.is_empty() && r[0] != b' ' {
+                        return Err(ParseError::TrailingData);
+                    }
+                }
                 Trailing::Quoted => {
                     while !r.is_empty() {
                         r = r.strip_prefix(b" \"").ok_or(ParseError::TrailingData)?;
@@ -869,131 +705,5 @@ impl LineParser for TextParser {
         rec.ts_ms = time::arrival_ms(us).ok_or(ParseError::TimestampOutOfRange)?;
         rec.precision = prec;
         Ok(rec)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ipv4_strict() {
-        assert_eq!(parse_ipv4(b"1.2.3.4"), Some(Ipv4Addr::new(1, 2, 3, 4)));
-        assert_eq!(
-            parse_ipv4(b"255.255.255.255"),
-            Some(Ipv4Addr::new(255, 255, 255, 255))
-        );
-        for bad in [
-            &b"4.83.226.437"[..],
-            b"1.2.3",
-            b"1.2.3.4.5",
-            b"1..3.4",
-            b"1.2.3.4 ",
-            b"1234.1.1.1",
-            b"a.b.c.d",
-        ] {
-            assert_eq!(parse_ipv4(bad), None);
-        }
-        assert_eq!(
-            parse_ip(b"2001:41d0:8:f69::1"),
-            Some("2001:41d0:8:f69::1".parse().unwrap())
-        );
-        assert_eq!(parse_ip(b"[::1]"), Some(IpAddr::V6(Ipv6Addr::LOCALHOST)));
-        assert_eq!(parse_ip(b"in24.inetnebr.com"), None);
-    }
-
-    #[test]
-    fn client_addresses_with_zone_port_brackets_mapped() {
-        let ip = |s: &str| Some(s.parse::<IpAddr>().unwrap());
-        for (given, want) in [
-            ("fe80::1%eth0", ip("fe80::1")),
-            ("fe80::1%25", ip("fe80::1")),
-            ("[2001:db8::1]", ip("2001:db8::1")),
-            ("[2001:db8::1]:443", ip("2001:db8::1")),
-            ("[fe80::1%eth0]:8080", ip("fe80::1")),
-            ("203.0.113.7:51234", ip("203.0.113.7")),
-            ("[203.0.113.7]:80", ip("203.0.113.7")),
-            ("::ffff:203.0.113.9", ip("203.0.113.9")),
-            ("[::ffff:203.0.113.9]:1", ip("203.0.113.9")),
-            ("::ffff:cb00:7109", ip("203.0.113.9")),
-            ("2001:db8::1:443", ip("2001:db8::1:443")),
-            ("::1", ip("::1")),
-            ("fe80::1%", None),
-            ("[2001:db8::1", None),
-            ("[2001:db8::1]x", None),
-            ("[2001:db8::1]:", None),
-            ("[2001:db8::1]:123456", None),
-            ("203.0.113.7:", None),
-            ("203.0.113.7:http", None),
-            ("203.0.113.7:1:2", None),
-            ("host.example:80", None),
-            ("[]", None),
-            ("[]:1", None),
-            ("é:1", None),
-            (":", None),
-        ] {
-            assert_eq!(parse_ip(given.as_bytes()), want, "{given}");
-        }
-        assert_eq!(parse_ip(b"\xff:1"), None);
-        assert_eq!(parse_ip(&[0xff, b':', b'1']), None);
-    }
-
-    #[test]
-    fn quotes() {
-        assert_eq!(find_quote(br#"abc" x"#), Some(3));
-        assert_eq!(find_quote(br#"a\"b" x"#), Some(4));
-        assert_eq!(find_quote(br#"a\\" x"#), Some(3));
-        assert_eq!(find_quote(br#"a\\\"" x"#), Some(5));
-        assert_eq!(find_quote(br#"abc"#), None);
-    }
-
-    #[test]
-    fn request_lines() {
-        type Case<'c> = (&'c [u8], Opt<'c>, Opt<'c>, Opt<'c>, Opt<'c>);
-        type Opt<'c> = Option<&'c [u8]>;
-        let cases: &[Case] = &[
-            (
-                b"GET /a?b=1&c HTTP/1.1",
-                Some(b"GET"),
-                Some(b"/a"),
-                Some(b"b=1&c"),
-                Some(b"HTTP/1.1"),
-            ),
-            (b"GET /", Some(b"GET"), Some(b"/"), None, None),
-            (
-                b"get /x HTTP/V1.0",
-                Some(b"get"),
-                Some(b"/x"),
-                None,
-                Some(b"HTTP/V1.0"),
-            ),
-            (b"-", None, None, None, None),
-            (b"", None, None, None, None),
-            (b"quit", Some(b"quit"), None, None, None),
-            (
-                b"GET /a b c HTTP/1.0",
-                Some(b"GET"),
-                Some(b"/a b c"),
-                None,
-                Some(b"HTTP/1.0"),
-            ),
-            (
-                b"GET /? HTTP/1.0",
-                Some(b"GET"),
-                Some(b"/"),
-                Some(b""),
-                Some(b"HTTP/1.0"),
-            ),
-            (b"GET HTTP/1.0", Some(b"GET"), None, None, Some(b"HTTP/1.0")),
-        ];
-        for (line, m, p, q, pr) in cases {
-            let mut r = Record::default();
-            split_request(line, &mut r);
-            let l = String::from_utf8_lossy(line);
-            assert_eq!(r.method, *m, "{l}");
-            assert_eq!(r.path, *p, "{l}");
-            assert_eq!(r.query, *q, "{l}");
-            assert_eq!(r.protocol, *pr, "{l}");
-        }
     }
 }

@@ -266,7 +266,8 @@ fn combined_table() {
 fn combined_errors() {
     let f = Format::Combined;
     let cases: &[(&[u8], ParseError)] = &[
-        (br#" "curl/7.54.0""#, ParseError::MissingClient),
+        // Leading spaces are ignored; what is left is a quoted user agent.
+        (br#" "curl/7.54.0""#, ParseError::Truncated),
         (br#""-""#, ParseError::Truncated),
         (
             br#"1.2.3.4 - - [17/May/2015:10:05:03 +0000] "GET / HTTP/1.1" 200 1 "-" "trunc"#,

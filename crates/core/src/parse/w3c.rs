@@ -8,7 +8,7 @@
 
 use memchr::memchr;
 
-use super::program::{dash_none, parse_ip, split_target};
+use super::fields::{dash_none, parse_ip, split_target};
 use super::{LineParser, ParseError};
 use crate::record::{Precision, Record};
 use crate::time;

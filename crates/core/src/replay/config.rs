@@ -38,13 +38,13 @@ use serde::Deserialize;
 use super::key::KeySpec;
 use super::matcher::{Exempt, Matcher};
 use super::policy::{Dialect, LimitRef, Policy, PolicyError};
-use super::rate::Rate;
 use super::spec::{Algorithm, CostKind, LimitSpec, NginxDelay, SpecError};
 use super::zone::Zone;
+use crate::rate::Rate;
 
 /// Why a configuration did not load.
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub enum LimitConfigError {
     /// The file could not be read.
     #[error("cannot read {path}: {source}")]
     Io {
@@ -191,20 +191,21 @@ struct ExemptCfg {
 impl Policy {
     /// Reads a policy from TOML text (format in the module documentation of
     /// `replay::config` and the examples in `fixtures/limits/`).
-    pub fn from_toml(text: &str) -> Result<Policy, ConfigError> {
-        let cfg: FileCfg = toml::from_str(text).map_err(|e| ConfigError::Toml(e.to_string()))?;
+    pub fn from_toml(text: &str) -> Result<Policy, LimitConfigError> {
+        let cfg: FileCfg =
+            toml::from_str(text).map_err(|e| LimitConfigError::Toml(e.to_string()))?;
         build(cfg)
     }
 
     /// Reads a policy from a TOML file; the name defaults to the file stem.
-    pub fn from_toml_file(path: impl AsRef<Path>) -> Result<Policy, ConfigError> {
+    pub fn from_toml_file(path: impl AsRef<Path>) -> Result<Policy, LimitConfigError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        let text = std::fs::read_to_string(path).map_err(|source| LimitConfigError::Io {
             path: path.display().to_string(),
             source,
         })?;
         let cfg: FileCfg = toml::from_str(&text)
-            .map_err(|e| ConfigError::Toml(format!("{}: {e}", path.display())))?;
+            .map_err(|e| LimitConfigError::Toml(format!("{}: {e}", path.display())))?;
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -217,14 +218,14 @@ impl Policy {
     }
 }
 
-fn invalid(place: impl Into<String>, message: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid {
+fn invalid(place: impl Into<String>, message: impl Into<String>) -> LimitConfigError {
+    LimitConfigError::Invalid {
         place: place.into(),
         message: message.into(),
     }
 }
 
-fn build(cfg: FileCfg) -> Result<Policy, ConfigError> {
+fn build(cfg: FileCfg) -> Result<Policy, LimitConfigError> {
     let dialect = match cfg.dialect.as_deref() {
         None => Dialect::Nginx,
         Some(d) => Dialect::parse(d).ok_or_else(|| {
@@ -250,7 +251,7 @@ fn build(cfg: FileCfg) -> Result<Policy, ConfigError> {
         let max_keys = z.max_keys;
         let spec = zone_spec(z, dialect)?;
         let zone = Zone::with_max_keys(name.clone(), spec, max_keys).map_err(|source| {
-            ConfigError::Zone {
+            LimitConfigError::Zone {
                 zone: name.clone(),
                 source,
             }
@@ -300,9 +301,9 @@ fn build(cfg: FileCfg) -> Result<Policy, ConfigError> {
     Ok(p)
 }
 
-fn zone_spec(z: ZoneCfg, dialect: Dialect) -> Result<LimitSpec, ConfigError> {
+fn zone_spec(z: ZoneCfg, dialect: Dialect) -> Result<LimitSpec, LimitConfigError> {
     let place = format!("zone `{}`", z.name);
-    let zerr = |source: SpecError| ConfigError::Zone {
+    let zerr = |source: SpecError| LimitConfigError::Zone {
         zone: z.name.clone(),
         source,
     };
@@ -387,11 +388,11 @@ fn default_algo(d: Dialect) -> Algorithm {
     }
 }
 
-fn regex(s: &str, place: &str, field: &str) -> Result<Regex, ConfigError> {
+fn regex(s: &str, place: &str, field: &str) -> Result<Regex, LimitConfigError> {
     Regex::new(s).map_err(|e| invalid(place, format!("{field}: {e}")))
 }
 
-fn cidrs(v: Vec<String>, place: &str) -> Result<Vec<IpNet>, ConfigError> {
+fn cidrs(v: Vec<String>, place: &str) -> Result<Vec<IpNet>, LimitConfigError> {
     v.into_iter()
         .map(|s| {
             s.parse::<IpNet>()
@@ -405,7 +406,7 @@ fn bytes(v: Vec<String>) -> Vec<Vec<u8>> {
     v.into_iter().map(String::into_bytes).collect()
 }
 
-fn matcher(m: MatchCfg, place: &str) -> Result<Matcher, ConfigError> {
+fn matcher(m: MatchCfg, place: &str) -> Result<Matcher, LimitConfigError> {
     let identified = match (m.identified, m.anonymous) {
         (Some(_), Some(_)) => return Err(invalid(place, "give identified or anonymous, not both")),
         (Some(i), None) => Some(i),
@@ -446,7 +447,7 @@ fn matcher(m: MatchCfg, place: &str) -> Result<Matcher, ConfigError> {
     })
 }
 
-fn exempt(e: ExemptCfg, place: &str) -> Result<Exempt, ConfigError> {
+fn exempt(e: ExemptCfg, place: &str) -> Result<Exempt, LimitConfigError> {
     Ok(Exempt {
         cidr: cidrs(many(e.cidr), place)?,
         ua_regex: e

@@ -236,17 +236,7 @@ impl fmt::Display for KeySpec {
     }
 }
 
-/// IPv4-mapped IPv6 (`::ffff:a.b.c.d`) as IPv4; everything else unchanged.
-#[inline]
-pub fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6(v6),
-        },
-        v4 => v4,
-    }
-}
+pub use crate::net::canonical;
 
 /// The network of `ip`: cut to `v4_len` bits for IPv4 (and IPv4-mapped IPv6), `v6_len`
 /// bits for IPv6. Lengths beyond the address size are clamped.

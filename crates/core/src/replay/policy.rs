@@ -3,16 +3,13 @@
 
 use std::fmt::Write as _;
 
-use super::engine::{Decision, Verdict};
+use super::decision::{Decision, RuleId, Verdict};
 use super::matcher::{Exempt, Matcher};
 use super::nginx::NginxLimit;
 use super::request::Request;
 use super::spec::{LimitSpec, NginxDelay, SpecError, SpecScope};
 use super::store::Lookup;
 use super::zone::{Zone, ZoneId, nginx_limit};
-
-/// Index of a rule inside its policy.
-pub type RuleId = u16;
 
 /// How the limits that apply to one request combine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]

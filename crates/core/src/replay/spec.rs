@@ -4,7 +4,8 @@
 use std::fmt;
 
 use super::key::{KEY_NAMES, KeySpec};
-use super::rate::{Rate, RateError, describe_period, thousands};
+use crate::number::thousands;
+use crate::rate::{Rate, RateError, describe_period};
 
 /// The limiter algorithms the replay knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -4,12 +4,10 @@
 
 use std::io::{self, Write};
 
-use super::super::engine::{Decision, Verdict};
-use super::super::policy::Policy;
-use super::super::request::Request;
+use super::labels::utc_ms_label;
 use super::rows::RowMeta;
-use super::utc_ms_label;
 use crate::escape::csv_cell;
+use crate::replay::{Decision, Policy, Request, Verdict};
 
 /// The CSV header.
 pub const HEADER: &str = "file,line,arrival,candidate,key,decision,delay_ms,rule,zone,status";

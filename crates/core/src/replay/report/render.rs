@@ -1,10 +1,10 @@
 //! The replay report for people: a [`Doc`] with the candidates side by side.
 
-use super::{
-    CandidateReport, LabelScope, ReplayReport, TimeRow, Who, bucket_label, pct, thousands,
-};
+use super::labels::{LabelScope, bucket_label};
+use super::{CandidateReport, ReplayReport, TimeRow, Who};
 use crate::forensics::doc::{Doc, Section};
 use crate::forensics::duration_label;
+use crate::number::{pct1 as pct, thousands};
 use crate::table::{Align, Cell, Style, Table, sparkline};
 
 /// Widest sparkline, in characters.
@@ -74,8 +74,8 @@ impl ReplayReport {
         if let Some(cap) = &self.capacity {
             lines.push(format!(
                 "Capacity: {} requests per {}. Load = the requests a candidate covers: without the limit all of them, with it those it lets through.",
-                thousands(cap.count),
-                duration_label(cap.window_ms)
+                thousands(cap.count()),
+                duration_label(cap.window_ms() as i64)
             ));
         }
         if let Some(i) = &self.internal {
@@ -107,6 +107,7 @@ impl ReplayReport {
             sections,
             csv_section: 0,
             csv: None,
+            figure: None,
         }
     }
 
@@ -170,12 +171,12 @@ impl ReplayReport {
             short_time(c.last_refusal.as_deref()).into()
         });
         if let Some(cap) = &self.capacity {
-            let w = duration_label(cap.window_ms);
+            let w = duration_label(cap.window_ms() as i64);
             row(
                 &mut t,
                 &format!("peak per {w}, no limit"),
                 &|c| match &c.load {
-                    Some(l) => red_if(thousands(l.peak_without), l.peak_without > cap.count),
+                    Some(l) => red_if(thousands(l.peak_without), l.peak_without > cap.count()),
                     None => "-".into(),
                 },
             );
@@ -183,13 +184,13 @@ impl ReplayReport {
                 &mut t,
                 &format!("peak per {w}, limited"),
                 &|c| match &c.load {
-                    Some(l) => red_if(thousands(l.peak_with), l.peak_with > cap.count),
+                    Some(l) => red_if(thousands(l.peak_with), l.peak_with > cap.count()),
                     None => "-".into(),
                 },
             );
             row(
                 &mut t,
-                &format!("{w} windows over {}", thousands(cap.count)),
+                &format!("{w} windows over {}", thousands(cap.count())),
                 &|c| match &c.load {
                     Some(l) => red_if(
                         format!(
@@ -222,7 +223,7 @@ impl ReplayReport {
         }
         Section {
             title: Some("Decisions".into()),
-            table: t,
+            table: Some(t),
             notes,
         }
     }
@@ -261,7 +262,7 @@ impl ReplayReport {
         }
         Section {
             title: Some("Refused by class (share of the class's requests)".into()),
-            table: t,
+            table: Some(t),
             notes: vec![
                 "Classes: internal = addresses, agents or users a candidate exempts or --internal names; identified = a user name (or --session-cookie); declared bots = agents that say they are crawlers or bots; anonymous browser-like = browser agents not identified (anonymous, or the log cannot tell); other = tools and missing agents.".into(),
             ],
@@ -271,7 +272,7 @@ impl ReplayReport {
     fn time_section(&self) -> Section {
         let cap = self.capacity;
         let w = self.bucket_ms;
-        let marks = cap.filter(|c| c.window_ms == w);
+        let marks = cap.filter(|c| c.window_ms() as i64 == w);
         // One "offered" column when every candidate covers the same requests.
         let same_cover = self.over_time.iter().all(|r| {
             r.candidates
@@ -305,7 +306,7 @@ impl ReplayReport {
             .collect();
         let mut t = Table::new(&cols);
         let load_cell = |v: u64| match marks {
-            Some(c) if v > c.count => Cell::styled(format!("{} !", thousands(v)), Style::Red),
+            Some(c) if v > c.count() => Cell::styled(format!("{} !", thousands(v)), Style::Red),
             _ => Cell::from(thousands(v)),
         };
         let mut gaps = self.gaps.iter().peekable();
@@ -386,8 +387,8 @@ impl ReplayReport {
         if let Some(c) = marks {
             notes.push(format!(
                 "! = above the capacity of {} per {}.",
-                thousands(c.count),
-                duration_label(c.window_ms)
+                thousands(c.count()),
+                duration_label(c.window_ms() as i64)
             ));
         }
         Section {
@@ -400,7 +401,7 @@ impl ReplayReport {
                     .and_then(|r| scope.common(r.local_ms))
                     .map_or_else(String::new, |d| format!(", {d}"))
             )),
-            table: t,
+            table: Some(t),
             notes,
         }
     }
@@ -459,7 +460,7 @@ fn top_section(c: &CandidateReport, n: usize) -> Section {
     }
     Section {
         title: Some(format!("Most refused — {}", who(c, n))),
-        table: t,
+        table: Some(t),
         notes: vec![],
     }
 }
@@ -485,7 +486,7 @@ fn rules_section(c: &CandidateReport, n: usize) -> Section {
     }
     Section {
         title: Some(format!("By rule — {}", who(c, n))),
-        table: t,
+        table: Some(t),
         notes: vec![],
     }
 }
@@ -513,7 +514,7 @@ fn zones_section(c: &CandidateReport, n: usize) -> Section {
     }
     Section {
         title: Some(format!("By zone — {}", who(c, n))),
-        table: t,
+        table: Some(t),
         notes: vec![],
     }
 }

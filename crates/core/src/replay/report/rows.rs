@@ -24,10 +24,10 @@ use rustc_hash::FxHashMap;
 
 use super::super::key::KeySpec;
 use super::super::matcher::{Exempt, Matcher};
-use super::super::policy::Policy;
 use super::super::request::{ReplayOrder, Request};
 use crate::batch::Batch;
 use crate::classify::{AgentInfo, ClientKey, Device, Identity, RowClass};
+use crate::replay::Policy;
 use spill::{Run, RunReader, RunWriter};
 
 const NONE: u32 = u32::MAX;

@@ -45,7 +45,7 @@ struct Run {
     csv: String,
 }
 
-fn run_specs(specs: &[&str], reqs: &[Req], capacity: Option<Capacity>, internal: &[&str]) -> Run {
+fn run_specs(specs: &[&str], reqs: &[Req], capacity: Option<Rate>, internal: &[&str]) -> Run {
     let b = batch(reqs);
     let mut policies: Vec<Policy> = specs
         .iter()
@@ -151,10 +151,7 @@ fn counts_classes_keys_and_load() {
         user: None,
         status: 429,
     });
-    let cap = Capacity {
-        count: 5,
-        window_ms: 60_000,
-    };
+    let cap = Rate::new(5, 60_000).unwrap();
     let r = run_specs(&["3/s", "100/s,key=ip"], &reqs, Some(cap), &[]).report;
     assert_eq!(r.requests, 13);
     let a = &r.candidates[0];
@@ -313,10 +310,7 @@ fn decisions_csv_and_rendering_are_deterministic() {
 #[test]
 fn bucket_widths() {
     assert_eq!(auto_bucket(3_600_000, None), 300_000);
-    let cap = Capacity {
-        count: 1610,
-        window_ms: 600_000,
-    };
+    let cap = Rate::new(1610, 600_000).unwrap();
     assert_eq!(auto_bucket(86_400_000, Some(cap)), 600_000);
     assert_eq!(auto_bucket(400 * 86_400_000, Some(cap)), 2_592_000_000);
     assert_eq!(stamp(0, -3_600_000), "1969-12-31T23:00:00.000-01:00");
@@ -609,10 +603,7 @@ mod spilling {
             .collect();
         let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
         let span = store.span().map_or(0, |(a, b)| b - a);
-        let cap = Some(Capacity {
-            count: 4,
-            window_ms: 1_000,
-        });
+        let cap = Some(Rate::new(4, 1_000).unwrap());
         let opts = ReportOptions {
             capacity: cap,
             bucket_ms: auto_bucket(span, cap),

@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use crate::duration::{Duration, DurationError, Resolution};
+use crate::number::thousands;
 
 /// A rate: `count` units per `window_ms` milliseconds, kept exactly as integers.
 ///
@@ -12,7 +13,9 @@ use crate::duration::{Duration, DurationError, Resolution};
 /// count and the window as written: `1600/10m` is 1,600 in any 10 minutes, not 8 in any
 /// 3 s. Bucket algorithms only use the ratio. A decimal count is scaled to a whole one
 /// by the smallest factor that makes it whole: `0.2/s` is 1 per 5 s, `2.5/s` is 5 per 2 s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+///
+/// Serializes as `{"count": …, "window_ms": …}` (a report's capacity, for instance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Rate {
     count: u64,
     window_ms: u64,
@@ -200,19 +203,6 @@ fn gcd128(mut a: u128, mut b: u128) -> u128 {
         b = t;
     }
     a
-}
-
-/// `1600` → `1,600`.
-pub(crate) fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn plural(unit: &str) -> String {

@@ -1,0 +1,353 @@
+//! Exact fields of the proxy and JSON-lines formats (ingress-nginx, HAProxy, Traefik,
+//! Envoy, nginx JSON, user JSON maps), their bad and skipped lines, and detection of
+//! their fixtures.
+
+use super::*;
+use crate::time::format_rfc3339_ms;
+
+/// Every field of a record, on one line.
+fn show(r: &Record) -> String {
+    let t = |v: Option<&[u8]>| match v {
+        Some(v) => String::from_utf8_lossy(v).into_owned(),
+        None => "~".into(),
+    };
+    format!(
+        "{} p{} c={} ip={} u={} {} {} q={} {} {} b={} ref={} ua={} h={} xff={} rt={} ck={:?}",
+        format_rfc3339_ms(r.ts_ms),
+        r.precision.digits(),
+        String::from_utf8_lossy(r.client),
+        r.ip.map_or("~".into(), |i| i.to_string()),
+        t(r.user),
+        t(r.method),
+        t(r.path),
+        t(r.query),
+        t(r.protocol),
+        r.status,
+        r.bytes.map_or("~".into(), |b| b.to_string()),
+        t(r.referer),
+        t(r.user_agent),
+        t(r.host),
+        t(r.xff),
+        r.request_time_us.map_or("~".into(), |b| b.to_string()),
+        r.has_cookie,
+    )
+}
+
+fn fixture(name: &str) -> Vec<Vec<u8>> {
+    // Format samples live in fixtures/formats, copied real logs in fixtures/logs.
+    let dir = if std::path::Path::new(&format!(
+        "{}/../../fixtures/formats/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .exists()
+    {
+        "formats"
+    } else {
+        "logs"
+    };
+    let path = format!("{}/../../fixtures/{dir}/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .split(|&c| c == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// Parses every line of a fixture: `show` of each record, or `!reason` / `skip`.
+fn parse_all(f: &Format, opts: &ParseOptions, lines: &[Vec<u8>]) -> Vec<String> {
+    let mut p = f.parser(opts);
+    lines
+        .iter()
+        .map(|l| match p.parse(l) {
+            Ok(r) => show(&r),
+            Err(e) if e.is_skip() => "skip".into(),
+            Err(e) => format!("!{}", e.reason()),
+        })
+        .collect()
+}
+
+fn assert_lines(f: &Format, file: &str, want: &[&str]) {
+    let got = parse_all(f, &ParseOptions::default(), &fixture(file));
+    assert_eq!(got.len(), want.len(), "{file}: {got:#?}");
+    for (g, w) in got.iter().zip(want) {
+        // A trailing `…` compares a prefix only (fields another test owns).
+        match w.strip_suffix('…') {
+            Some(prefix) => assert!(g.starts_with(prefix), "{file}: {g}"),
+            None => assert_eq!(g, w, "{file}"),
+        }
+    }
+}
+
+#[test]
+fn ingress_nginx_fields_lists_dashes_and_legacy() {
+    assert_lines(
+        &Format::IngressNginx,
+        "ingress-nginx.log",
+        &[
+            "2024-03-22T10:01:01.997Z p0 c=192.168.65.1 ip=192.168.65.1 u=~ GET /api/v1/items q=page=2 HTTP/1.1 200 b=612 ref=~ ua=curl/8.4.0 h=~ xff=~ rt=3000 ck=None",
+            "2024-03-22T10:01:02.880Z p0 c=203.0.113.9 ip=203.0.113.9 u=alice POST /login q=~ HTTP/2.0 302 b=0 ref=https://shop.example/ ua=Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/124.0 h=~ xff=~ rt=120000 ck=None",
+            "2024-03-22T10:01:04.000Z p0 c=198.51.100.23 ip=198.51.100.23 u=~ GET /healthz q=~ HTTP/1.1 503 b=190 ref=~ ua=kube-probe/1.29 h=~ xff=~ rt=0 ck=None",
+            "2024-03-22T10:01:04.985Z p0 c=2001:db8::17 ip=2001:db8::17 u=~ GET /static/app.js q=~ HTTP/1.1 200 b=48213 ref=https://shop.example/cart ua=Mozilla/5.0 (iPhone; CPU iPhone OS 17_3 like Mac OS X) h=~ xff=~ rt=15000 ck=None",
+            "2024-03-22T10:01:05.999Z p0 c=10.0.0.5 ip=10.0.0.5 u=~ GET /old q=~ HTTP/1.1 404 b=153 ref=~ ua=Go-http-client/1.1 h=~ xff=~ rt=1000 ck=None",
+        ],
+    );
+}
+
+#[test]
+fn haproxy_fields_prefixes_timers_and_tcp_lines() {
+    assert_lines(
+        &Format::Haproxy,
+        "haproxy-httplog.log",
+        &[
+            "2009-02-06T12:14:14.655Z p3 c=10.0.1.2 ip=10.0.1.2 u=~ GET /index.html q=~ HTTP/1.1 200 b=2750 ref=~ ua=~ h=~ xff=~ rt=109000 ck=None",
+            "2009-02-06T12:14:15.002Z p3 c=192.0.2.44 ip=192.0.2.44 u=~ POST /checkout q=step=pay HTTP/1.1 504 b=194 ref=~ ua=~ h=~ xff=~ rt=5004000 ck=None",
+            "2009-02-06T12:14:16.120Z p3 c=198.51.100.7 ip=198.51.100.7 u=~ …",
+            "2026-12-01T09:15:12.374Z p3 c=127.0.12.21 ip=127.0.12.21 u=~ GET /www/item/294 q=rid=F000000 HTTP/1.1 200 b=73 ref=~ ua=~ h=~ xff=~ rt=0 ck=None",
+            "2024-03-22T10:01:07.001Z p3 c=2001:db8::5 ip=2001:db8::5 u=~ GET /v2/status q=~ HTTP/1.1 200 b=1024 ref=~ ua=~ h=~ xff=~ rt=18000 ck=None",
+            "skip",
+        ],
+    );
+    let opts = ParseOptions {
+        default_offset_secs: 3600,
+    };
+    let mut p = Format::Haproxy.parser(&opts);
+    let l = b"1.2.3.4:1 [06/Feb/2009:12:14:14.655] f b/s 0/0/0/0/-1 -1 0 - - CD-- 0/0/0/0/0 0/0 \"GET / HTTP/1.1\"";
+    let r = p.parse(l).unwrap();
+    assert_eq!(format_rfc3339_ms(r.ts_ms), "2009-02-06T11:14:14.655Z");
+    assert_eq!((r.status, r.request_time_us), (0, None));
+    let bad = b"198.51.100.7:40000 [06/Feb/2009:12:14:16.120] http-in http-in/<NOSRV> -1/-1/-1/-1/0 400 187 - - PR-- 3/3/0/0/0 0/0 \"<BADREQ>\"";
+    let r = p.parse(bad).unwrap();
+    assert_eq!(
+        (r.status, r.bytes, r.request_time_us),
+        (400, Some(187), Some(0))
+    );
+    let zoned = b"1.2.3.4:1 [06/Feb/2009:12:14:14.655 +0100] f b/s 0/0/0/0/1 200 0 - - ---- 0/0/0/0/0 0/0 \"GET / HTTP/1.1\"";
+    let mut p = Format::Haproxy.parser(&ParseOptions::default());
+    assert_eq!(
+        format_rfc3339_ms(p.parse(zoned).unwrap().ts_ms),
+        "2009-02-06T11:14:14.655Z"
+    );
+    for (bad, why) in [
+        (&b"Feb  6 12:14:14 localhost haproxy[1]: Proxy http-in started."[..], ParseError::Mismatch),
+        (b"1.2.3.4:1 [06/Feb/2009:12:14:14.655] f b/s 0/0/0/0/1 200 0 - - ---- 0/0/0/0/0 0/0 \"GET / HTTP/1.1", ParseError::UnterminatedQuote),
+        (b"1.2.3.4:1 [06/Feb/2009:12:14:14.655] f b/s 0/0/0/0/1 200 0 - - ---- 0/0/0/0/0", ParseError::Truncated),
+        (b"1.2.3.4:1 [06/Feb/2009:12:14:14.655] f b/s 0/0/0/0/x 200 0 - - ---- 0/0/0/0/0 0/0 \"GET /\"", ParseError::BadRequestTime),
+        (b"1.2.3.4:1 [06/Feb/2009:12:14:14.655] f b/s 0/0/0/0/1 2000 0 - - ---- 0/0/0/0/0 0/0 \"GET /\"", ParseError::BadStatus),
+        (b"1.2.3.4:1 [36/Feb/2009:12:14:14.655] f b/s 0/0/0/0/1 200 0 - - ---- 0/0/0/0/0 0/0 \"GET /\"", ParseError::BadTimestamp),
+    ] {
+        assert_eq!(p.parse(bad).err(), Some(why), "{}", String::from_utf8_lossy(bad));
+    }
+}
+
+#[test]
+fn traefik_clf_and_json_fields() {
+    assert_lines(
+        &Format::Traefik,
+        "traefik.log",
+        &[
+            "2024-03-22T10:01:02.000Z p0 c=192.168.1.10 ip=192.168.1.10 u=~ GET /api/users q=id=7 HTTP/1.1 200 b=1024 ref=~ ua=curl/8.4.0 h=~ xff=~ rt=12000 ck=None",
+            "2024-03-22T09:01:03.000Z p0 c=203.0.113.9 ip=203.0.113.9 u=bob POST /upload q=~ HTTP/2.0 201 b=0 ref=https://app.example/ ua=Mozilla/5.0 (Windows NT 10.0; Win64; x64) h=~ xff=~ rt=350000 ck=None",
+            "2024-03-22T10:01:04.000Z p0 c=198.51.100.23 ip=198.51.100.23 u=~ GET /missing q=~ HTTP/1.1 404 b=19 ref=~ ua=~ h=~ xff=~ rt=0 ck=None",
+        ],
+    );
+    assert_lines(
+        &Format::TraefikJson,
+        "traefik-json.log",
+        &[
+            "2024-03-22T10:01:02.123Z p6 c=192.168.1.10 ip=192.168.1.10 u=~ GET /api/users q=id=7 HTTP/1.1 200 b=1024 ref=~ ua=curl/8.4.0 h=api.example xff=~ rt=12346 ck=None",
+            "2024-03-22T10:01:03.500Z p3 c=2001:db8::9 ip=2001:db8::9 u=alice POST /upload q=~ HTTP/2.0 502 b=0 ref=https://app.example/ ua=Mozilla/5.0 (Windows NT 10.0; Win64; x64) h=app.example xff=198.51.100.1, 10.0.0.2 rt=30001000 ck=None",
+        ],
+    );
+    let mut p = Format::TraefikJson.parser(&ParseOptions::default());
+    let own = br#"{"level":"info","msg":"Configuration loaded from flags.","time":"2024-03-22T10:00:00Z"}"#;
+    assert_eq!(p.parse(own).err(), Some(ParseError::NotAccessLog));
+}
+
+#[test]
+fn envoy_fields_client_from_xff_and_tcp_entries() {
+    assert_lines(
+        &Format::Envoy,
+        "envoy.log",
+        &[
+            "2016-04-15T20:17:00.310Z p3 c=10.0.35.28 ip=10.0.35.28 u=~ POST /api/v1/locations q=~ HTTP/2 204 b=0 ref=~ ua=nsq2http h=locations xff=10.0.35.28 rt=226000 ck=None",
+            "2024-03-22T10:01:02.123Z p3 c=203.0.113.9 ip=203.0.113.9 u=~ GET /products q=q=shoes HTTP/1.1 200 b=5120 ref=~ ua=Mozilla/5.0 (X11; Linux x86_64) h=shop.example xff=203.0.113.9, 10.0.0.1 rt=37000 ck=None",
+            "2024-03-22T10:01:03.000Z p3 c=- ip=~ u=~ GET /healthz q=~ HTTP/1.1 503 b=19 ref=~ ua=kube-probe/1.29 h=shop.example xff=~ rt=0 ck=None",
+            "skip",
+        ],
+    );
+}
+
+#[test]
+fn nginx_json_and_user_maps() {
+    assert_lines(
+        &Format::NginxJson,
+        "nginx-json.log",
+        &[
+            "2024-03-22T10:01:01.988Z p0 c=192.0.2.10 ip=192.0.2.10 u=~ GET /index.html q=lang=en HTTP/1.1 200 b=5120 ref=~ ua=Mozilla/5.0 (X11; Linux x86_64) h=www.example.org xff=~ rt=12000 ck=None",
+            "2024-03-22T10:01:01.500Z p0 c=2001:db8::42 ip=2001:db8::42 u=bob POST /api/v1/orders q=~ HTTP/2.0 201 b=0 ref=https://www.example.org/cart ua=Mozilla/5.0 \"quoted\" é h=www.example.org xff=198.51.100.7, 10.0.0.2 rt=1500000 ck=None",
+            "2024-03-22T10:01:04.000Z p0 c=198.51.100.99 ip=198.51.100.99 u=~ GET /search q=q=a%20b HTTP/1.1 404 b=153 ref=~ ua=~ h=~ xff=~ rt=0 ck=None",
+        ],
+    );
+    let map = Format::json_map(
+        "ts=ts,client=ip,method=verb,path=url,status=code,bytes=size,agent=ua,referer=ref,host=vhost,request_time_ms=took_ms",
+    )
+    .unwrap();
+    assert_lines(
+        &map,
+        "json-map.log",
+        &[
+            "2024-03-22T10:01:02.250Z p3 c=192.0.2.77 ip=192.0.2.77 u=~ GET /v1/items q=limit=10 ~ 200 b=2048 ref=~ ua=okhttp/4.12.0 h=api.example xff=~ rt=42000 ck=None",
+            "2024-03-22T10:01:03.000Z p3 c=2001:db8::77 ip=2001:db8::77 u=~ DELETE /v1/items/9 q=~ ~ 204 b=~ ref=~ ua=~ h=api.example xff=~ rt=7000 ck=None",
+        ],
+    );
+    assert_eq!(Format::from_name(&map.name()).unwrap(), map);
+    let mut p = map.parser(&ParseOptions::default());
+    for (bad, why) in [
+        (&b"not json"[..], ParseError::BadJson),
+        (
+            br#"{"ts":"2024-03-22T10:01:02Z","ip":"1.2.3.4"}"#,
+            ParseError::MissingStatus,
+        ),
+        (
+            br#"{"ts":"2024-03-22T10:01:02Z","code":200}"#,
+            ParseError::MissingClient,
+        ),
+        (
+            br#"{"ts":"x","ip":"1.2.3.4","code":200}"#,
+            ParseError::BadTimestamp,
+        ),
+        (
+            br#"{"ts":1711101662,"ip":"1.2.3.4","code":200,"took_ms":-3}"#,
+            ParseError::BadRequestTime,
+        ),
+        (
+            br#"{"ts":1711101662,"ip":"1.2.3.4","code":200,"size":"big"}"#,
+            ParseError::BadBytes,
+        ),
+        (
+            br#"{"ts":1711101662,"ip":"1.2.3.4","code":2000}"#,
+            ParseError::BadStatus,
+        ),
+        (
+            br#"{"ts":1711101662,"ip":"1.2.3.4","code":200} x"#,
+            ParseError::BadJson,
+        ),
+    ] {
+        assert_eq!(
+            p.parse(bad).err(),
+            Some(why),
+            "{}",
+            String::from_utf8_lossy(bad)
+        );
+    }
+    let r = p
+        .parse(br#"{"ts":1711101662123,"ip":"1.2.3.4","code":200}"#)
+        .unwrap();
+    assert_eq!(format_rfc3339_ms(r.ts_ms), "2024-03-22T10:01:02.123Z");
+    let no_client = Format::json_map("ts_end=t,status=s,request_time=d").unwrap();
+    let mut p = no_client.parser(&ParseOptions::default());
+    let r = p
+        .parse(br#"{"t":"22/Mar/2024:10:01:02 +0000","s":"200","d":"0.5"}"#)
+        .unwrap();
+    assert_eq!(
+        (r.client, format_rfc3339_ms(r.ts_ms)),
+        (&b"-"[..], "2024-03-22T10:01:01.500Z".to_string())
+    );
+}
+
+/// Every built-in's sample is detected as itself, with full confidence.
+#[test]
+fn detector_confusion_every_builtin_detects_as_itself() {
+    let line = |s: &str| s.as_bytes().to_vec();
+    const C: &str = r#"1.2.3.4 - - [17/May/2015:10:05:03 +0000] "GET /a?b HTTP/1.1" 200 512 "http://r/" "Mozilla/5.0""#;
+    let samples: Vec<(Format, Vec<Vec<u8>>)> = vec![
+        (
+            Format::Combined,
+            fixture("elastic-apache.log").into_iter().take(50).collect(),
+        ),
+        (
+            Format::Common,
+            vec![line(
+                r#"in24.inetnebr.com - - [01/Aug/1995:00:00:01 -0400] "GET /x HTTP/1.0" 200 1839"#,
+            )],
+        ),
+        (
+            Format::VhostCombined,
+            vec![line(&format!("www.example.org:443 {C}"))],
+        ),
+        (
+            Format::VhostCommon,
+            vec![line(
+                r#"www.example.org 10.0.0.1 - - [31/Dec/2023:23:59:59 +0000] "POST /login HTTP/1.1" 302 12"#,
+            )],
+        ),
+        (
+            Format::CombinedXff,
+            vec![line(&format!(r#"{C} "10.0.0.1, 10.0.0.2""#))],
+        ),
+        (Format::CombinedRt, vec![line(&format!("{C} 0.250"))]),
+        (Format::CombinedUs, vec![line(&format!("{C} 5123"))]),
+        (
+            Format::NginxMsec,
+            vec![line(
+                r#"127.0.0.1 1795968216.117 [29/Nov/2026:16:03:36 +0000] "GET / HTTP/1.1" 200 3 "-" "-" 1.205"#,
+            )],
+        ),
+        (
+            Format::Netnea,
+            vec![line(
+                r#"75.249.65.145 US - [2015-09-02 10:42:51.003372] "GET /cms/ HTTP/1.1" 200 7113 "-" "Googlebot" www.example.com 124.165.3.7 443 redirect-handler - + "-" Vea2i8CoAwcAADevXAgAAAAB TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256 701 12118 -% 88871 803 0 0 0 0"#,
+            )],
+        ),
+        (Format::CaddyJson, fixture("caddy-mirror.json.log")),
+        (
+            Format::W3c,
+            fixture("iis-w3c.log").into_iter().take(40).collect(),
+        ),
+        (
+            Format::Elb,
+            vec![line(
+                r#"2015-05-13T23:39:43.945958Z my-loadbalancer 1.2.3.4:2817 10.0.0.1:80 0.000086 0.001048 0.001337 200 200 0 57 "GET https://www.example.com:443/p HTTP/1.1" "curl/8" DHE-RSA-AES128-SHA TLSv1.2"#,
+            )],
+        ),
+        (
+            Format::Alb,
+            vec![line(
+                r#"https 2020-01-01T00:55:04.127531Z app/my-alb/abcdef 1.2.3.4:2817 10.0.0.1:80 0.001 -1 0.000 502 - 225 24950 "GET https://www.example.com:443/p HTTP/1.1" "curl/8" ECDHE-RSA-AES128-GCM-SHA256 TLSv1.2 arn:aws:elasticloadbalancing:eu-west-1:1:targetgroup/T/a "Root=1-a" "www.example.com" "arn:aws:acm:eu-west-1:1:certificate/1" 0 2020-01-01T00:55:04.023000Z "forward" "-" "-" "10.1.1.1:80" "200" "-" "-" TID_1"#,
+            )],
+        ),
+        (Format::IngressNginx, fixture("ingress-nginx.log")),
+        (Format::Haproxy, fixture("haproxy-httplog.log")),
+        (Format::Traefik, fixture("traefik.log")),
+        (Format::TraefikJson, fixture("traefik-json.log")),
+        (Format::Envoy, fixture("envoy.log")),
+        (Format::NginxJson, fixture("nginx-json.log")),
+    ];
+    for f in Format::builtins() {
+        assert!(
+            samples.iter().any(|s| s.0 == f),
+            "no detection sample for built-in {}",
+            f.name()
+        );
+    }
+    for (f, lines) in &samples {
+        let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+        let d = detect(&refs).unwrap_or_else(|| panic!("{}: nothing detected", f.name()));
+        assert_eq!(
+            d.format,
+            *f,
+            "{}: detected {} ({:?})",
+            f.name(),
+            d.format.name(),
+            d.alternatives
+        );
+        let want = if *f == Format::Combined { 0.98 } else { 1.0 };
+        assert!(
+            d.confidence >= want,
+            "{}: confidence {}",
+            f.name(),
+            d.confidence
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! Settling an input's format: the syntax of a user's format string recognised (nginx
+//! `log_format` or Apache `LogFormat`), or the format detected from a sample of the
+//! input's first lines, with a typed reason when neither works.
+
+use super::{Detection, Format, FormatError, detect};
+use crate::escape;
+
+/// Why no format could be settled. The messages leave out the input's name: callers
+/// put it in front (`NAME: …`).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SettleError {
+    /// A format string with neither `$variable`s (nginx) nor `%directive`s (Apache).
+    #[error("'{0}' has no $variable (nginx log_format) and no %directive (Apache LogFormat)")]
+    UnknownSyntax(String),
+    /// The format string is recognised but does not compile.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// The sample holds bytes but no complete line short enough to look at.
+    #[error(
+        "cannot recognise the log format: its first {bytes} bytes hold no complete line of at most {max_line} bytes (--max-line)"
+    )]
+    NoCompleteLine {
+        /// Bytes sampled.
+        bytes: usize,
+        /// The longest line looked at.
+        max_line: usize,
+    },
+    /// No built-in format parses any sampled line.
+    #[error(
+        "cannot recognise the log format: none of the known formats matches any of its first {lines} lines (first line: \"{}\")",
+        escape::terminal(.first, 120)
+    )]
+    NoMatch {
+        /// Lines sampled.
+        lines: usize,
+        /// The first of them, as read.
+        first: Vec<u8>,
+    },
+    /// The stream is damaged so early that too little came out to tell its format.
+    #[error("too little came out before the damage to recognise the format")]
+    Damaged,
+}
+
+/// Compiles a user's format string, recognising its syntax: `$variable`s without `%`
+/// are nginx, `%directive`s without `$` are Apache, both together are taken as nginx
+/// (a `%` in an nginx format is a literal).
+pub fn log_format(f: &str) -> Result<Format, SettleError> {
+    let (dollar, percent) = (f.contains('$'), f.contains('%'));
+    let fmt = if dollar {
+        Format::nginx(f)
+    } else if percent {
+        Format::apache(f)
+    } else {
+        return Err(SettleError::UnknownSyntax(f.to_string()));
+    };
+    Ok(fmt?)
+}
+
+/// What was sampled from the start of an input (`source::Reader::sample`).
+#[derive(Clone, Copy, Debug)]
+pub struct Sampled<'s> {
+    /// Its first non-blank complete lines.
+    pub lines: &'s [&'s [u8]],
+    /// Bytes sampled.
+    pub bytes: usize,
+    /// Whether the input holds nothing but white space.
+    pub blank: bool,
+    /// Whether the stream was found damaged within the sample.
+    pub damaged: bool,
+    /// The longest line the sample considered.
+    pub max_line: usize,
+}
+
+/// The format of an input, detected from its sample. An empty input, or a damaged one
+/// that gave no line at all (reading it reports the damage), has nothing to parse:
+/// any format does, and `combined` is returned without a detection.
+pub fn from_sample(s: &Sampled<'_>) -> Result<(Format, Option<Detection>), SettleError> {
+    let Some(&first) = s.lines.first() else {
+        if !s.blank && !s.damaged {
+            return Err(SettleError::NoCompleteLine {
+                bytes: s.bytes,
+                max_line: s.max_line,
+            });
+        }
+        return Ok((Format::Combined, None));
+    };
+    match detect(s.lines) {
+        Some(d) => Ok((d.format.clone(), Some(d))),
+        None if s.damaged => Err(SettleError::Damaged),
+        None => Err(SettleError::NoMatch {
+            lines: s.lines.len(),
+            first: first.to_vec(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_format_syntax() {
+        assert!(matches!(
+            log_format("$remote_addr [$time_local] \"$request\" $status"),
+            Ok(Format::Custom(_))
+        ));
+        assert!(matches!(
+            log_format("%h %l %u %t \"%r\" %>s %b"),
+            Ok(Format::Custom(_))
+        ));
+        assert_eq!(
+            log_format("no fields here"),
+            Err(SettleError::UnknownSyntax("no fields here".into()))
+        );
+        assert!(matches!(log_format("%Q"), Err(SettleError::Format(_))));
+    }
+
+    fn sampled<'s>(lines: &'s [&'s [u8]], blank: bool, damaged: bool) -> Sampled<'s> {
+        Sampled {
+            lines,
+            bytes: 10,
+            blank,
+            damaged,
+            max_line: 4096,
+        }
+    }
+
+    #[test]
+    fn from_samples() {
+        let line: &[u8] =
+            br#"1.2.3.4 - - [17/May/2015:10:05:03 +0000] "GET / HTTP/1.1" 200 1 "-" "ua""#;
+        let (f, d) = from_sample(&sampled(&[line], false, false)).unwrap();
+        assert_eq!(f, Format::Combined);
+        assert!(d.is_some());
+        assert_eq!(
+            from_sample(&sampled(&[], true, false)).unwrap(),
+            (Format::Combined, None)
+        );
+        assert_eq!(
+            from_sample(&sampled(&[], false, true)).unwrap(),
+            (Format::Combined, None)
+        );
+        assert_eq!(
+            from_sample(&sampled(&[], false, false)),
+            Err(SettleError::NoCompleteLine {
+                bytes: 10,
+                max_line: 4096
+            })
+        );
+        let junk: &[u8] = b"junk \x1b[31m";
+        let e = from_sample(&sampled(&[junk], false, false)).unwrap_err();
+        assert!(e.to_string().contains("first 1 lines"), "{e}");
+        assert!(!e.to_string().contains('\x1b'), "{e}");
+        assert_eq!(
+            from_sample(&sampled(&[junk], false, true)),
+            Err(SettleError::Damaged)
+        );
+    }
+}

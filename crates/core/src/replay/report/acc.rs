@@ -1,0 +1,282 @@
+//! The replay report's accumulator: fed one replayed row at a time, it keeps only
+//! counts that do not grow with the log — per class, rule, bucket, capacity window and
+//! distinct refused key — and the decision times of the last capacity window (for its
+//! sliding peak). [`ReportAcc::finish`] (in `finish.rs`) turns it into the report.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::IpAddr;
+
+use rustc_hash::FxHashMap;
+
+use super::model::{LoggedFate, TimeCell};
+use super::options::ReportOptions;
+use super::rows::RowMeta;
+use crate::classify::ClientKey;
+use crate::net::canonical;
+use crate::rate::Rate;
+use crate::replay::{Decision, Policy, Verdict};
+
+#[derive(Default)]
+pub(super) struct Bucket {
+    pub(super) offset_ms: i64,
+    pub(super) requests: u64,
+    pub(super) cells: Vec<TimeCell>,
+}
+
+pub(super) struct CapAcc {
+    pub(super) cap: Rate,
+    pub(super) windows: BTreeMap<i64, [u64; 2]>,
+    pub(super) cov: VecDeque<i64>,
+    pub(super) pass: VecDeque<i64>,
+    pub(super) peak: [(u64, i64, i64); 2],
+}
+
+impl CapAcc {
+    fn add(&mut self, utc: i64, local: i64, passed: bool) {
+        let w = self.cap.window_ms() as i64;
+        let start = local.div_euclid(w) * w;
+        let e = self.windows.entry(start).or_default();
+        e[0] += 1;
+        e[1] += u64::from(passed);
+        let off = local - utc;
+        slide(&mut self.cov, &mut self.peak[0], utc, off, w);
+        if passed {
+            slide(&mut self.pass, &mut self.peak[1], utc, off, w);
+        }
+    }
+}
+
+fn slide(q: &mut VecDeque<i64>, peak: &mut (u64, i64, i64), t: i64, off: i64, w: i64) {
+    q.push_back(t);
+    while q.front().is_some_and(|&f| f <= t - w) {
+        q.pop_front();
+    }
+    if q.len() as u64 > peak.0 {
+        *peak = (q.len() as u64, t, off);
+    }
+}
+
+#[derive(Default)]
+pub(super) struct CandAcc {
+    /// Per class: covered, exempt, refused, delayed.
+    pub(super) who: [[u64; 4]; 5],
+    /// Refusals per address and network that is not IPv4 (folded together with the
+    /// IPv4 ones in [`ReportAcc::finish`]).
+    pub(super) refused_ip: FxHashMap<ClientKey, u64>,
+    pub(super) refused_prefix: FxHashMap<ClientKey, u64>,
+    /// Refusals per IPv4 address and network, by their bits: entries a third the size
+    /// of a [`ClientKey`]'s, so a storm's addresses stay in cache.
+    pub(super) refused_ip4: FxHashMap<u32, u64>,
+    pub(super) refused_net4: FxHashMap<u32, u64>,
+    /// Refusals per agent id.
+    pub(super) refused_agent: Vec<u64>,
+    pub(super) first_refusal: Option<(i64, i64)>,
+    pub(super) last_refusal: Option<(i64, i64)>,
+    pub(super) logged: LoggedFate,
+    /// Per rule: in scope, admitted, delayed, refused, exempt.
+    pub(super) rules: Vec<[u64; 5]>,
+    pub(super) cap: Option<CapAcc>,
+}
+
+/// Accumulates the report while the rows are replayed.
+pub struct ReportAcc {
+    pub(super) opts: ReportOptions,
+    pub(super) requests: u64,
+    pub(super) second: u64,
+    pub(super) logged: u64,
+    pub(super) first: Option<(i64, i64)>,
+    pub(super) last: Option<(i64, i64)>,
+    pub(super) who_total: [u64; 5],
+    pub(super) agent_total: Vec<u64>,
+    pub(super) buckets: BTreeMap<i64, Bucket>,
+    pub(super) cur: Option<(i64, Bucket)>,
+    pub(super) cands: Vec<CandAcc>,
+    /// The IPv4 network mask of `opts.v4_len`.
+    pub(super) v4_mask: u32,
+}
+
+impl ReportAcc {
+    /// An accumulator for these candidates.
+    pub fn new(policies: &[Policy], opts: ReportOptions) -> ReportAcc {
+        let cands = policies
+            .iter()
+            .map(|p| CandAcc {
+                rules: vec![[0; 5]; p.rules().len()],
+                cap: opts.capacity.map(|cap| CapAcc {
+                    cap,
+                    windows: BTreeMap::new(),
+                    cov: VecDeque::new(),
+                    pass: VecDeque::new(),
+                    peak: [(0, 0, 0); 2],
+                }),
+                ..CandAcc::default()
+            })
+            .collect();
+        ReportAcc {
+            opts: ReportOptions {
+                bucket_ms: opts.bucket_ms.max(1),
+                ..opts
+            },
+            requests: 0,
+            second: 0,
+            logged: 0,
+            first: None,
+            last: None,
+            who_total: [0; 5],
+            agent_total: Vec::new(),
+            buckets: BTreeMap::new(),
+            cur: None,
+            cands,
+            v4_mask: match opts.v4_len.min(32) {
+                0 => 0,
+                len => u32::MAX << (32 - len),
+            },
+        }
+    }
+
+    fn bucket(&mut self, local: i64, utc: i64) -> &mut Bucket {
+        let w = self.opts.bucket_ms;
+        let start = local.div_euclid(w) * w;
+        if self.cur.as_ref().is_none_or(|(s, _)| *s != start) {
+            if let Some((s, b)) = self.cur.take() {
+                merge_bucket(&mut self.buckets, s, b);
+            }
+            let b = self.buckets.remove(&start).unwrap_or_else(|| Bucket {
+                offset_ms: local - utc,
+                requests: 0,
+                cells: vec![TimeCell::default(); self.cands.len()],
+            });
+            self.cur = Some((start, b));
+        }
+        &mut self.cur.as_mut().expect("set above").1
+    }
+
+    /// Adds one replayed row: its facts, its time on the report's clock, and the
+    /// candidates' verdicts (in candidate order).
+    pub fn add(&mut self, m: &RowMeta, local_ms: i64, verdicts: &[Verdict]) {
+        let t = m.arrival_ms;
+        let off = local_ms - t;
+        self.requests += 1;
+        self.second += u64::from(m.second_resolution);
+        self.logged += u64::from(m.logged_refusal);
+        if self.first.is_none() {
+            self.first = Some((t, off));
+        }
+        self.last = Some((t, off));
+        let w = m.who.index();
+        self.who_total[w] += 1;
+        let a = m.agent as usize;
+        if a >= self.agent_total.len() {
+            self.agent_total.resize(a + 1, 0);
+        }
+        self.agent_total[a] += 1;
+        self.bucket(local_ms, t).requests += 1;
+        for (c, v) in verdicts.iter().enumerate() {
+            let d = v.decision;
+            if d == Decision::OutOfScope {
+                continue;
+            }
+            let refused = d == Decision::Refuse;
+            let cell = &mut self.bucket(local_ms, t).cells[c];
+            cell.covered += 1;
+            cell.refused += u64::from(refused);
+            cell.passed += u64::from(!refused);
+            let ca = &mut self.cands[c];
+            let wr = &mut ca.who[w];
+            wr[0] += 1;
+            if let Some(r) = v.rule.and_then(|r| ca.rules.get_mut(r as usize)) {
+                match d {
+                    Decision::Admit => {
+                        r[0] += 1;
+                        r[1] += 1;
+                    }
+                    Decision::Delay(_) => {
+                        r[0] += 1;
+                        r[2] += 1;
+                    }
+                    Decision::Refuse => {
+                        r[0] += 1;
+                        r[3] += 1;
+                    }
+                    _ => r[4] += 1,
+                }
+            }
+            if m.logged_refusal {
+                ca.logged.covered += 1;
+                match d {
+                    Decision::Admit => ca.logged.admitted += 1,
+                    Decision::Delay(_) => ca.logged.delayed += 1,
+                    Decision::Refuse => ca.logged.refused += 1,
+                    _ => {}
+                }
+            }
+            match d {
+                Decision::Exempt => wr[1] += 1,
+                Decision::Delay(_) => wr[3] += 1,
+                Decision::Refuse => {
+                    wr[2] += 1;
+                    if ca.first_refusal.is_none() {
+                        ca.first_refusal = Some((t, off));
+                    }
+                    ca.last_refusal = Some((t, off));
+                    if let Some(IpAddr::V4(a)) = m.ip.map(canonical) {
+                        let a = u32::from(a);
+                        *ca.refused_ip4.entry(a).or_default() += 1;
+                        *ca.refused_net4.entry(a & self.v4_mask).or_default() += 1;
+                    } else {
+                        let (v4, v6) = (self.opts.v4_len, self.opts.v6_len);
+                        let (ip_key, prefix_key) = client_keys(m.ip, m.name_key, v4, v6);
+                        if let Some(k) = ip_key {
+                            *ca.refused_ip.entry(k).or_default() += 1;
+                        }
+                        if let Some(k) = prefix_key {
+                            *ca.refused_prefix.entry(k).or_default() += 1;
+                        }
+                    }
+                    let a = m.agent as usize;
+                    if a >= ca.refused_agent.len() {
+                        ca.refused_agent.resize(a + 1, 0);
+                    }
+                    ca.refused_agent[a] += 1;
+                }
+                _ => {}
+            }
+            if let Some(cap) = &mut ca.cap {
+                cap.add(t, local_ms, !refused);
+            }
+        }
+    }
+}
+
+pub(super) fn merge_bucket(map: &mut BTreeMap<i64, Bucket>, start: i64, b: Bucket) {
+    match map.get_mut(&start) {
+        None => {
+            map.insert(start, b);
+        }
+        Some(old) => {
+            old.requests += b.requests;
+            for (o, n) in old.cells.iter_mut().zip(&b.cells) {
+                o.covered += n.covered;
+                o.refused += n.refused;
+                o.passed += n.passed;
+            }
+        }
+    }
+}
+
+/// The address and network keys of a row's client (a host name is both).
+#[inline]
+pub(super) fn client_keys(
+    ip: Option<IpAddr>,
+    name_key: Option<ClientKey>,
+    v4: u8,
+    v6: u8,
+) -> (Option<ClientKey>, Option<ClientKey>) {
+    match (ip, name_key) {
+        (Some(ip), _) => (
+            Some(ClientKey::addr(ip)),
+            Some(ClientKey::prefix(ip, v4, v6)),
+        ),
+        (None, k) => (k, k),
+    }
+}

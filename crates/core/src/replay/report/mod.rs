@@ -1,0 +1,114 @@
+//! The `logscope replay` report: what each candidate limiter would have done with the
+//! selected requests — admitted, delayed, refused; the passed load against a capacity;
+//! refusals over time; whom it refused (top networks, addresses, agents, and classes:
+//! declared bots, anonymous browser-like, identified users, internal services); the
+//! requests a deployed limiter already refused in the log — as a typed, serializable
+//! [`ReplayReport`] and a [`crate::forensics::doc::Doc`] for people.
+//!
+//! Flow: collect the selected rows in a [`RowStore`] (with a [`Who`] class each; it
+//! writes sorted runs to temporary files beyond a run size, so memory does not grow
+//! with the log), [`RowStore::sort`] them into decision-time order, then [`run`] feeds
+//! them (merging the runs back) through a [`Replay`] into a [`ReportAcc`] (and
+//! optionally a [`DecisionsWriter`]), and [`ReportAcc::finish`] gives the report.
+//! Nothing the accumulator keeps grows with the log: counts per class, rule, zone,
+//! bucket, capacity window and distinct refused key, and the decision times of the
+//! last capacity window (for its sliding peak). Deterministic: no hash-map order reaches an
+//! output, every sort has a tie-breaker.
+//!
+//! Files: `options.rs` (what the report is asked for), `model.rs` (the typed result),
+//! `labels.rs` (stamps, bucket labels, letters), `acc.rs` (the accumulator),
+//! `finish.rs` (accumulator → report), `render.rs` (the report for people),
+//! `decisions.rs` (the `--decisions` CSV), `rows.rs` (the rows and their order).
+
+mod acc;
+mod decisions;
+mod finish;
+mod labels;
+mod model;
+mod options;
+mod render;
+mod rows;
+
+use std::io::Write;
+
+pub use acc::ReportAcc;
+pub use decisions::{DecisionsWriter, HEADER as DECISIONS_HEADER};
+pub use labels::{agent_label, stamp, stamp_secs, utc_ms_label};
+pub use model::{
+    CandidateReport, ClassRow, ClassTotal, KeyRow, Load, LoggedFate, LoggedRefusals, ReplayReport,
+    RuleRow, TimeCell, TimeGap, TimeRow, TopRefused, ZoneRow,
+};
+pub use options::{ReportContext, ReportOptions, auto_bucket};
+pub use rows::{InternalMarks, Needs, RowInput, RowMeta, RowStore, SpillOptions, Who};
+
+use super::{Policy, Replay, Verdict};
+#[cfg(test)]
+use {crate::rate::Rate, labels::letter};
+
+/// Where [`run`] sends each request's verdicts (the `--decisions` CSV).
+pub trait DecisionSink {
+    /// One request's verdicts, in candidate order.
+    fn decided(
+        &mut self,
+        file: &str,
+        meta: &RowMeta,
+        req: &super::Request<'_>,
+        policies: &[Policy],
+        verdicts: &[Verdict],
+    ) -> std::io::Result<()>;
+}
+
+impl<W: Write> DecisionSink for DecisionsWriter<W> {
+    fn decided(
+        &mut self,
+        file: &str,
+        meta: &RowMeta,
+        req: &super::Request<'_>,
+        policies: &[Policy],
+        verdicts: &[Verdict],
+    ) -> std::io::Result<()> {
+        for (c, v) in verdicts.iter().enumerate() {
+            self.write(file, meta, req, c, &policies[c], v)?;
+        }
+        Ok(())
+    }
+}
+
+/// Replays `store` (sorted) through `replay` into `acc`, handing every request's
+/// verdicts to `decisions` when given. `local` maps UTC ms to the report's wall clock;
+/// it is asked once per 15 minutes of log (no time zone changes offset more often).
+/// Fails if the decisions cannot be written or the store's runs on disk cannot be read.
+pub fn run(
+    store: &RowStore,
+    replay: &mut Replay,
+    acc: &mut ReportAcc,
+    local: &dyn Fn(i64) -> i64,
+    mut decisions: Option<&mut dyn DecisionSink>,
+) -> std::io::Result<()> {
+    const SLOT: i64 = 15 * 60_000;
+    let mut verdicts: Vec<Verdict> = Vec::with_capacity(replay.policies().len());
+    let mut slot = (i64::MIN, 0i64);
+    store.for_each_sorted(|req, meta| {
+        let t = meta.arrival_ms;
+        let s = t.div_euclid(SLOT);
+        if s != slot.0 {
+            slot = (s, local(s * SLOT) - s * SLOT);
+        }
+        verdicts.clear();
+        verdicts.extend_from_slice(replay.decide(req));
+        acc.add(meta, t + slot.1, &verdicts);
+        if let Some(w) = decisions.as_deref_mut() {
+            w.decided(
+                store.file_name(meta.file),
+                meta,
+                req,
+                replay.policies(),
+                &verdicts,
+            )?;
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests;
