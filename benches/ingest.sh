@@ -57,6 +57,16 @@ hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$WORK/ing.json" \
 rm -rf "$WORK/data"
 row '`logscope ingest` (parse + Parquet write)' "$(median "$WORK/ing.json")" "$(rss "$BIN" --data "$WORK/data" ingest --quiet "$LOG")"
 
+# The parse alone (no Parquet written), for the "writing may not cost more than the
+# parse" ratio of issue 9.
+hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$WORK/dry.json" \
+    "$BIN --data $WORK/dry ingest --quiet --dry-run $LOG" >/dev/null 2>&1
+row '`logscope ingest --dry-run` (parse only)' "$(median "$WORK/dry.json")" "$(rss "$BIN" --data "$WORK/dry" ingest --quiet --dry-run "$LOG")"
+python3 -c "
+import json
+m=lambda f: json.load(open(f))['results'][0]['median']
+print(f'ingest / dry-run: {m(\"$WORK/ing.json\")/m(\"$WORK/dry.json\"):.2f}x')" >&2
+
 rm -rf "$WORK/data"
 hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$WORK/ing1.json" \
     --prepare "rm -rf $WORK/data" "$BIN --data $WORK/data ingest --quiet --threads 1 $LOG" >/dev/null 2>&1

@@ -122,18 +122,7 @@ pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
         &mut sel.classifier,
     );
     let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
-        let mut bc = sel.classifier.batch(b);
-        for i in 0..b.len() {
-            let ts = b.ts_ms[i];
-            if !sel.filter.in_period(ts) {
-                continue;
-            }
-            let rc = bc.classify(&mut sel.classifier, i);
-            if sel.filter.matches(b, i, &rc, &sel.classifier) {
-                acc.add(ts, &rc);
-            }
-        }
-        sel.classifier.end_batch(bc);
+        sel.each_selected(b, |i, rc, _, _| acc.add(b.ts_ms[i], rc));
     })?;
     let report = acc.finish(
         &sel.classifier,

@@ -177,6 +177,27 @@ pub struct Selection {
 }
 
 impl Selection {
+    /// Calls `f(i, class, classifier, clock)` for each row of `b` in the period that
+    /// the filter selects, classifying per distinct value where the batch is coded
+    /// (the select-and-classify loop every report shares).
+    pub fn each_selected(
+        &mut self,
+        b: &logscope_core::batch::Batch,
+        mut f: impl FnMut(usize, &logscope_core::classify::RowClass, &Classifier, &Clock),
+    ) {
+        let mut bc = self.classifier.batch(b);
+        for i in 0..b.len() {
+            if !self.filter.in_period(b.ts_ms[i]) {
+                continue;
+            }
+            let rc = bc.classify(&mut self.classifier, i);
+            if self.filter.matches(b, i, &rc, &self.classifier) {
+                f(i, &rc, &self.classifier, &self.clock);
+            }
+        }
+        self.classifier.end_batch(bc);
+    }
+
     /// `--since`/`--until` as UTC ms, for [`super::rows::for_each_batch`]'s pruning.
     pub fn period(&self) -> (Option<i64>, Option<i64>) {
         (self.filter.since_ms, self.filter.until_ms)

@@ -71,18 +71,10 @@ pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
         &mut sel.classifier,
     );
     let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
-        let mut bc = sel.classifier.batch(b);
-        for i in 0..b.len() {
+        sel.each_selected(b, |i, rc, _, clock| {
             let ts = b.ts_ms[i];
-            if !sel.filter.in_period(ts) {
-                continue;
-            }
-            let rc = bc.classify(&mut sel.classifier, i);
-            if sel.filter.matches(b, i, &rc, &sel.classifier) {
-                acc.add(ts, sel.clock.local(ts), &rc);
-            }
-        }
-        sel.classifier.end_batch(bc);
+            acc.add(ts, clock.local(ts), rc);
+        });
     })?;
     let report = acc.finish(
         &sel.classifier,

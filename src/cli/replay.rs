@@ -278,35 +278,26 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
     };
     let stats = for_each_batch(data, &args.rows, cols, since, until, |file, b| {
         let fid = store.file_id(file);
-        let mut bc = sel.classifier.batch(b);
-        for i in 0..b.len() {
-            if !sel.filter.in_period(b.ts_ms[i]) {
-                continue;
-            }
-            let rc = bc.classify(&mut sel.classifier, i);
-            if !sel.filter.matches(b, i, &rc, &sel.classifier) {
-                continue;
-            }
+        sel.each_selected(b, |i, rc, classifier, _| {
             let logged = statuses.contains(&b.status[i]);
             if logged && args.drop_logged_refusals {
                 dropped += 1;
-                continue;
+                return;
             }
             let internal =
                 !marks.is_empty() && marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
-            let who = Who::of(internal, rc.identity, sel.classifier.agents.info(rc.agent));
+            let who = Who::of(internal, rc.identity, classifier.agents.info(rc.agent));
             store.push(
                 fid,
                 &RowInput {
                     batch: b,
                     i,
-                    class: &rc,
+                    class: rc,
                     who,
                     logged_refusal: logged,
                 },
             );
-        }
-        sel.classifier.end_batch(bc);
+        });
     })?;
     timing.lap("read and classify", store.len());
     store.sort().with_context(|| {

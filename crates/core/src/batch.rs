@@ -61,36 +61,28 @@ impl TextColumn {
 
     /// Appends a value (`None` = null).
     pub fn push(&mut self, v: Option<&[u8]>) {
-        let code = match v {
-            Some(bytes) => {
-                push_escaped(&mut self.data, bytes);
-                self.valid.push(true);
-                self.ends.len() as u32
-            }
-            None => {
-                self.valid.push(false);
-                NULL_CODE
-            }
-        };
-        self.ends.push(self.data.len());
-        if let Some(codes) = &mut self.codes {
-            codes.push(code);
+        if let Some(bytes) = v {
+            push_escaped(&mut self.data, bytes);
         }
+        self.end_row(v.is_some());
     }
 
     /// Appends a value already known to be text (no validation, no escaping).
     pub fn push_str(&mut self, v: Option<&str>) {
-        let code = match v {
-            Some(s) => {
-                self.data.push_str(s);
-                self.valid.push(true);
-                self.ends.len() as u32
-            }
-            None => {
-                self.valid.push(false);
-                NULL_CODE
-            }
+        if let Some(s) = v {
+            self.data.push_str(s);
+        }
+        self.end_row(v.is_some());
+    }
+
+    /// Closes the value just appended to `data` as a new slot (and row).
+    fn end_row(&mut self, valid: bool) {
+        let code = if valid {
+            self.ends.len() as u32
+        } else {
+            NULL_CODE
         };
+        self.valid.push(valid);
         self.ends.push(self.data.len());
         if let Some(codes) = &mut self.codes {
             codes.push(code);

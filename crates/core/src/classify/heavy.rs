@@ -40,6 +40,20 @@ pub struct HeavyRule {
     pub exclude: bool,
 }
 
+impl HeavyRule {
+    /// Whether the rule's methods (if any) and path regex (if any) accept the request.
+    #[inline]
+    fn method_and_path_match(&self, method: Option<&str>, path: Option<&str>) -> bool {
+        let method_ok = self.methods.is_empty()
+            || method.is_some_and(|m| self.methods.iter().any(|x| x.eq_ignore_ascii_case(m)));
+        method_ok
+            && self
+                .path
+                .as_ref()
+                .is_none_or(|p| p.is_match(path.unwrap_or("")))
+    }
+}
+
 /// The heavy-request rules: user classes first (in file order), then MediaWiki's.
 #[derive(Clone, Debug)]
 pub struct HeavyRules {
@@ -129,14 +143,7 @@ impl HeavyRules {
         query: Option<&str>,
     ) -> HeavyClass {
         for (r, id) in &self.user {
-            if let Some(ms) = Some(&r.methods).filter(|m| !m.is_empty())
-                && !method.is_some_and(|m| ms.iter().any(|x| x.eq_ignore_ascii_case(m)))
-            {
-                continue;
-            }
-            if let Some(p) = &r.path
-                && !p.is_match(path.unwrap_or(""))
-            {
+            if !r.method_and_path_match(method, path) {
                 continue;
             }
             if let Some(q) = &r.query
@@ -157,14 +164,7 @@ impl HeavyRules {
     /// any query. Lets a reader classify once per distinct path.
     pub fn without_query(&self, method: Option<&str>, path: Option<&str>) -> Option<HeavyClass> {
         for (r, id) in &self.user {
-            if let Some(ms) = Some(&r.methods).filter(|m| !m.is_empty())
-                && !method.is_some_and(|m| ms.iter().any(|x| x.eq_ignore_ascii_case(m)))
-            {
-                continue;
-            }
-            if let Some(p) = &r.path
-                && !p.is_match(path.unwrap_or(""))
-            {
+            if !r.method_and_path_match(method, path) {
                 continue;
             }
             if r.query.is_some() {
