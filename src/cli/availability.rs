@@ -206,6 +206,7 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
     let cols = if whole {
         Columns {
             request: true,
+            query: probe.is_some(),
             ..Columns::NONE
         }
     } else {
@@ -214,9 +215,11 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
             identity: false,
             agent: false,
         };
+        let c = columns_for(none, &sel.filter, &mut sel.classifier);
         Columns {
             request: true,
-            ..columns_for(none, &sel.filter, &mut sel.classifier)
+            query: c.query || probe.is_some(),
+            ..c
         }
     };
     let mut buf = String::new();
@@ -269,6 +272,11 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
         }
         sel.classifier.end_batch(bc);
     })?;
+    // Over the dataset the rows outside the period were pruned unread: count them from
+    // the snapshot's row total, so the report says what a read of the files would.
+    if let Some(rows) = stats.dataset_rows {
+        acc.add_outside(rows.saturating_sub(stats.records));
+    }
     let prepared = acc.prepare(&cfg);
     let computed = match zone {
         ChronoZone::Tz(tz) => prepared.compute_in(&TzCalendar { tz, by: cfg.by }, &cfg),

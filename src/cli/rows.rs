@@ -81,6 +81,9 @@ pub struct RowStats {
     pub origin: String,
     /// What the FILE arguments yielded; `None` over the dataset.
     pub input: Option<InputReport>,
+    /// Rows of the whole dataset snapshot read (its time filters aside); `None` over
+    /// files. `dataset_rows - records` rows lie outside `--since`/`--until`.
+    pub dataset_rows: Option<u64>,
 }
 
 impl RowStats {
@@ -217,6 +220,7 @@ pub fn columns_for(
     classifier.needs = needs;
     Columns {
         request: needs.heavy || filter.path.is_some(),
+        query: needs.heavy,
         identity: needs.identity,
         agent: needs.agent,
         host: filter.host.is_some(),
@@ -249,10 +253,12 @@ pub fn for_each_batch(
             );
         }
         stats.origin = format!("dataset {}", data.display());
-        stats.records = scan::scan(&ds, cols, since, until, |fb| {
+        let scanned = scan::scan(&ds, cols, since, until, |fb| {
             sink(&fb.file, &fb.batch);
             ControlFlow::Continue(())
         })?;
+        stats.records = scanned.delivered;
+        stats.dataset_rows = Some(scanned.rows);
         return Ok(stats);
     }
     let fargs = args.format_args();

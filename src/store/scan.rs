@@ -18,8 +18,10 @@ const SLICE_ROWS: usize = 128 * 1024;
 /// report fast: each one costs its decoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Columns {
-    /// method, path, query.
+    /// method, path.
     pub request: bool,
+    /// query.
+    pub query: bool,
     /// protocol.
     pub protocol: bool,
     /// user, ident, has_cookie.
@@ -43,6 +45,7 @@ impl Columns {
     /// Every column.
     pub const ALL: Columns = Columns {
         request: true,
+        query: true,
         protocol: true,
         identity: true,
         agent: true,
@@ -56,6 +59,7 @@ impl Columns {
     /// Only the columns that are always read.
     pub const NONE: Columns = Columns {
         request: false,
+        query: false,
         protocol: false,
         identity: false,
         agent: false,
@@ -72,8 +76,9 @@ impl Columns {
         } else {
             vec!["ts", "status", "client", "ip_hi", "ip_lo", "file", "line"]
         };
-        let groups: [(bool, &[&'static str]); 8] = [
-            (self.request, &["method", "path", "query"]),
+        let groups: [(bool, &[&'static str]); 9] = [
+            (self.request, &["method", "path"]),
+            (self.query, &["query"]),
             (self.protocol, &["protocol"]),
             (self.identity, &["user", "ident", "has_cookie"]),
             (self.agent, &["user_agent"]),
@@ -99,6 +104,16 @@ pub struct FileBatch {
     pub batch: Batch,
 }
 
+/// What a [`scan`] read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Scanned {
+    /// Rows delivered to the sink (inside `since`/`until`).
+    pub delivered: u64,
+    /// Rows of the whole snapshot read, time filters or not: `rows - delivered` is the
+    /// number of rows outside the period (when the sink did not stop early).
+    pub rows: u64,
+}
+
 /// Calls `sink` with the dataset's rows, part by part in manifest order, a row group at
 /// a time, keeping only rows with `since <= ts < until` (ms) when given.
 pub fn scan(
@@ -107,11 +122,12 @@ pub fn scan(
     since: Option<i64>,
     until: Option<i64>,
     mut sink: impl FnMut(FileBatch) -> ControlFlow<()>,
-) -> Result<u64, StoreError> {
+) -> Result<Scanned, StoreError> {
     let (snapshot, manifest) = ds.read()?;
     let Some(snapshot) = snapshot else {
-        return Ok(0);
+        return Ok(Scanned::default());
     };
+    let rows: u64 = manifest.parts.iter().map(|p| p.rows).sum();
     let names = cols.names();
     // What to read: per part, the row ranges whose time range meets [since, until).
     let mut work: Vec<(std::path::PathBuf, usize, usize)> = Vec::new();
@@ -222,11 +238,17 @@ pub fn scan(
                 if sink(fb).is_break() {
                     // Dropping the receivers stops the decoders at their next send.
                     drop(receivers);
-                    return Ok(total);
+                    return Ok(Scanned {
+                        delivered: total,
+                        rows,
+                    });
                 }
             }
         }
-        Ok(total)
+        Ok(Scanned {
+            delivered: total,
+            rows,
+        })
     })
 }
 

@@ -148,12 +148,13 @@ fn dataset_reads_answer_as_file_reads_under_random_filters_and_rules() {
         &["--path", "^/wiki/"],
         &["--since", "2024-06-03", "--until", "2024-06-06"],
     ];
-    let commands: [&[&str]; 5] = [
+    let commands: [&[&str]; 6] = [
         &["heavy", "--by", "6h"],
         &["concentration", "--top", "8"],
         &["concentration", "--by", "ip", "--top", "8"],
         &["agents", "--sample", "5", "--seed", "3"],
         &["heavy", "--by", "1d"],
+        &["availability", "--by", "day"],
     ];
     let mut rng = Rng(11);
     let mut compared = 0;
@@ -178,7 +179,7 @@ fn dataset_reads_answer_as_file_reads_under_random_filters_and_rules() {
             compared += 1;
         }
     }
-    assert_eq!(compared, 20);
+    assert_eq!(compared, 24);
     // agents without filter or sample counts per distinct User-Agent over the dataset.
     for extra in [
         &[][..],

@@ -88,6 +88,12 @@ impl Accumulator {
         self.lines
     }
 
+    /// Counts `n` lines outside `since`/`until` that were never pushed (a dataset
+    /// read skips them without decoding).
+    pub fn add_outside(&mut self, n: u64) {
+        self.outside += n;
+    }
+
     /// Lines outside `since`/`until` (or with absurd timestamps), ignored.
     pub fn outside(&self) -> u64 {
         self.outside
