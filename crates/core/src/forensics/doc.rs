@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use crate::escape;
-use crate::table::Table;
+use crate::table::{Table, display_width, truncate_to_width};
 
 /// One table with an optional title and notes under it.
 #[derive(Clone, Debug, Default)]
@@ -171,25 +171,25 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
     wrap_with(line, width.max(20), "", "  ", true)
 }
 
-/// Wraps a line at spaces into lines of `indent` and at most `width` more characters;
+/// Wraps a line at spaces into lines of `indent` and at most `width` more columns;
 /// a word longer than that stands alone on its line, uncut.
 pub fn wrap_indented(line: &str, width: usize, indent: &str) -> Vec<String> {
-    wrap_with(line, width + indent.chars().count(), indent, indent, false)
+    wrap_with(line, width + display_width(indent), indent, indent, false)
 }
 
-/// The one wrapper: lines of at most `width` characters counting their indent, the
-/// first starting with `first`, the others with `rest`; an over-long word is cut with
-/// `…` when `cut`.
+/// The one wrapper: lines of at most `width` display columns (CJK and emoji count two)
+/// counting their indent, the first starting with `first`, the others with `rest`; an
+/// over-long word is cut with `…` when `cut`.
 fn wrap_with(line: &str, width: usize, first: &str, rest: &str, cut: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = first.to_string();
-    let mut indent = first.chars().count();
+    let mut indent = display_width(first);
     let mut cur_len = indent;
     for word in line.split(' ') {
-        let wl = word.chars().count();
+        let wl = display_width(word);
         if cur_len > indent && cur_len + 1 + wl > width {
             out.push(std::mem::replace(&mut cur, rest.to_string()));
-            indent = rest.chars().count();
+            indent = display_width(rest);
             cur_len = indent;
         }
         if cur_len > indent {
@@ -197,9 +197,7 @@ fn wrap_with(line: &str, width: usize, first: &str, rest: &str, cut: bool) -> Ve
             cur_len += 1;
         }
         if cut && cur_len + wl > width {
-            let room = width.saturating_sub(cur_len + 1);
-            cur.extend(word.chars().take(room));
-            cur.push('…');
+            cur.push_str(&truncate_to_width(word, width.saturating_sub(cur_len)));
             cur_len = width;
         } else {
             cur.push_str(word);
@@ -216,6 +214,19 @@ fn wrap_with(line: &str, width: usize, first: &str, rest: &str, cut: bool) -> Ve
 mod tests {
     use super::*;
     use crate::table::Align;
+
+    #[test]
+    fn wraps_in_display_columns() {
+        let w = wrap(
+            "검색 요청이 급증했습니다 서버 용량을 초과 했습니다 다시 확인",
+            20,
+        );
+        assert!(w.len() > 1, "{w:?}");
+        assert!(w.iter().all(|l| display_width(l) <= 20), "{w:?}");
+        let long = wrap("가나다라마바사아자차카타파하가나다라마바사", 20);
+        assert!(long.iter().all(|l| display_width(l) <= 20), "{long:?}");
+        assert!(long[0].ends_with('…'), "{long:?}");
+    }
 
     #[test]
     fn wraps_and_escapes() {
