@@ -141,3 +141,21 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// Runs a report command that must succeed and returns its JSON without the keys that
+/// name where the rows came from (`input`, `origin`, `source`), so a report over the
+/// dataset and one over the log files can be compared whole.
+pub fn report_json_without_origin(mut c: Command, what: &str) -> serde_json::Value {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let o = v.as_object_mut().unwrap();
+    for k in ["input", "origin", "source"] {
+        o.remove(k);
+    }
+    v
+}

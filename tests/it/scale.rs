@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::common::{Rng, logscope};
+use super::common::{Rng, logscope, report_json_without_origin};
 
 /// A vhost-combined log of `n` lines over ten days: hosts, users, methods, heavy and
 /// light MediaWiki requests, API searches, host-name clients among addresses, IPv6,
@@ -72,18 +72,7 @@ fn report(data: &Path, args: &[String], file: Option<&Path>) -> serde_json::Valu
     if let Some(f) = file {
         c.args(["--input-format", "vhost-combined"]).arg(f);
     }
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let o = v.as_object_mut().unwrap();
-    for k in ["input", "origin", "source"] {
-        o.remove(k);
-    }
-    v
+    report_json_without_origin(c, &format!("{args:?}"))
 }
 
 const RULES: &str = r#"

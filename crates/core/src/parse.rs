@@ -28,6 +28,7 @@ mod apache;
 mod caddy;
 mod fields;
 mod haproxy;
+mod json;
 mod jsonlines;
 mod layouts;
 mod nginx;

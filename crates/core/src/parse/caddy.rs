@@ -14,31 +14,10 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::fields::{parse_ip, split_target};
+use super::json::S;
 use super::{LineParser, ParseError};
 use crate::record::{Precision, Record};
 use crate::time;
-
-/// A string value: borrowed from the line, or a range of the scratch arena.
-#[derive(Clone, Copy, Debug, Default)]
-enum S<'de> {
-    #[default]
-    None,
-    B(&'de str),
-    A(usize, usize),
-}
-
-impl<'de> S<'de> {
-    fn get<'x>(self, arena: &'x [u8]) -> Option<&'x [u8]>
-    where
-        'de: 'x,
-    {
-        match self {
-            S::None => None,
-            S::B(s) => Some(s.as_bytes()),
-            S::A(a, b) => Some(&arena[a..b]),
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 enum Num<'de> {
@@ -115,9 +94,7 @@ impl<'de> Visitor<'de> for StrSeed<'_> {
         Ok(S::B(v))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<S<'de>, E> {
-        let a = self.0.len();
-        self.0.extend_from_slice(v.as_bytes());
-        Ok(S::A(a, self.0.len()))
+        Ok(S::stash(self.0, v))
     }
     fn visit_unit<E: de::Error>(self) -> Result<S<'de>, E> {
         Ok(S::None)

@@ -18,6 +18,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 
 use super::caddy::parse_go_duration;
 use super::fields::{dash_none, dash_only, parse_ip, parse_status, split_request, split_target};
+use super::json::S;
 use super::{FormatError, LineParser, ParseError, ParseOptions};
 use crate::record::{Precision, Record};
 use crate::time::{self, ClfTime};
@@ -291,25 +292,6 @@ impl JsonMap {
     }
 }
 
-/// A string value: borrowed from the line, or a range of the scratch arena.
-#[derive(Clone, Copy, Debug)]
-enum S<'de> {
-    B(&'de str),
-    A(usize, usize),
-}
-
-impl<'de> S<'de> {
-    fn get<'x>(self, arena: &'x [u8]) -> &'x [u8]
-    where
-        'de: 'x,
-    {
-        match self {
-            S::B(s) => s.as_bytes(),
-            S::A(a, b) => &arena[a..b],
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 enum V<'de> {
     S(S<'de>),
@@ -340,9 +322,7 @@ impl<'de> Visitor<'de> for ValSeed<'_> {
         Ok(V::S(S::B(v)))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<V<'de>, E> {
-        let a = self.0.len();
-        self.0.extend_from_slice(v.as_bytes());
-        Ok(V::S(S::A(a, self.0.len())))
+        Ok(V::S(S::stash(self.0, v)))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<V<'de>, E> {
         Ok(V::U(v))
@@ -450,7 +430,7 @@ fn ts_of(v: V, arena: &[u8], clf: &mut ClfTime, off: i32) -> Option<(i128, Preci
         V::U(n) => epoch_us(n as f64, true),
         V::F(x) => epoch_us(x, false),
         V::S(s) => {
-            let b = s.get(arena);
+            let b = s.bytes(arena);
             let b = b
                 .strip_prefix(b"[")
                 .and_then(|x| x.strip_suffix(b"]"))
@@ -486,7 +466,7 @@ fn rt_of(v: V, unit: Unit, arena: &[u8]) -> Result<Option<u64>, ParseError> {
         V::U(n) => div(n as f64),
         V::F(x) if x.is_finite() && x >= 0.0 => div(x),
         V::S(s) => {
-            let b = s.get(arena);
+            let b = s.bytes(arena);
             if b == b"-" || b.is_empty() {
                 return Ok(None);
             }
@@ -572,13 +552,13 @@ impl LineParser for JsonParser {
         let arena: &'a [u8] = &self.arena;
         let get = |s: Slot| vals[s.idx()].map(|v| v.0);
         let text = |s: Slot| match get(s) {
-            Some(V::S(x)) => Some(x.get(arena)),
+            Some(V::S(x)) => Some(x.bytes(arena)),
             _ => None,
         };
         let mut rec = Record {
             status: match get(Slot::Status) {
                 Some(V::U(v)) if v <= 999 => v as u16,
-                Some(V::S(s)) => parse_status(s.get(arena)).ok_or(ParseError::BadStatus)?,
+                Some(V::S(s)) => parse_status(s.bytes(arena)).ok_or(ParseError::BadStatus)?,
                 None => return Err(ParseError::MissingStatus),
                 _ => return Err(ParseError::BadStatus),
             },
@@ -616,7 +596,7 @@ impl LineParser for JsonParser {
             None => None,
             Some(V::U(v)) => Some(v),
             Some(V::F(x)) if x.is_finite() && x >= 0.0 => Some(x as u64),
-            Some(V::S(s)) => Some(time::parse_uint(s.get(arena)).ok_or(ParseError::BadBytes)?),
+            Some(V::S(s)) => Some(time::parse_uint(s.bytes(arena)).ok_or(ParseError::BadBytes)?),
             Some(_) => return Err(ParseError::BadBytes),
         };
         if let Some(r) = text(Slot::Request) {
