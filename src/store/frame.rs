@@ -3,6 +3,10 @@
 //! Format 2 uses only types every engine reads natively (DuckDB, polars, Spark, Trino):
 //! signed integers, booleans, UTF-8 strings and `ts` as a UTC timestamp in ms.
 //!
+//! Text columns hold the *stored form* of the log's bytes (format 3): a backslash is
+//! written `\\`, a byte that is not valid UTF-8 `\xHH`, everything else as logged — so
+//! the stored text is valid UTF-8 and decodes back to exactly the logged bytes.
+//!
 //! | column | type | meaning |
 //! |---|---|---|
 //! | `ts` | timestamp(ms, UTC) | arrival instant |
@@ -14,7 +18,8 @@
 //! | `bytes` | int64 | response bytes |
 //! | `referer`, `user_agent`, `host` | string | |
 //! | `request_time_us` | int64 | |
-//! | `xff` | string | X-Forwarded-For as logged |
+//! | `xff` | string | X-Forwarded-For as logged, or the client field when that was a list |
+//! | `client_list` | bool | the client field was a list of addresses (now in `xff`; its last entry the hop nearest the server); format 3 |
 //! | `has_cookie` | bool | |
 //! | `file` | string | the input's name |
 //! | `line` | int64 | line number in the input |
@@ -45,6 +50,7 @@ pub const COLUMNS: &[&str] = &[
     "request_time_us",
     "xff",
     "has_cookie",
+    "client_list",
     "file",
     "line",
 ];
@@ -115,6 +121,11 @@ pub fn batch_to_frame(b: &Batch, file: &str) -> PolarsResult<DataFrame> {
         text("xff", &b.xff),
         BooleanChunked::from_iter_options("has_cookie".into(), b.has_cookie.iter().copied())
             .into_column(),
+        BooleanChunked::from_iter_values(
+            "client_list".into(),
+            (0..n).map(|i| b.client_list.get(i).copied().unwrap_or(false)),
+        )
+        .into_column(),
         StringChunked::full("file".into(), file, n).into_column(),
         i64s("line", b.line.iter().map(|&l| Some(l))),
     ];

@@ -11,8 +11,13 @@ use super::StoreError;
 
 /// The dataset format this logscope reads and writes (layout, manifest and column
 /// types; see `frame::COLUMNS`). Format 1 was `manifest.json` + `month=…/` parts with
-/// unsigned columns.
-pub const VERSION: u32 = 2;
+/// unsigned columns. Format 2 stored a byte that is not UTF-8 as `\xHH` but a backslash
+/// as itself (so the two could look alike) and had no `client_list` column; it is read
+/// (as it was written) but not written to.
+pub const VERSION: u32 = 3;
+
+/// The oldest dataset format this logscope reads.
+pub const OLDEST_READ: u32 = 2;
 
 /// Bytes of content a source's fingerprint covers (at most).
 pub const FINGERPRINT_LEN: usize = 4096;
@@ -117,9 +122,9 @@ impl Manifest {
             detail,
         };
         let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
-        if m.version != VERSION {
+        if !(OLDEST_READ..=VERSION).contains(&m.version) {
             return Err(corrupt(format!(
-                "dataset format {} is not supported (this logscope reads {VERSION})",
+                "dataset format {} is not supported (this logscope reads {OLDEST_READ} to {VERSION})",
                 m.version
             )));
         }

@@ -188,6 +188,18 @@ impl Dataset {
             _lock: Some(lock),
         };
         ds.recover()?;
+        let version = ds.manifest()?.version;
+        if version != manifest::VERSION {
+            return Err(StoreError::Version {
+                path: dir.to_path_buf(),
+                detail: format!(
+                    "this dataset is format {version}, which this logscope reads but does not add to \
+                     (format {} stores text unambiguously); ingest into a new directory \
+                     (`logscope --data NEW ingest FILE…`), then replace this one with it",
+                    manifest::VERSION
+                ),
+            });
+        }
         Ok(ds)
     }
 

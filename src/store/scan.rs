@@ -70,7 +70,7 @@ impl Columns {
         bare: false,
     };
 
-    fn names(&self) -> Vec<&'static str> {
+    fn names(&self, version: u32) -> Vec<&'static str> {
         let mut names = if self.bare {
             vec!["ts", "file"]
         } else {
@@ -91,6 +91,10 @@ impl Columns {
             if on {
                 names.extend(cols);
             }
+        }
+        // Format 2 has no `client_list` (no row of it was read from a list).
+        if self.xff && version >= 3 {
+            names.push("client_list");
         }
         names
     }
@@ -128,7 +132,7 @@ pub fn scan(
         return Ok(Scanned::default());
     };
     let rows: u64 = manifest.parts.iter().map(|p| p.rows).sum();
-    let names = cols.names();
+    let names = cols.names(manifest.version);
     // What to read: per part, the row ranges whose time range meets [since, until).
     let mut work: Vec<(std::path::PathBuf, usize, usize)> = Vec::new();
     let overlaps = |lo: i64, hi: i64| since.is_none_or(|s| hi >= s) && until.is_none_or(|u| lo < u);
@@ -550,6 +554,12 @@ fn frame_to_batches(
             }
             None => vec![None; keep.len()],
         };
+        if let Some(ca) = df.column("client_list").ok().and_then(|c| c.bool().ok()) {
+            b.client_list.reserve(keep.len());
+            Chunks::new(ca.downcast_iter(), |a| a.len()).for_each(&keep, |_, arr, i| {
+                b.client_list.push(arr.get(i).unwrap_or(false))
+            });
+        }
         let hi = numbers(int64("ip_hi"), &keep);
         let lo = numbers(int64("ip_lo"), &keep);
         b.ip = hi

@@ -14,6 +14,9 @@ const CASES: &[(&str, &str, u64, u64)] = &[
     ("formats/traefik-json.log", "traefik-json", 2, 0),
     ("formats/envoy.log", "envoy", 3, 1),
     ("formats/nginx-json.log", "nginx-json", 3, 0),
+    ("formats/istio.log", "istio", 4, 1),
+    ("formats/haproxy-clf.log", "haproxy-clf", 3, 1),
+    ("formats/envoy-json.log", "envoy-json", 2, 0),
 ];
 
 fn text(df: &DataFrame, col: &str, row: usize) -> Option<String> {
@@ -167,4 +170,75 @@ fn json_map_flag_for_ingest_and_reports() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+const NESTED: &str = "ts=ts,client=request.remote_ip,method=request.method,path=request.uri,protocol=request.proto,host=request.host,agent=request.headers.User-Agent,status=status,bytes=size,request_time=duration";
+
+#[test]
+fn json_map_with_nested_keys_through_the_binary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let log = fixture("formats/json-nested.log");
+    let log = log.to_str().unwrap();
+    let (s, code) = ingest_json(&data, &["--json-map", NESTED, log]);
+    assert_eq!(code, 0, "{s}");
+    assert_eq!((&s["added"], &s["bad"]), (&2.into(), &0.into()), "{s}");
+    let df = read_dataset(&data);
+    assert_eq!(text(&df, "client", 0).as_deref(), Some("203.0.113.9"));
+    assert_eq!(text(&df, "path", 0).as_deref(), Some("/products"));
+    assert_eq!(text(&df, "query", 0).as_deref(), Some("q=shoes"));
+    assert_eq!(text(&df, "host", 0).as_deref(), Some("shop.example"));
+    // Caddy-style header lists: the first element.
+    assert_eq!(text(&df, "user_agent", 0).as_deref(), Some("curl/8.5.0"));
+    assert_eq!(int(&df, "request_time_us", 0), Some(12_000));
+    assert_eq!(text(&df, "client", 1).as_deref(), Some("2001:db8::77"));
+    assert_eq!(text(&df, "method", 1).as_deref(), Some("POST"));
+    // An empty part in a key path is a usage error naming its column.
+    let out = logscope(&data)
+        .args([
+            "ingest",
+            "--json-map",
+            "ts=ts,status=status,client=request..ip",
+            log,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("empty part") && err.contains("column 21"),
+        "{err}"
+    );
+}
+
+#[test]
+fn istio_and_haproxy_clf_stored_fields() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let files = ["formats/istio.log", "formats/haproxy-clf.log"]
+        .map(|f| fixture(f).to_str().unwrap().to_string());
+    let args: Vec<&str> = files.iter().map(String::as_str).collect();
+    let (s, code) = ingest_json(&data, &args);
+    assert_eq!((code, &s["added"]), (0, &serde_json::json!(7)), "{s}");
+    let df = read_dataset(&data);
+    let find = |file: &str, line: i64| {
+        (0..df.height())
+            .find(|&r| {
+                text(&df, "file", r).unwrap().ends_with(file) && int(&df, "line", r) == Some(line)
+            })
+            .unwrap_or_else(|| panic!("{file}:{line} not stored"))
+    };
+    // Istio: client from X-Forwarded-For, else the downstream remote address.
+    let r = find("istio.log", 2);
+    assert_eq!(text(&df, "client", r).as_deref(), Some("203.0.113.9"));
+    assert_eq!(text(&df, "host", r).as_deref(), Some("shop.example"));
+    assert_eq!(int(&df, "request_time_us", r), Some(31_000));
+    let r = find("istio.log", 3);
+    assert_eq!(text(&df, "client", r).as_deref(), Some("2001:db8::7"));
+    assert_eq!(int(&df, "status", r), Some(0));
+    // HAProxy clf: %trg + %ms, Ta.
+    let r = find("haproxy-clf.log", 2);
+    assert_eq!(text(&df, "client", r).as_deref(), Some("2001:db8::5"));
+    assert_eq!(int(&df, "ts", r), Some(1_711_101_667_001));
+    assert_eq!(int(&df, "request_time_us", r), Some(5_004_000));
 }

@@ -5,9 +5,10 @@ use std::net::IpAddr;
 
 use crate::record::Record;
 
-/// A column of optional text. Bytes that are not valid UTF-8 are stored as `\xHH`
-/// escapes (the convention Apache itself uses), so every value is valid UTF-8 and
-/// nothing of the original is lost.
+/// A column of optional text in the *stored form* ([`push_escaped`]): the log's bytes,
+/// with a backslash written `\\` and a byte that is not valid UTF-8 written `\xHH`, so
+/// every value is valid UTF-8, nothing of the original is lost, and a raw byte 0xAC
+/// (`\xac`) and the four characters `\xac` sent by a client (`\\xac`) stay apart.
 ///
 /// Two layouts, one meaning: *plain* (row `i` is value `i`, as the parser fills it) and
 /// *coded* (row `i` is value `codes[i]`, each distinct value stored once, as the dataset
@@ -67,7 +68,8 @@ impl TextColumn {
         self.end_row(v.is_some());
     }
 
-    /// Appends a value already known to be text (no validation, no escaping).
+    /// Appends a value already in the stored form (no validation, no escaping): a value
+    /// read back from the dataset or copied from another column.
     pub fn push_str(&mut self, v: Option<&str>) {
         if let Some(s) = v {
             self.data.push_str(s);
@@ -180,18 +182,23 @@ impl TextColumn {
     }
 }
 
-/// Appends `bytes` to `out`, escaping invalid UTF-8 as `\xHH`.
+/// Appends `bytes` to `out` in the stored form: a backslash as `\\`, a byte that is not
+/// valid UTF-8 as `\xHH` (lower-case hex); everything else as it is. The form is
+/// reversible, so two different byte strings never give the same text.
 pub fn push_escaped(out: &mut String, mut bytes: &[u8]) {
     loop {
         match std::str::from_utf8(bytes) {
             Ok(s) => {
-                out.push_str(s);
+                push_doubling_backslashes(out, s);
                 return;
             }
             Err(e) => {
                 let good = e.valid_up_to();
                 // SAFETY-free: from_utf8 said these bytes are valid.
-                out.push_str(std::str::from_utf8(&bytes[..good]).unwrap_or_default());
+                push_doubling_backslashes(
+                    out,
+                    std::str::from_utf8(&bytes[..good]).unwrap_or_default(),
+                );
                 let bad = e.error_len().unwrap_or(bytes.len() - good);
                 for b in &bytes[good..good + bad] {
                     out.push_str("\\x");
@@ -202,6 +209,17 @@ pub fn push_escaped(out: &mut String, mut bytes: &[u8]) {
             }
         }
     }
+}
+
+/// `s` with every `\\` doubled (one `memchr` when there is none, the common case).
+#[inline]
+fn push_doubling_backslashes(out: &mut String, mut s: &str) {
+    while let Some(i) = memchr::memchr(b'\\', s.as_bytes()) {
+        out.push_str(&s[..=i]);
+        out.push('\\');
+        s = &s[i + 1..];
+    }
+    out.push_str(s);
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -256,6 +274,10 @@ pub struct Batch {
     pub xff: TextColumn,
     /// Cookie header present.
     pub has_cookie: Vec<Option<bool>>,
+    /// Whether the client field was a list of addresses, now in `xff`
+    /// ([`Record::client_list`]); may be empty when read from a dataset that does not
+    /// need it (read it with `.get(i)`: missing = not a list).
+    pub client_list: Vec<bool>,
     /// Line number of each record.
     pub line: Vec<u64>,
     /// Lines rejected in this chunk, in order.
@@ -297,6 +319,7 @@ impl Batch {
         self.request_time_us.push(r.request_time_us);
         self.xff.push(r.xff);
         self.has_cookie.push(r.has_cookie);
+        self.client_list.push(r.client_list);
         self.line.push(line);
     }
 
@@ -306,23 +329,24 @@ impl Batch {
         for &i in idx {
             out.ts_ms.push(self.ts_ms[i]);
             out.precision.push(self.precision[i]);
-            out.client.push(self.client.get(i).map(str::as_bytes));
+            out.client.push_str(self.client.get(i));
             out.ip.push(self.ip[i]);
-            out.ident.push(self.ident.get(i).map(str::as_bytes));
-            out.user.push(self.user.get(i).map(str::as_bytes));
-            out.method.push(self.method.get(i).map(str::as_bytes));
-            out.path.push(self.path.get(i).map(str::as_bytes));
-            out.query.push(self.query.get(i).map(str::as_bytes));
-            out.protocol.push(self.protocol.get(i).map(str::as_bytes));
+            out.ident.push_str(self.ident.get(i));
+            out.user.push_str(self.user.get(i));
+            out.method.push_str(self.method.get(i));
+            out.path.push_str(self.path.get(i));
+            out.query.push_str(self.query.get(i));
+            out.protocol.push_str(self.protocol.get(i));
             out.status.push(self.status[i]);
             out.bytes.push(self.bytes[i]);
-            out.referer.push(self.referer.get(i).map(str::as_bytes));
-            out.user_agent
-                .push(self.user_agent.get(i).map(str::as_bytes));
-            out.host.push(self.host.get(i).map(str::as_bytes));
+            out.referer.push_str(self.referer.get(i));
+            out.user_agent.push_str(self.user_agent.get(i));
+            out.host.push_str(self.host.get(i));
             out.request_time_us.push(self.request_time_us[i]);
-            out.xff.push(self.xff.get(i).map(str::as_bytes));
+            out.xff.push_str(self.xff.get(i));
             out.has_cookie.push(self.has_cookie[i]);
+            out.client_list
+                .push(self.client_list.get(i).copied().unwrap_or(false));
             out.line.push(self.line[i]);
         }
         out
@@ -341,6 +365,22 @@ mod tests {
         let mut t = String::new();
         push_escaped(&mut t, "caf\u{e9}".as_bytes());
         assert_eq!(t, "caf\u{e9}");
+    }
+
+    #[test]
+    fn stored_form_is_unambiguous() {
+        let stored = |b: &[u8]| {
+            let mut s = String::new();
+            push_escaped(&mut s, b);
+            s
+        };
+        // A raw byte 0xAC and the four characters `\xac` a client typed differ once stored.
+        assert_eq!(stored(b"/a\xac"), r"/a\xac");
+        assert_eq!(stored(br"/a\xac"), r"/a\\xac");
+        assert_ne!(stored(b"/a\xac"), stored(br"/a\xac"));
+        assert_eq!(stored(br"\\"), r"\\\\");
+        assert_eq!(stored(b"caf\xc3\xa9 \\ \xff"), r"café \\ \xff");
+        assert_eq!(stored(b"plain"), "plain");
     }
 
     #[test]

@@ -3,21 +3,18 @@
 
 use std::fmt::Write;
 
-/// Text safe to print on a terminal: control characters (ESC, CR, BEL, …) and invalid
-/// UTF-8 become `\xHH`, backslashes are doubled only where they would start a fake
-/// escape, and the result is cut to `max` characters with `…`.
+/// Text safe to print on a terminal: the bytes in the stored form of log text
+/// ([`crate::batch::push_escaped`]: a backslash as `\\`, invalid UTF-8 as `\xHH`), then
+/// control characters (ESC, CR, BEL, …) as `\xHH` too, cut to `max` characters with `…`.
+/// So a `\xHH` shown is always a byte, never text a client typed (that shows as `\\xHH`).
 pub fn terminal(bytes: &[u8], max: usize) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    // Invalid UTF-8 was replaced by U+FFFD above; show the original bytes instead.
-    if matches!(text, std::borrow::Cow::Owned(_)) {
-        let mut escaped = String::new();
-        crate::batch::push_escaped(&mut escaped, bytes);
-        return terminal_str(&escaped, max);
-    }
-    terminal_str(&text, max)
+    let mut stored = String::with_capacity(bytes.len());
+    crate::batch::push_escaped(&mut stored, bytes);
+    terminal_str(&stored, max)
 }
 
-/// [`terminal`] for text already known to be UTF-8.
+/// [`terminal`] for text already known to be UTF-8 and in the stored form (log text read
+/// from a batch or the dataset) or our own: backslashes are left as they are.
 pub fn terminal_str(s: &str, max: usize) -> String {
     let mut out = String::new();
     for (n, c) in s.chars().enumerate() {
@@ -138,6 +135,9 @@ mod tests {
         assert_eq!(terminal(b"a\x1b[31mred\x07", 100), "a\\x1b[31mred\\x07");
         assert_eq!(terminal(b"\x90\x90ok", 100), "\\x90\\x90ok");
         assert_eq!(terminal(b"abcdef", 3), "abc…");
+        // A typed `\x1b` and a raw ESC look different.
+        assert_eq!(terminal(b"\\x1b", 100), "\\\\x1b");
+        assert_eq!(terminal(b"\x1b", 100), "\\x1b");
         assert_eq!(terminal("x\u{202e}y".as_bytes(), 10), "x\\xe2\\x80\\xaey");
         assert_eq!(terminal("x\u{2028}y".as_bytes(), 10), "x\\xe2\\x80\\xa8y");
         assert_eq!(

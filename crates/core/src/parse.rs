@@ -42,9 +42,10 @@ use std::sync::Arc;
 
 use crate::record::Record;
 use fields::RtUnit;
+pub use haproxy::HAPROXY_CLF_FORMAT;
 pub use jsonlines::JsonMap;
 use program::{Builder, FieldKind, Program, TextParser, TimeKind, Trailing};
-pub use proxies::{INGRESS_NGINX_FORMAT, INGRESS_NGINX_LEGACY_FORMAT};
+pub use proxies::{INGRESS_NGINX_FORMAT, INGRESS_NGINX_LEGACY_FORMAT, ISTIO_FORMAT};
 
 /// A client field (`%h`, `$remote_addr`, `c-ip`, …) as an address, `None` for a host
 /// name: IPv4, `IPv4:port`, IPv6, `IPv6%zone`, `[IPv6]`, `[IPv6]:port`; zone and port
@@ -274,6 +275,14 @@ pub enum Format {
     TraefikJson,
     /// `envoy`: Envoy's default access-log format.
     Envoy,
+    /// `istio`: Istio's default proxy access log (Envoy's fields + upstream cluster,
+    /// upstream/downstream addresses, SNI, route; [`ISTIO_FORMAT`] and older layouts).
+    Istio,
+    /// `haproxy-clf`: HAProxy's `option httplog clf` ([`HAPROXY_CLF_FORMAT`]).
+    HaproxyClf,
+    /// `envoy-json`: Envoy's JSON access logs keyed by Envoy Gateway's and Istio's
+    /// default JSON field names (`start_time`, `response_code`, `:authority`, …).
+    EnvoyJson,
     /// `nginx-json`: nginx `log_format … escape=json` lines keyed by variable names.
     NginxJson,
     /// A user's JSON-lines field map (`json:'ts=time,status=code,…'`, `--json-map`).
@@ -309,6 +318,9 @@ const BUILTIN_NAMES: &[(&str, Ctor)] = &[
     ("traefik-json", || Format::TraefikJson),
     ("envoy", || Format::Envoy),
     ("nginx-json", || Format::NginxJson),
+    ("istio", || Format::Istio),
+    ("haproxy-clf", || Format::HaproxyClf),
+    ("envoy-json", || Format::EnvoyJson),
 ];
 
 /// Other accepted spellings.
@@ -331,6 +343,11 @@ const ALIASES: &[(&str, &str)] = &[
     ("haproxy-http", "haproxy"),
     ("httplog", "haproxy"),
     ("traefik-clf", "traefik"),
+    ("istio-proxy", "istio"),
+    ("envoy-istio", "istio"),
+    ("httplog-clf", "haproxy-clf"),
+    ("envoy-gateway", "envoy-json"),
+    ("istio-json", "envoy-json"),
 ];
 
 impl fmt::Display for Format {
@@ -440,6 +457,9 @@ impl Format {
             Format::TraefikJson => "traefik-json",
             Format::Envoy => "envoy",
             Format::NginxJson => "nginx-json",
+            Format::Istio => "istio",
+            Format::HaproxyClf => "haproxy-clf",
+            Format::EnvoyJson => "envoy-json",
             Format::Json(m) => return format!("json:'{}'", m.source()),
             Format::Custom(c) => {
                 let p = match c.syntax {
@@ -648,7 +668,13 @@ impl Format {
                 proxies::envoy(&mut b);
                 Trailing::None
             }
-            Format::Haproxy | Format::TraefikJson | Format::NginxJson | Format::Json(_) => {
+            Format::Haproxy
+            | Format::HaproxyClf
+            | Format::Istio
+            | Format::TraefikJson
+            | Format::NginxJson
+            | Format::EnvoyJson
+            | Format::Json(_) => {
                 return None;
             }
             Format::CaddyJson | Format::W3c => return None,
@@ -666,11 +692,14 @@ impl Format {
                 self.program().expect("text format"),
                 opts,
             )),
-            Format::Envoy => Box::new(proxies::EnvoyParser(TextParser::new(
-                self.program().expect("text format"),
-                opts,
-            ))),
+            Format::Envoy => Box::new(proxies::EnvoyParser(
+                TextParser::new(self.program().expect("text format"), opts),
+                Some(proxies::IstioParser::new(opts, false)),
+            )),
             Format::Haproxy => Box::new(haproxy::HaproxyParser::new(opts)),
+            Format::HaproxyClf => Box::new(haproxy::HaproxyClfParser::new(opts)),
+            Format::Istio => Box::new(proxies::IstioParser::new(opts, true)),
+            Format::EnvoyJson => Box::new(jsonlines::JsonParser::new(JsonMap::envoy(), opts)),
             Format::NginxJson => Box::new(jsonlines::JsonParser::new(JsonMap::nginx(), opts)),
             Format::TraefikJson => Box::new(jsonlines::JsonParser::new(JsonMap::traefik(), opts)),
             Format::Json(m) => Box::new(jsonlines::JsonParser::new(m.clone(), opts)),
@@ -679,6 +708,19 @@ impl Format {
                 opts,
             ))),
             _ => Box::new(TextParser::new(self.program().expect("text format"), opts)),
+        }
+    }
+
+    /// A parser for [`detect`]: as [`Format::parser`], but Envoy and Istio without each
+    /// other's layout, so that each file is named after what it mostly is.
+    fn detect_parser(&self, opts: &ParseOptions) -> Box<dyn LineParser> {
+        match self {
+            Format::Envoy => Box::new(proxies::EnvoyParser(
+                TextParser::new(self.program().expect("text format"), opts),
+                None,
+            )),
+            Format::Istio => Box::new(proxies::IstioParser::new(opts, false)),
+            _ => self.parser(opts),
         }
     }
 
@@ -716,7 +758,10 @@ impl Format {
             | Format::Traefik
             | Format::TraefikJson
             | Format::Envoy
-            | Format::NginxJson => 7,
+            | Format::NginxJson
+            | Format::Istio
+            | Format::HaproxyClf
+            | Format::EnvoyJson => 7,
             Format::Custom(_) | Format::Json(_) => 8,
         }
     }
@@ -761,7 +806,7 @@ pub fn detect(sample: &[&[u8]]) -> Option<Detection> {
     let opts = ParseOptions::default();
     let mut results: Vec<(Format, usize, usize)> = Vec::new();
     for f in Format::builtins() {
-        let mut p = f.parser(&opts);
+        let mut p = f.detect_parser(&opts);
         let (mut ok, mut skip) = (0, 0);
         for line in sample {
             match p.parse(line) {

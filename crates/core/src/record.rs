@@ -95,6 +95,10 @@ pub struct Record<'a> {
     pub xff: Option<&'a [u8]>,
     /// Whether the request carried a Cookie header, where the log can tell.
     pub has_cookie: Option<bool>,
+    /// Whether [`Record::client`] was taken from a list of addresses (the list is in
+    /// [`Record::xff`], its last entry the hop nearest the server): `--trust-proxy`
+    /// then reads the list right to left instead of trusting the first public address.
+    pub client_list: bool,
 }
 
 impl<'a> Record<'a> {

@@ -362,6 +362,8 @@ impl Classifier {
     fn finish(&mut self, b: &Batch, i: usize, heavy: HeavyClass, agent: AgentId) -> RowClass {
         let ip = if self.trust.is_empty() {
             b.ip[i]
+        } else if b.client_list.get(i).copied().unwrap_or(false) {
+            self.trust.real_client_of_list(b.xff.get(i).unwrap_or(""))
         } else {
             self.trust.real_client(b.ip[i], b.xff.get(i))
         };

@@ -154,19 +154,31 @@ impl TrustedProxies {
         let Some(xff) = xff else {
             return Some(peer);
         };
+        Self::walk(self, Some(peer), xff)
+    }
+
+    /// The real client of a line whose client field was a list of addresses (a proxy
+    /// logged its X-Forwarded-For chain where the address goes; the last entry is the
+    /// hop nearest the server): the right-most untrusted entry, all trusted: the
+    /// left-most, an entry that is not an address: `None`.
+    pub fn real_client_of_list(&self, list: &str) -> Option<IpAddr> {
+        Self::walk(self, None, list)
+    }
+
+    fn walk(&self, peer: Option<IpAddr>, xff: &str) -> Option<IpAddr> {
         let mut last = peer;
         for part in xff.rsplit(',') {
             let part = part.trim();
             if part.is_empty() {
                 continue;
             }
-            let ip = parse_hop(part)?;
+            let ip = parse_hop(part.trim_matches('"'))?;
             if !self.trusts(ip) {
                 return Some(ip);
             }
-            last = ip;
+            last = Some(ip);
         }
-        Some(last)
+        last
     }
 }
 
@@ -242,6 +254,20 @@ mod tests {
             Some(ip("10.0.0.1"))
         );
         assert_eq!(t.real_client(Some(ip("10.0.0.1")), Some("unknown")), None);
+        // A client list: read right to left, the last entry first.
+        assert_eq!(
+            t.real_client_of_list("1.2.3.4, 5.6.7.8, 10.0.0.1"),
+            Some(ip("5.6.7.8"))
+        );
+        assert_eq!(
+            t.real_client_of_list("1.2.3.4, 5.6.7.8"),
+            Some(ip("5.6.7.8"))
+        );
+        assert_eq!(
+            t.real_client_of_list("10.0.0.3, 10.0.0.1"),
+            Some(ip("10.0.0.3"))
+        );
+        assert_eq!(t.real_client_of_list("x, 10.0.0.1"), None);
         assert_eq!(
             t.real_client(Some(ip("10.0.0.1")), Some("fe80::1%eth0, 10.0.0.2")),
             Some(ip("fe80::1"))

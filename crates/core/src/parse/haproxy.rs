@@ -8,14 +8,22 @@
 //! Whatever precedes `client:port [accept date]` is a prefix (syslog, RFC 5424,
 //! journald) and is skipped. The accept date (`%tr`, the request's start) is local
 //! time without a zone: `--assume-offset` applies, a ` ±hhmm` inside the brackets wins.
-//! Mapping: client = `client_ip` (port dropped); arrival = accept date (ms);
+//! Mapping: client = `client_ip` (port dropped); arrival = accept date (ms); host =
+//! the frontend name (`%ft` without the `~` of TLS frontends: the log has no Host
+//! header unless captured, and `replay --haproxy-cfg` routes requests by frontend);
 //! request time = the fifth timer (`Ta`, or `Tt` before 1.7), `-1` = none, a `+`
 //! (`option logasap`) ignored; status `-1` (no response sent) is stored as 0; bytes =
-//! `bytes_read`; the request line as logged (`<BADREQ>` included). Frontend,
-//! backend/server, the other timers, cookies, termination state, connection counts,
+//! `bytes_read`; the request line as logged (`<BADREQ>` included). Backend/server,
+//! the other timers, cookies, termination state, connection counts,
 //! queues and captured headers have no column and are dropped (the captured headers'
 //! names are in the configuration, not in the log). A TCP log line (`option tcplog`,
-//! three timers, no request) is skipped, neither a record nor a bad line.
+//! three timers, no request) is skipped, neither a record nor a bad line. A request
+//! cut short by HAProxy's log buffer (no closing quote) is kept as logged.
+//!
+//! `option httplog clf` ([`HAPROXY_CLF_FORMAT`], [`HaproxyClfParser`]) logs the same
+//! facts in NCSA order: `client - - [%trg] "request" status bytes "" "" port ms
+//! frontend backend server TR Tw Tc Tr Ta …`, the date in GMT to the second and its
+//! milliseconds as a separate field.
 
 use memchr::{memchr, memrchr};
 
@@ -94,7 +102,8 @@ impl LineParser for HaproxyParser {
         let mut rest = line[rb + 1..]
             .strip_prefix(b" ")
             .ok_or(ParseError::Truncated)?;
-        let _frontend = token(&mut rest)?;
+        let frontend = token(&mut rest)?;
+        let frontend = frontend.strip_suffix(b"~").unwrap_or(frontend);
         if !parts(token(&mut rest)?, 2) {
             return Err(ParseError::Mismatch);
         }
@@ -145,9 +154,9 @@ impl LineParser for HaproxyParser {
         } else {
             ParseError::Mismatch
         })?;
-        let req = req
-            .strip_suffix(b"\"")
-            .ok_or(ParseError::UnterminatedQuote)?;
+        // HAProxy cuts a log line at its buffer size (1024 bytes by default), so a
+        // long request may have lost its closing quote and protocol: keep what is there.
+        let req = req.strip_suffix(b"\"").unwrap_or(req);
         let mut rec = Record {
             ts_ms: time::arrival_ms(us).ok_or(ParseError::TimestampOutOfRange)?,
             precision: prec,
@@ -156,6 +165,7 @@ impl LineParser for HaproxyParser {
             status,
             bytes,
             request_time_us,
+            host: Some(frontend),
             ..Record::default()
         };
         split_request(req, &mut rec);
@@ -205,5 +215,127 @@ impl HaproxyParser {
             (secs as i128 - off) * 1_000_000 + frac_us,
             Precision::from_digits(digits as u8),
         ))
+    }
+}
+
+/// HAProxy's `option httplog clf` log format (HAProxy's `clf_http_log_format`).
+pub const HAPROXY_CLF_FORMAT: &str = r#"%{+Q}o %{-Q}ci - - [%trg] %r %ST %B "" "" %cp %ms %ft %b %s %TR %Tw %Tc %Tr %Ta %tsc %ac %fc %bc %sc %rc %sq %bq %CC %CS %hrl %hsl"#;
+
+/// The `option httplog clf` parser. Mapping: client = `%ci`; arrival = `%trg` (GMT) +
+/// `%ms`, millisecond precision; request time = `%Ta` (`-1` = none, `+` ignored);
+/// status `-1` stored as 0; bytes = `%B`; referer and user agent are HAProxy's literal
+/// `""` (absent). A syslog prefix is skipped; the TCP variant (`"TCP " 000`) is skipped.
+pub(crate) struct HaproxyClfParser {
+    clf: ClfTime,
+}
+
+impl HaproxyClfParser {
+    pub(crate) fn new(_opts: &ParseOptions) -> HaproxyClfParser {
+        HaproxyClfParser {
+            clf: ClfTime::new(),
+        }
+    }
+}
+
+/// A token without the quotes `%{+Q}` put around strings.
+fn unquote(t: &[u8]) -> &[u8] {
+    t.strip_prefix(b"\"")
+        .and_then(|t| t.strip_suffix(b"\""))
+        .unwrap_or(t)
+}
+
+/// A HAProxy timer in ms (`-1` = none, a leading `+` ignored) → µs.
+fn timer_us(t: &[u8]) -> Result<Option<u64>, ParseError> {
+    let t = t.strip_prefix(b"+").unwrap_or(t);
+    if t == b"-1" {
+        return Ok(None);
+    }
+    let ms = time::parse_uint(t).ok_or(ParseError::BadRequestTime)?;
+    ms.checked_mul(1000)
+        .filter(|us| *us <= time::MAX_REQUEST_TIME_US)
+        .map(Some)
+        .ok_or(ParseError::BadRequestTime)
+}
+
+impl LineParser for HaproxyClfParser {
+    fn parse<'a>(&'a mut self, line: &'a [u8]) -> Result<Record<'a>, ParseError> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.trim_ascii().is_empty() {
+            return Err(ParseError::Empty);
+        }
+        let lb = accept_bracket(line).ok_or(ParseError::Mismatch)?;
+        // `[prefix ]client ident user [`
+        let head = &line[..lb - 1];
+        let mut it = head.rsplitn(4, |&c| c == b' ');
+        let (user, ident, ctok) = match (it.next(), it.next(), it.next()) {
+            (Some(u), Some(i), Some(c)) => (u, i, c),
+            _ => return Err(ParseError::Mismatch),
+        };
+        if ctok.is_empty() || ctok == b"-" {
+            return Err(ParseError::MissingClient);
+        }
+        let rb = lb + memchr(b']', &line[lb..]).ok_or(ParseError::BadTimestamp)?;
+        let date = &line[lb + 1..rb];
+        if date.len() != ClfTime::LEN {
+            return Err(ParseError::BadTimestamp);
+        }
+        let secs = self.clf.parse(date).ok_or(ParseError::BadTimestamp)?;
+        let rest = line[rb + 1..]
+            .strip_prefix(b" \"")
+            .ok_or(ParseError::Mismatch)?;
+        let q = super::fields::find_quote(rest).ok_or(ParseError::UnterminatedQuote)?;
+        let req = &rest[..q];
+        let mut rest = rest[q + 1..]
+            .strip_prefix(b" ")
+            .ok_or(ParseError::Truncated)?;
+        let st = token(&mut rest)?;
+        if req == b"TCP " {
+            return Err(ParseError::Directive); // the TCP variant: not an HTTP request
+        }
+        let status = match st {
+            b"-1" => 0,
+            _ => parse_status(st).ok_or(ParseError::BadStatus)?,
+        };
+        let b = token(&mut rest)?;
+        let b = b.strip_prefix(b"+").unwrap_or(b);
+        let bytes = match b {
+            b"-" => None,
+            _ => Some(time::parse_uint(b).ok_or(ParseError::BadBytes)?),
+        };
+        // Referer and user agent: two quoted fields (`""` in HAProxy's format).
+        let mut quoted = [None; 2];
+        for slot in &mut quoted {
+            let r = rest.strip_prefix(b"\"").ok_or(ParseError::Mismatch)?;
+            let q = super::fields::find_quote(r).ok_or(ParseError::UnterminatedQuote)?;
+            *slot = super::fields::dash_none(&r[..q]);
+            rest = r[q + 1..].strip_prefix(b" ").ok_or(ParseError::Truncated)?;
+        }
+        let _port = time::parse_uint(unquote(token(&mut rest)?)).ok_or(ParseError::Mismatch)?;
+        let ms = time::parse_uint(unquote(token(&mut rest)?))
+            .filter(|ms| *ms < 1000)
+            .ok_or(ParseError::BadTimestamp)?;
+        let (_frontend, _backend, _server) =
+            (token(&mut rest)?, token(&mut rest)?, token(&mut rest)?);
+        let mut timers = [None; 5];
+        for t in &mut timers {
+            *t = timer_us(unquote(token(&mut rest)?))?;
+        }
+        let us = (secs as i128 * 1000 + ms as i128) * 1000;
+        let mut rec = Record {
+            ts_ms: time::arrival_ms(us).ok_or(ParseError::TimestampOutOfRange)?,
+            precision: Precision::Milli,
+            client: ctok,
+            ip: parse_ip(ctok),
+            ident: super::fields::dash_none(ident),
+            user: super::fields::dash_none(user),
+            status,
+            bytes,
+            referer: quoted[0],
+            user_agent: quoted[1],
+            request_time_us: timers[4],
+            ..Record::default()
+        };
+        split_request(req, &mut rec);
+        Ok(rec)
     }
 }

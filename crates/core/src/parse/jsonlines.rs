@@ -1,8 +1,9 @@
 //! JSON-lines access logs read through a field map: one JSON object a line, each
-//! record field taken from a named top-level key. Three maps exist: `nginx-json`
-//! (nginx `log_format … escape=json` with keys named after nginx variables),
-//! `traefik-json` (Traefik's JSON access log) and a user's own (`--json-map
-//! ts=time,client=remote_ip,…`, [`JsonMap::parse`]).
+//! record field taken from a named key. Four maps exist: `nginx-json` (nginx
+//! `log_format … escape=json` with keys named after nginx variables), `traefik-json`
+//! (Traefik's JSON access log), `envoy-json` (Envoy Gateway's and Istio's JSON access
+//! logs) and a user's own (`--json-map ts=time,client=request.remote_ip,…`,
+//! [`JsonMap::parse`]), whose keys may be dotted paths into nested objects.
 //!
 //! Parsed with serde_json visitors that look only at the mapped keys and copy a string
 //! into the parser's scratch arena only when it had JSON escapes: no allocation per
@@ -117,6 +118,18 @@ pub struct JsonMap {
     keys: Vec<(Box<str>, Slot, u8)>,
     /// Slots a line must have to be an access-log entry (built-in maps), by index.
     required: Vec<Vec<usize>>,
+    /// Whether some key is a dotted path (`request.remote_ip`): only then are objects
+    /// looked into.
+    nested: bool,
+}
+
+/// What a JSON key of a line is to the map.
+#[derive(Clone, Copy, Debug)]
+enum Hit<'m> {
+    /// A mapped key: its slot and rank.
+    Leaf(Slot, u8),
+    /// The start of a mapped dotted path: the path so far (a prefix of a mapped key).
+    Prefix(&'m str),
 }
 
 impl JsonMap {
@@ -138,6 +151,7 @@ impl JsonMap {
                 .iter()
                 .map(|any| any.iter().map(|s| s.idx()).collect())
                 .collect(),
+            nested: false,
         }
     }
 
@@ -208,13 +222,46 @@ impl JsonMap {
         )
     }
 
+    /// Envoy's JSON access logs with the field names of Envoy Gateway's default
+    /// (`start_time`, `method`, `x-envoy-origin-path`, `response_code`, `bytes_sent`,
+    /// `duration` in ms, `user-agent`, `x-forwarded-for`, `:authority`,
+    /// `downstream_remote_address`) and of Istio's JSON encoding (`path`, `user_agent`,
+    /// `x_forwarded_for`, `authority`). The client is `downstream_remote_address`
+    /// without its port; X-Forwarded-For goes to `xff`.
+    pub(crate) fn envoy() -> JsonMap {
+        use Slot::*;
+        JsonMap::preset(
+            &[
+                ("start_time", Ts),
+                ("downstream_remote_address", Client),
+                ("method", Method),
+                ("x-envoy-origin-path", Target),
+                ("path", Target),
+                ("protocol", Protocol),
+                ("response_code", Status),
+                ("bytes_sent", Bytes),
+                ("user-agent", Agent),
+                ("user_agent", Agent),
+                (":authority", Host),
+                ("authority", Host),
+                ("x-forwarded-for", Xff),
+                ("x_forwarded_for", Xff),
+                ("duration", ReqTime(Unit::Millis)),
+            ],
+            &[&[Status], &[Client], &[Ts], &[Method]],
+        )
+    }
+
     /// Parses a user map: `name=key` pairs separated by commas, e.g.
     /// `ts=time,client=remote_ip,method=verb,path=url,status=code,bytes=size`.
     /// Names: `ts` (arrival) or `ts_end` (completion), `client`, `user`, `method`,
     /// `path` (alias `uri`: the target, split at `?`), `query`, `request` (a whole
     /// request line), `protocol`, `status`, `bytes`, `agent`, `referer`, `host`, `xff`,
     /// `request_time` (seconds) or `request_time_ms`/`_us`/`_ns`. `ts`/`ts_end` and
-    /// `status` are required; an unmapped client is stored as `-`.
+    /// `status` are required; an unmapped client is stored as `-`. A key may be a
+    /// dotted path into nested objects (`client=request.remote_ip`,
+    /// `agent=request.headers.User-Agent`); a top-level key that contains the dots
+    /// itself is found first. An array value gives its first element.
     pub fn parse(src: &str) -> Result<JsonMap, FormatError> {
         let text = src.trim();
         if text.is_empty() {
@@ -257,6 +304,11 @@ impl JsonMap {
             if key.is_empty() {
                 return Err(bad("the JSON key is empty".into()));
             }
+            if key.split('.').any(str::is_empty) {
+                return Err(bad(
+                    "a key path has an empty part (write request.remote_ip)".into(),
+                ));
+            }
             if keys.iter().any(|k| k.1.idx() == slot.idx()) {
                 return Err(bad("this field is mapped twice".into()));
             }
@@ -273,18 +325,52 @@ impl JsonMap {
                 reason: "a JSON map needs ts=KEY (or ts_end=KEY) and status=KEY".into(),
             });
         }
+        let nested = keys.iter().any(|k| k.0.contains('.'));
         Ok(JsonMap {
             source: text.to_string(),
             keys,
             required: Vec::new(),
+            nested,
         })
     }
 
-    fn lookup(&self, key: &str) -> Option<(Slot, u8)> {
+    /// What `key`, found inside the object at `prefix` (`""` = top level), is to the
+    /// map. Compares bytes in place: no path is built.
+    fn lookup<'m>(&'m self, prefix: &str, key: &str) -> Option<Hit<'m>> {
+        let (p, k) = (prefix.as_bytes(), key.as_bytes());
+        let full = if p.is_empty() {
+            k.len()
+        } else {
+            p.len() + 1 + k.len()
+        };
+        // Whether `m[..full]` is `prefix.key` (or `key` at the top level).
+        let starts = |m: &[u8]| {
+            m.len() >= full
+                && if p.is_empty() {
+                    m[..full].eq_ignore_ascii_case(k)
+                } else {
+                    m[..p.len()].eq_ignore_ascii_case(p)
+                        && m[p.len()] == b'.'
+                        && m[p.len() + 1..full].eq_ignore_ascii_case(k)
+                }
+        };
+        if let Some(e) = self
+            .keys
+            .iter()
+            .find(|e| e.0.len() == full && starts(e.0.as_bytes()))
+        {
+            return Some(Hit::Leaf(e.1, e.2));
+        }
+        if !self.nested {
+            return None;
+        }
         self.keys
             .iter()
-            .find(|k| k.0.eq_ignore_ascii_case(key))
-            .map(|k| (k.1, k.2))
+            .find(|e| {
+                let m = e.0.as_bytes();
+                m.len() > full && m[full] == b'.' && starts(m)
+            })
+            .map(|e| Hit::Prefix(&e.0[..full]))
     }
 
     fn mapped(&self, s: Slot) -> bool {
@@ -340,8 +426,10 @@ impl<'de> Visitor<'de> for ValSeed<'_> {
         Ok(V::Null)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<V<'de>, A::Error> {
+        // An array gives its first element (Caddy logs headers as lists).
+        let first = seq.next_element_seed(ValSeed(self.0))?;
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(V::Other)
+        Ok(first.unwrap_or(V::Other))
     }
     fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<V<'de>, M::Error> {
         while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
@@ -349,22 +437,108 @@ impl<'de> Visitor<'de> for ValSeed<'_> {
     }
 }
 
-struct KeySeed<'m>(&'m JsonMap);
+/// A key of the object at a path (`""` = top level).
+struct KeySeed<'m>(&'m JsonMap, &'m str);
 
-impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
-    type Value = Option<(Slot, u8)>;
+impl<'de, 'm> DeserializeSeed<'de> for KeySeed<'m> {
+    type Value = Option<Hit<'m>>;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_str(self)
     }
 }
 
-impl<'de> Visitor<'de> for KeySeed<'_> {
-    type Value = Option<(Slot, u8)>;
+impl<'de, 'm> Visitor<'de> for KeySeed<'m> {
+    type Value = Option<Hit<'m>>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a key")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(self.0.lookup(v))
+        Ok(self.0.lookup(self.1, v))
+    }
+}
+
+/// Reads the entries of an object at `prefix` into `vals`.
+fn collect<'de, M: MapAccess<'de>>(
+    m: &mut M,
+    arena: &mut Vec<u8>,
+    map: &JsonMap,
+    prefix: &str,
+    vals: &mut Vals<'de>,
+) -> Result<(), M::Error> {
+    while let Some(k) = m.next_key_seed(KeySeed(map, prefix))? {
+        let (slot, rank) = match k {
+            None => {
+                m.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            Some(Hit::Prefix(p)) => {
+                m.next_value_seed(NestedSeed {
+                    arena: &mut *arena,
+                    map,
+                    prefix: p,
+                    vals: &mut *vals,
+                })?;
+                continue;
+            }
+            Some(Hit::Leaf(slot, rank)) => (slot, rank),
+        };
+        let v = m.next_value_seed(ValSeed(&mut *arena))?;
+        if matches!(v, V::Null) || matches!(v, V::S(S::B("" | "-"))) {
+            continue;
+        }
+        let cur = &mut vals[slot.idx()];
+        if cur.is_none_or(|c| rank < c.1) {
+            *cur = Some((v, rank, slot));
+        }
+    }
+    Ok(())
+}
+
+/// The value of a key that starts a mapped path: an object is looked into, anything
+/// else is skipped.
+struct NestedSeed<'s, 'm, 'v, 'de> {
+    arena: &'s mut Vec<u8>,
+    map: &'m JsonMap,
+    prefix: &'m str,
+    vals: &'v mut Vals<'de>,
+}
+
+impl<'de> DeserializeSeed<'de> for NestedSeed<'_, '_, '_, 'de> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NestedSeed<'_, '_, '_, 'de> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<(), M::Error> {
+        collect(&mut m, self.arena, self.map, self.prefix, self.vals)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
     }
 }
 
@@ -385,20 +559,7 @@ impl<'de> Visitor<'de> for TopSeed<'_, '_> {
     fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<Vals<'de>, M::Error> {
         let TopSeed(arena, map) = self;
         let mut vals: Vals<'de> = [None; SLOTS];
-        while let Some(k) = m.next_key_seed(KeySeed(map))? {
-            let Some((slot, rank)) = k else {
-                m.next_value::<IgnoredAny>()?;
-                continue;
-            };
-            let v = m.next_value_seed(ValSeed(arena))?;
-            if matches!(v, V::Null) || matches!(v, V::S(S::B("" | "-"))) {
-                continue;
-            }
-            let cur = &mut vals[slot.idx()];
-            if cur.is_none_or(|c| rank < c.1) {
-                *cur = Some((v, rank, slot));
-            }
-        }
+        collect(&mut m, arena, map, "", &mut vals)?;
         Ok(vals)
     }
 }
@@ -564,11 +725,22 @@ impl LineParser for JsonParser {
             },
             ..Record::default()
         };
+        let mut list = None;
         rec.client = if map.mapped(Slot::Client) {
-            let c = text(Slot::Client)
+            let mut c = text(Slot::Client)
                 .map(strip_port)
                 .filter(|c| !c.is_empty())
                 .ok_or(ParseError::MissingClient)?;
+            if memchr::memchr(b',', c).is_some() {
+                // A list (Traefik's ClientHost behind trusted proxies): the first
+                // public address, else the first; the list goes to `xff`.
+                list = Some(c);
+                let mut parts = c.split(|&b| b == b',').map(<[u8]>::trim_ascii);
+                let first = parts.clone().next().unwrap_or_default();
+                c = parts
+                    .find(|p| parse_ip(p).is_some_and(super::fields::is_public))
+                    .unwrap_or(first);
+            }
             rec.ip = parse_ip(c);
             c
         } else {
@@ -623,7 +795,7 @@ impl LineParser for JsonParser {
         rec.host = text(Slot::Host).and_then(dash_none);
         rec.user_agent = text(Slot::Agent).and_then(dash_only);
         rec.referer = text(Slot::Referer).and_then(dash_only);
-        rec.xff = text(Slot::Xff).and_then(dash_none);
+        rec.xff = text(Slot::Xff).and_then(dash_none).or(list);
         Ok(rec)
     }
 }

@@ -522,6 +522,7 @@ impl TextParser {
                                 // client): the client is its first public address.
                                 rec.client = l.client;
                                 rec.xff = Some(l.list);
+                                rec.client_list = true;
                                 used = l.used;
                             }
                             rec.ip = parse_ip(rec.client);
@@ -537,11 +538,19 @@ impl TextParser {
                         FieldKind::Ident => rec.ident = dash_none(v),
                         FieldKind::User => rec.user = dash_none(v),
                         FieldKind::Host => {
+                            // `1.2.3.4, 5.6.7.8 …` is a client list, not a vhost
+                            // `1.2.3.4,` followed by a client.
+                            if v.last() == Some(&b',') {
+                                return Err(ParseError::Mismatch);
+                            }
                             if rec.host.is_none() {
                                 rec.host = dash_none(v)
                             }
                         }
                         FieldKind::HostPort => {
+                            if v.last() == Some(&b',') {
+                                return Err(ParseError::Mismatch);
+                            }
                             let h = match memrchr(b':', v) {
                                 Some(c)
                                     if c + 1 < v.len()
@@ -628,6 +637,8 @@ impl TextParser {
                             }
                         }
                         FieldKind::Protocol => rec.protocol = dash_none(v),
+                        // A status logged as `-` (no response was sent) is kept as 0.
+                        FieldKind::Status if v == b"-" => rec.status = 0,
                         FieldKind::Status => {
                             rec.status = parse_status(v).ok_or(if v.is_empty() {
                                 ParseError::MissingStatus
@@ -644,7 +655,12 @@ impl TextParser {
                         }
                         FieldKind::Referer => rec.referer = dash_only(v),
                         FieldKind::UserAgent => rec.user_agent = dash_only(v),
-                        FieldKind::Xff => rec.xff = dash_none(v),
+                        FieldKind::Xff => {
+                            // A client list already holds the whole chain.
+                            if !rec.client_list {
+                                rec.xff = dash_none(v);
+                            }
+                        }
                         FieldKind::Cookie => rec.has_cookie = Some(dash_none(v).is_some()),
                         FieldKind::ReqTime(unit) => {
                             if v != b"-" && !(*unit == RtUnit::SecsOrNeg && v == b"-1") {

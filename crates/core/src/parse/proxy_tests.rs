@@ -100,11 +100,11 @@ fn haproxy_fields_prefixes_timers_and_tcp_lines() {
         &Format::Haproxy,
         "haproxy-httplog.log",
         &[
-            "2009-02-06T12:14:14.655Z p3 c=10.0.1.2 ip=10.0.1.2 u=~ GET /index.html q=~ HTTP/1.1 200 b=2750 ref=~ ua=~ h=~ xff=~ rt=109000 ck=None",
-            "2009-02-06T12:14:15.002Z p3 c=192.0.2.44 ip=192.0.2.44 u=~ POST /checkout q=step=pay HTTP/1.1 504 b=194 ref=~ ua=~ h=~ xff=~ rt=5004000 ck=None",
+            "2009-02-06T12:14:14.655Z p3 c=10.0.1.2 ip=10.0.1.2 u=~ GET /index.html q=~ HTTP/1.1 200 b=2750 ref=~ ua=~ h=http-in xff=~ rt=109000 ck=None",
+            "2009-02-06T12:14:15.002Z p3 c=192.0.2.44 ip=192.0.2.44 u=~ POST /checkout q=step=pay HTTP/1.1 504 b=194 ref=~ ua=~ h=http-in xff=~ rt=5004000 ck=None",
             "2009-02-06T12:14:16.120Z p3 c=198.51.100.7 ip=198.51.100.7 u=~ …",
-            "2026-12-01T09:15:12.374Z p3 c=127.0.12.21 ip=127.0.12.21 u=~ GET /www/item/294 q=rid=F000000 HTTP/1.1 200 b=73 ref=~ ua=~ h=~ xff=~ rt=0 ck=None",
-            "2024-03-22T10:01:07.001Z p3 c=2001:db8::5 ip=2001:db8::5 u=~ GET /v2/status q=~ HTTP/1.1 200 b=1024 ref=~ ua=~ h=~ xff=~ rt=18000 ck=None",
+            "2026-12-01T09:15:12.374Z p3 c=127.0.12.21 ip=127.0.12.21 u=~ GET /www/item/294 q=rid=F000000 HTTP/1.1 200 b=73 ref=~ ua=~ h=fe_web xff=~ rt=0 ck=None",
+            "2024-03-22T10:01:07.001Z p3 c=2001:db8::5 ip=2001:db8::5 u=~ GET /v2/status q=~ HTTP/1.1 200 b=1024 ref=~ ua=~ h=fe_tls xff=~ rt=18000 ck=None",
             "skip",
         ],
     );
@@ -130,13 +130,136 @@ fn haproxy_fields_prefixes_timers_and_tcp_lines() {
     );
     for (bad, why) in [
         (&b"Feb  6 12:14:14 localhost haproxy[1]: Proxy http-in started."[..], ParseError::Mismatch),
-        (b"1.2.3.4:1 [06/Feb/2009:12:14:14.655] f b/s 0/0/0/0/1 200 0 - - ---- 0/0/0/0/0 0/0 \"GET / HTTP/1.1", ParseError::UnterminatedQuote),
         (b"1.2.3.4:1 [06/Feb/2009:12:14:14.655] f b/s 0/0/0/0/1 200 0 - - ---- 0/0/0/0/0", ParseError::Truncated),
         (b"1.2.3.4:1 [06/Feb/2009:12:14:14.655] f b/s 0/0/0/0/x 200 0 - - ---- 0/0/0/0/0 0/0 \"GET /\"", ParseError::BadRequestTime),
         (b"1.2.3.4:1 [06/Feb/2009:12:14:14.655] f b/s 0/0/0/0/1 2000 0 - - ---- 0/0/0/0/0 0/0 \"GET /\"", ParseError::BadStatus),
         (b"1.2.3.4:1 [36/Feb/2009:12:14:14.655] f b/s 0/0/0/0/1 200 0 - - ---- 0/0/0/0/0 0/0 \"GET /\"", ParseError::BadTimestamp),
     ] {
         assert_eq!(p.parse(bad).err(), Some(why), "{}", String::from_utf8_lossy(bad));
+    }
+    // HAProxy cuts long lines at its log buffer: the request keeps what was logged.
+    let cut = b"1.2.3.4:1 [06/Feb/2009:12:14:14.655] f b/s 0/0/0/0/1 200 0 - - ---- 0/0/0/0/0 0/0 \"GET /very/long/pa";
+    let r = p.parse(cut).unwrap();
+    assert_eq!(
+        (r.method, r.path, r.protocol),
+        (Some(&b"GET"[..]), Some(&b"/very/long/pa"[..]), None)
+    );
+}
+
+#[test]
+fn haproxy_clf_fields_prefix_timers_and_tcp() {
+    assert_lines(
+        &Format::HaproxyClf,
+        "haproxy-clf.log",
+        &[
+            "2009-02-06T11:14:14.655Z p3 c=192.0.2.44 ip=192.0.2.44 u=~ GET /index.html q=~ HTTP/1.1 200 b=2750 ref=~ ua=~ h=~ xff=~ rt=109000 ck=None",
+            "2024-03-22T10:01:07.001Z p3 c=2001:db8::5 ip=2001:db8::5 u=~ POST /v2/orders q=x=1 HTTP/1.1 504 b=194 ref=~ ua=~ h=~ xff=~ rt=5004000 ck=None",
+            "2024-03-22T10:01:08.120Z p3 c=198.51.100.7 ip=198.51.100.7 u=~ ~ <BADREQ> q=~ ~ 400 b=187 ref=~ ua=~ h=~ xff=~ rt=0 ck=None",
+            "skip",
+        ],
+    );
+    let mut p = Format::HaproxyClf.parser(&ParseOptions::default());
+    let combined =
+        br#"1.2.3.4 - - [06/Feb/2009:11:14:14 +0000] "GET / HTTP/1.1" 200 5 "-" "curl/8""#;
+    assert_eq!(p.parse(combined).err(), Some(ParseError::Truncated));
+    for (bad, why) in [
+        (&br#"1.2.3.4 - - [06/Feb/2009:11:14:14 +0000] "GET / HTTP/1.1" 200 5 "" "" 1 1000 "f" "b" "s" 0 0 0 0 0 "----""#[..], ParseError::BadTimestamp),
+        (br#"1.2.3.4 - - [06/Feb/2009:11:14:14 +0000] "GET / HTTP/1.1" 200 5 "" "" 1 1 "f" "b" "s" 0 0 0 0 x "----""#, ParseError::BadRequestTime),
+        (br#"1.2.3.4 - - [06/Feb/2009:11:14:14 +0000] "GET / HTTP/1.1" 2000 5 "" "" 1 1 "f" "b" "s" 0 0 0 0 0 "----""#, ParseError::BadStatus),
+        (br#"- - - [06/Feb/2009:11:14:14 +0000] "GET / HTTP/1.1" 200 5 "" "" 1 1 "f" "b" "s" 0 0 0 0 0 "----""#, ParseError::MissingClient),
+    ] {
+        assert_eq!(p.parse(bad).err(), Some(why), "{}", String::from_utf8_lossy(bad));
+    }
+}
+
+#[test]
+fn istio_fields_every_generation_client_and_tcp() {
+    assert_lines(
+        &Format::Istio,
+        "istio.log",
+        &[
+            "2020-11-25T21:26:18.409Z p3 c=10.44.1.23 ip=10.44.1.23 u=~ GET /status/418 q=~ HTTP/1.1 418 b=135 ref=~ ua=curl/7.73.0-DEV h=httpbin:8000 xff=~ rt=4000 ck=None",
+            "2024-03-22T10:01:02.123Z p3 c=203.0.113.9 ip=203.0.113.9 u=~ POST /api/orders q=id=7 HTTP/2 201 b=64 ref=~ ua=Mozilla/5.0 (X11; Linux x86_64) h=shop.example xff=203.0.113.9,10.0.0.1 rt=31000 ck=None",
+            "2024-03-22T10:01:03.000Z p3 c=2001:db8::7 ip=2001:db8::7 u=~ GET /slow q=~ HTTP/1.1 0 b=0 ref=~ ua=curl/8.5.0 h=shop.example xff=~ rt=12000 ck=None",
+            "2019-03-06T09:31:27.360Z p3 c=172.30.146.82 ip=172.30.146.82 u=~ GET /status/418 q=~ HTTP/1.1 418 b=135 ref=~ ua=curl/7.60.0 h=httpbin:8000 xff=~ rt=5000 ck=None",
+            "skip",
+        ],
+    );
+    // Envoy's default lines are not Istio's, and back; but a file that mixes them
+    // keeps every line in either format, with the same fields.
+    let o = ParseOptions::default();
+    let (envoy_lines, istio_lines) = (fixture("envoy.log"), fixture("istio.log"));
+    for (l, other) in [
+        (&envoy_lines[1], Format::Istio),
+        (&istio_lines[1], Format::Envoy),
+    ] {
+        assert!(
+            other.detect_parser(&o).parse(l).is_err(),
+            "{}",
+            String::from_utf8_lossy(l)
+        );
+    }
+    let mixed = [envoy_lines[1].clone(), istio_lines[1].clone()];
+    let want = parse_all(&Format::Envoy, &o, &envoy_lines[1..2])
+        .into_iter()
+        .chain(parse_all(&Format::Istio, &o, &istio_lines[1..2]))
+        .collect::<Vec<_>>();
+    assert_eq!(parse_all(&Format::Envoy, &o, &mixed), want);
+    assert_eq!(parse_all(&Format::Istio, &o, &mixed), want);
+    let mut istio = Format::Istio.parser(&o);
+    let l = fixture("istio.log").remove(0);
+    for cut in [40, 100, l.len() - 9] {
+        assert!(istio.parse(&l[..cut]).is_err(), "cut at {cut}");
+    }
+    let slow = String::from_utf8(l.clone())
+        .unwrap()
+        .replace(" 0 135 4 4 ", " 0 135 99999999999999999999 4 ");
+    assert_eq!(
+        istio.parse(slow.as_bytes()).err(),
+        Some(ParseError::BadRequestTime)
+    );
+}
+
+#[test]
+fn envoy_json_and_nested_json_maps() {
+    assert_lines(
+        &Format::EnvoyJson,
+        "envoy-json.log",
+        &[
+            "2024-03-22T10:01:02.123Z p3 c=198.51.100.20 ip=198.51.100.20 u=~ GET /products q=q=shoes HTTP/2 200 b=5120 ref=~ ua=curl/8.5.0 h=shop.example xff=203.0.113.9 rt=37000 ck=None",
+            "2024-03-22T10:01:03.456Z p3 c=10.244.1.5 ip=10.244.1.5 u=~ POST /api/orders q=~ HTTP/1.1 503 b=91 ref=~ ua=python-requests/2.31.0 h=orders.shop.svc.cluster.local xff=~ rt=30004000 ck=None",
+        ],
+    );
+    let map = "ts=ts,client=request.remote_ip,method=request.method,path=request.uri,protocol=request.proto,host=request.host,agent=request.headers.User-Agent,status=status,bytes=size,request_time=duration";
+    let f = Format::json_map(map).unwrap();
+    assert_lines(
+        &f,
+        "json-nested.log",
+        &[
+            "2024-03-22T10:01:02.512Z p3 c=203.0.113.9 ip=203.0.113.9 u=~ GET /products q=q=shoes HTTP/2.0 200 b=512 ref=~ ua=curl/8.5.0 h=shop.example xff=~ rt=12000 ck=None",
+            "2024-03-22T10:01:03.000Z p3 c=2001:db8::77 ip=2001:db8::77 u=~ POST /login q=~ HTTP/1.1 302 b=0 ref=~ ua=Mozilla/5.0 (X11; Linux x86_64) h=shop.example xff=~ rt=100000 ck=None",
+        ],
+    );
+    // A flat key with dots is found before a path; keys are case-insensitive.
+    let f =
+        Format::json_map("ts=ts,status=status,host=request.flat,agent=REQUEST.Headers.user-agent")
+            .unwrap();
+    let lines = fixture("json-nested.log");
+    let mut p = f.parser(&ParseOptions::default());
+    let r = p.parse(&lines[1]).unwrap();
+    assert_eq!(r.host, Some(&b"kept apart"[..]));
+    assert_eq!(r.user_agent, Some(&b"Mozilla/5.0 (X11; Linux x86_64)"[..]));
+    // A path through a value that is not an object finds nothing, and breaks nothing.
+    let f = Format::json_map("ts=ts,status=status,host=level.x,client=request.uri.deeper").unwrap();
+    let mut p = f.parser(&ParseOptions::default());
+    assert_eq!(p.parse(&lines[0]).err(), Some(ParseError::MissingClient));
+    for bad in [
+        "ts=ts,status=status,client=request.",
+        "ts=ts,status=status,client=.ip",
+        "ts=ts,status=a..b",
+    ] {
+        let e = Format::json_map(bad).unwrap_err().to_string();
+        assert!(e.contains("empty part"), "{bad}: {e}");
     }
 }
 
@@ -160,6 +283,10 @@ fn traefik_clf_and_json_fields() {
         ],
     );
     let mut p = Format::TraefikJson.parser(&ParseOptions::default());
+    let list = br#"{"ClientHost":"192.168.1.100, 10.0.0.50, 203.0.113.7","DownstreamStatus":200,"RequestMethod":"GET","RequestPath":"/","StartUTC":"2024-03-22T10:00:00Z"}"#;
+    let r = p.parse(list).unwrap();
+    assert_eq!(r.client, b"203.0.113.7");
+    assert_eq!(r.xff, Some(&b"192.168.1.100, 10.0.0.50, 203.0.113.7"[..]));
     let own = br#"{"level":"info","msg":"Configuration loaded from flags.","time":"2024-03-22T10:00:00Z"}"#;
     assert_eq!(p.parse(own).err(), Some(ParseError::NotAccessLog));
 }
@@ -323,6 +450,9 @@ fn detector_confusion_every_builtin_detects_as_itself() {
         (Format::TraefikJson, fixture("traefik-json.log")),
         (Format::Envoy, fixture("envoy.log")),
         (Format::NginxJson, fixture("nginx-json.log")),
+        (Format::Istio, fixture("istio.log")),
+        (Format::HaproxyClf, fixture("haproxy-clf.log")),
+        (Format::EnvoyJson, fixture("envoy-json.log")),
     ];
     for f in Format::builtins() {
         assert!(
