@@ -13,6 +13,7 @@ use logscope_core::classify::config::parse_cidr;
 use logscope_core::duration::Duration;
 use logscope_core::escape;
 use logscope_core::rate::Rate;
+use logscope_core::replay::conf::{EmitSummary, NginxConf, emit_nginx};
 use logscope_core::replay::report::{
     self, DecisionsWriter, InternalMarks, Needs, ReportAcc, ReportContext, ReportOptions, RowInput,
     RowStore, SpillOptions, Who,
@@ -48,6 +49,12 @@ Examples:
   # A whole limiter configuration (zones and rules, nginx or Caddy semantics)
   logscope replay --config fixtures/limits/nginx-oracle.toml access_msec.log
 
+  # The nginx.conf you run, replayed as nginx would (includes, locations, map/geo keys)
+  logscope replay --nginx-conf /etc/nginx/nginx.conf access.log
+
+  # A tested limit written as nginx configuration to paste inside http { ... }
+  logscope replay --limit 5r/s,algo=nginx,burst=10,nodelay,key=ip --emit nginx --out limits.conf
+
   # Per-address limit; your own services exempt by credential, the rest named internal
   logscope replay --limit 300/min,key=ip --exempt-user svc-edge --internal 10.9.0.0/16
 
@@ -80,6 +87,25 @@ pub struct ReplayArgs {
     /// Caddy semantics; see fixtures/limits/); repeat for several.
     #[arg(long = "config", value_name = "FILE", help_heading = "Candidates")]
     pub configs: Vec<PathBuf>,
+
+    /// A real nginx configuration (nginx.conf and its includes): its limit_req_zone,
+    /// limit_req, locations, servers and map/geo keys, replayed as nginx decides;
+    /// repeat for several. What cannot be replayed is listed with file:line.
+    #[arg(long = "nginx-conf", value_name = "FILE", help_heading = "Candidates")]
+    pub nginx_confs: Vec<PathBuf>,
+
+    /// A real haproxy.cfg: its stick tables and each frontend's http-request
+    /// track-sc, sc-inc-gpc0 and deny rules, replayed as HAProxy 2.6 counts (requests go
+    /// to the frontend the log names; file order, a clock that never goes back); repeat
+    /// for several. What cannot be replayed is listed with file:line.
+    #[arg(long = "haproxy-cfg", value_name = "FILE", help_heading = "Candidates")]
+    pub haproxy_cfgs: Vec<PathBuf>,
+
+    /// Write the candidates as server configuration instead of the report (to stdout
+    /// or --out): `nginx` (limit_req_zone, map/geo and a server with locations, to
+    /// paste inside http { ... }), with a comment on what was replayed and refused.
+    #[arg(long, value_name = "SERVER", help_heading = "Report")]
+    pub emit: Option<String>,
 
     /// Never limit clients in these networks (every candidate); repeat or comma-separate.
     #[arg(
@@ -191,7 +217,19 @@ fn usage(msg: impl std::fmt::Display) -> anyhow::Result<i32> {
 
 /// Runs `logscope replay`.
 pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
-    if let Err(m) = args.out.check() {
+    if let Some(e) = &args.emit {
+        if e != "nginx" {
+            return usage(format_args!(
+                "--emit {}: unknown server; give --emit nginx",
+                escape::message(e)
+            ));
+        }
+        if let Some(p) = args.out.out_path()
+            && let Err(m) = output::check_target("--out", &p, "conf", args.out.force)
+        {
+            return usage(m);
+        }
+    } else if let Err(m) = args.out.check() {
         return usage(m);
     }
     if let Some(d) = &args.decisions
@@ -212,9 +250,48 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
             Err(e) => return usage(format_args!("--config {}: {e}", escape::path(path))),
         }
     }
+    for path in &args.nginx_confs {
+        match NginxConf::read(path) {
+            Ok(c) => {
+                for n in &c.notes {
+                    let at = if n.at.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{}: ", n.at)
+                    };
+                    eprintln!(
+                        "logscope: --nginx-conf {}: {}",
+                        escape::path(path),
+                        escape::message(&format!("{at}not replayed as nginx would: {}", n.message))
+                    );
+                }
+                policies.push(c.policy);
+            }
+            Err(e) => return usage(format_args!("--nginx-conf: {e}")),
+        }
+    }
+    for path in &args.haproxy_cfgs {
+        match logscope_core::replay::conf::haproxy_cfg::read_file(path) {
+            Ok(c) => {
+                for u in &c.unsupported {
+                    eprintln!(
+                        "logscope: --haproxy-cfg {}",
+                        escape::message(&u.to_string())
+                    );
+                }
+                policies.push(c.policy);
+            }
+            Err(e) => {
+                return usage(format_args!(
+                    "--haproxy-cfg {}",
+                    escape::message(&e.to_string())
+                ));
+            }
+        }
+    }
     if policies.is_empty() {
         return usage(
-            "no candidate: give --limit SPEC (e.g. --limit 1600/10m) or --config FILE; see logscope replay --help",
+            "no candidate: give --limit SPEC (e.g. --limit 1600/10m), --config FILE or --nginx-conf FILE; see logscope replay --help",
         );
     }
     let extra = match exemptions(&args) {
@@ -263,6 +340,9 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
     let (since, until) = sel.period();
     let timing = Timing::from_env();
     let mut store = RowStore::with_spill(Needs::of(&policies), spill);
+    if policies.iter().any(Policy::log_order) {
+        store.set_log_order();
+    }
     let mut dropped = 0u64;
     let statuses = args.refusal_status.clone();
     let fields = Needs::of(&policies);
@@ -374,10 +454,68 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
             },
         )
         .with_context(|| format!("cannot read back sorted rows in {tmp_shown}"))?;
+    if args.emit.is_some() {
+        emit_config(&args, &replay, &report)?;
+        timing.lap("emit", store.len());
+        return Ok(stats.exit_code());
+    }
     args.out
         .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
     timing.lap("report", store.len());
     Ok(stats.exit_code())
+}
+
+/// `--emit nginx`: the candidates as nginx configuration, to stdout or `--out`.
+fn emit_config(
+    args: &ReplayArgs,
+    replay: &Replay,
+    report: &report::ReplayReport,
+) -> anyhow::Result<()> {
+    let mut summary = EmitSummary {
+        replayed: vec![
+            format!("Replayed: {} ({})", report.origin, report.selection),
+            format!(
+                "{} requests, {} to {}",
+                logscope_core::number::thousands(report.requests),
+                report.first.as_deref().unwrap_or("-"),
+                report.last.as_deref().unwrap_or("-")
+            ),
+        ],
+        outcomes: Vec::new(),
+    };
+    for c in &report.candidates {
+        summary.outcomes.push(vec![
+            format!("Replayed as: {}", c.name),
+            format!(
+                "It would have refused {} ({:.1}%) and delayed {} of the {} requests it limits; admitted {}; {} exempt.",
+                logscope_core::number::thousands(c.refused),
+                c.refused_share * 100.0,
+                logscope_core::number::thousands(c.delayed),
+                logscope_core::number::thousands(c.in_scope),
+                logscope_core::number::thousands(c.admitted),
+                logscope_core::number::thousands(c.exempt)
+            ),
+        ]);
+    }
+    let policies: Vec<&Policy> = replay.policies().iter().collect();
+    let text = emit_nginx(&policies, &summary);
+    match args.out.out_path() {
+        None => {
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+        Some(p) => {
+            use std::io::Write as _;
+            let mut f = AtomicFile::create("--out", &p)?;
+            f.write_all(text.as_bytes())
+                .with_context(|| format!("--out: cannot write {}", escape::path(&p)))?;
+            f.commit()?;
+            eprintln!("logscope: wrote {}", escape::path(&p));
+        }
+    }
+    Ok(())
 }
 
 /// Where and when the rows spill: `--tmp-dir`, and `LOGSCOPE_REPLAY_RUN_ROWS` (rows per

@@ -9,7 +9,8 @@
 //! * Algorithms, one file each under `replay/` (pure state machines, time passed in):
 //!   `nginx.rs` (exact `limit_req`), `caddy.rs` (caddy-ratelimit), `token_bucket.rs`,
 //!   `gcra.rs` (governor), `fixed_window.rs`, `sliding_log.rs`, `sliding_window.rs`
-//!   (counter), `leaky_queue.rs`; chosen by [`Algorithm`].
+//!   (counter), `leaky_queue.rs`, `haproxy.rs` (stick tables, and the `http-request`
+//!   program of a haproxy.cfg read by [`conf::haproxy_cfg`]); chosen by [`Algorithm`].
 //! * [`Zone`] — one limit plus its per-key state; [`Zone::check`] is the low-level entry
 //!   point for callers that compute their own keys.
 //! * [`KeySpec`] — what a bucket is shared by, and the key extraction helpers
@@ -24,11 +25,13 @@
 //!   against a capacity, whom it refused), plus the `--decisions` CSV.
 
 mod caddy;
+pub mod conf;
 mod config;
 mod decision;
 mod engine;
 mod fixed_window;
 mod gcra;
+mod haproxy;
 mod key;
 mod leaky_queue;
 mod matcher;
@@ -47,6 +50,10 @@ pub use crate::rate::{Rate, RateError};
 pub use config::LimitConfigError;
 pub use decision::{Decision, RuleId, Verdict};
 pub use engine::{Counters, Replay};
+pub use haproxy::{
+    Action, Cmp, Cond, FreqCtr, Frontend, HaproxyRate, Program, SLOTS as HAPROXY_SLOTS, StickTable,
+    Term, Test, TrackKey,
+};
 pub use key::{DEFAULT_V4_PREFIX, DEFAULT_V6_PREFIX, KEY_NAMES, KeySpec, canonical, prefix_of};
 pub use matcher::{Exempt, Matcher};
 pub use policy::{Dialect, LimitRef, Policy, PolicyError, Rule, RuleLimit};

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::decision::{Decision, RuleId, Verdict};
+use super::haproxy::{Program, Scratch};
 use super::matcher::{Exempt, Matcher};
 use super::nginx::NginxLimit;
 use super::request::Request;
@@ -94,6 +95,8 @@ pub struct Policy {
     key: Vec<u8>,
     plan: Vec<(u16, u16)>,
     pending: Vec<(u16, u64)>,
+    program: Option<Box<Program>>,
+    scratch: Scratch,
 }
 
 /// A rule or limit that does not fit the policy.
@@ -137,6 +140,8 @@ impl Policy {
             key: Vec::with_capacity(64),
             plan: Vec::new(),
             pending: Vec::new(),
+            program: None,
+            scratch: Scratch::default(),
         }
     }
 
@@ -172,6 +177,29 @@ impl Policy {
         p.add_rule(label, matcher, Exempt::default(), &[lim])
             .expect("zone exists");
         Ok(p)
+    }
+
+    /// Makes this a haproxy.cfg policy: `program` (frontends and their `http-request`
+    /// rules over this policy's stick-table zones and rules) decides every request; the
+    /// rules only name what it decided.
+    pub fn set_program(&mut self, program: Program) {
+        self.program = Some(Box::new(program));
+    }
+
+    /// The haproxy.cfg program, if this policy has one.
+    pub fn program(&self) -> Option<&Program> {
+        self.program.as_deref()
+    }
+
+    /// Whether the log should be replayed in file order with a clock that never goes
+    /// back (HAProxy decides at accept time and, with one thread, logs in decision
+    /// order): a haproxy.cfg policy or an `algo=haproxy` zone.
+    pub fn log_order(&self) -> bool {
+        self.program.is_some()
+            || self
+                .zones
+                .iter()
+                .any(|z| z.spec().algorithm == super::spec::Algorithm::Haproxy)
     }
 
     /// Sets a description shown by [`Policy::describe`].
@@ -295,6 +323,9 @@ impl Policy {
 
     /// In words: one line for a one-zone policy, else a line per zone and per rule.
     pub fn describe(&self) -> String {
+        if self.program.is_some() {
+            return self.describe_program();
+        }
         if self.zones.len() == 1 && self.rules.len() == 1 && self.exempt.is_empty() {
             return self.zones[0].spec().describe();
         }
@@ -353,8 +384,38 @@ impl Policy {
         s.trim_end().to_string()
     }
 
+    fn describe_program(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{} (HAProxy: each frontend's http-request rules in order; every tracked request counts, refused or not): {} stick tables, {} frontends",
+            self.name,
+            self.zones.len(),
+            self.program.as_ref().map_or(0, |p| p.frontends.len())
+        );
+        if let Some(d) = &self.description {
+            let _ = writeln!(s, "  {d}");
+        }
+        for z in &self.zones {
+            let _ = writeln!(s, "  table {}: {}", z.name(), z.spec().describe());
+        }
+        for r in &self.rules {
+            let _ = writeln!(s, "  rule {}", r.name);
+        }
+        s.trim_end().to_string()
+    }
+
     /// Judges one request at `now` (ms), charging the zones it passes.
     pub(crate) fn decide(&mut self, req: &Request<'_>, now: i64) -> Verdict {
+        if let Some(p) = &self.program {
+            if exempt(&self.exempt, req) {
+                return Verdict {
+                    decision: Decision::Exempt,
+                    ..Verdict::OUT_OF_SCOPE
+                };
+            }
+            return p.decide(req, now, &mut self.zones, &mut self.scratch);
+        }
         let mut v = match self.dialect {
             Dialect::Nginx => self.decide_nginx(req, now),
             Dialect::Caddy => self.decide_caddy(req, now),

@@ -27,11 +27,14 @@ pub enum Algorithm {
     SlidingWindow,
     /// Leaky bucket as a queue: requests leave at rate r, at most `queue` waiting.
     LeakyQueue,
+    /// HAProxy stick table `http_req_rate(W)`, denied above N: every request counts,
+    /// refused or not; rate = current period + previous weighted by what remains of it;
+    /// entries expire `expire=` ms after their last request (default: W).
+    Haproxy,
 }
 
 /// Names accepted for `algo=`, for messages.
-pub const ALGO_NAMES: &str =
-    "sliding-log, nginx, caddy, token-bucket, gcra, fixed-window, sliding-window, leaky-queue";
+pub const ALGO_NAMES: &str = "sliding-log, nginx, caddy, token-bucket, gcra, fixed-window, sliding-window, leaky-queue, haproxy";
 
 impl Algorithm {
     /// Parses an algorithm name (also a few aliases: `log`, `limit_req`, `tb`, `leaky`…).
@@ -46,6 +49,7 @@ impl Algorithm {
             "fixed-window" | "fixed" | "fw" => Algorithm::FixedWindow,
             "sliding-window" | "sliding-window-counter" | "swc" => Algorithm::SlidingWindow,
             "leaky-queue" | "leaky" | "leaky-bucket" | "queue" => Algorithm::LeakyQueue,
+            "haproxy" | "stick-table" | "http-req-rate" => Algorithm::Haproxy,
             _ => return None,
         })
     }
@@ -61,6 +65,7 @@ impl Algorithm {
             Algorithm::FixedWindow => "fixed-window",
             Algorithm::SlidingWindow => "sliding-window",
             Algorithm::LeakyQueue => "leaky-queue",
+            Algorithm::Haproxy => "haproxy",
         }
     }
 
@@ -203,6 +208,8 @@ pub struct LimitSpec {
     pub delay: NginxDelay,
     /// Which requests a spec candidate sees.
     pub scope: SpecScope,
+    /// haproxy only: `expire=` in ms (default: the rate's window).
+    pub expire: Option<u64>,
 }
 
 impl LimitSpec {
@@ -217,7 +224,14 @@ impl LimitSpec {
             cost: CostKind::Requests,
             delay: NginxDelay::Default,
             scope: SpecScope::All,
+            expire: None,
         }
+    }
+
+    /// haproxy: how long an entry lives after its last request, ms (`expire=`, default
+    /// the rate's window).
+    pub fn expire_ms(&self) -> u64 {
+        self.expire.unwrap_or(self.rate.window_ms())
     }
 
     /// The burst in effect. nginx: `burst=` or 0 (nginx's default; N+1 pass back to back).
@@ -308,6 +322,19 @@ impl LimitSpec {
                         CostKind::parse(&v).ok_or_else(|| err(SpecProblem::UnknownCost(v)))?;
                 }
                 "name" => out.name = Some(need(v)?),
+                "expire" => {
+                    let v = need(v)?;
+                    let d =
+                        crate::duration::Duration::parse(&v, crate::duration::Resolution::Millis)
+                            .map_err(|_| {
+                            err(SpecProblem::BadValue {
+                                option: k.clone(),
+                                value: v.clone(),
+                                expected: "a duration (10s, 1m, 500ms)",
+                            })
+                        })?;
+                    out.expire = Some(d.ms());
+                }
                 "nodelay" => {
                     if v.is_some() {
                         return Err(err(SpecProblem::FlagWithValue(k)));
@@ -349,6 +376,12 @@ impl LimitSpec {
         if self.burst.is_some() && !self.algorithm.takes_burst() {
             return Err(SpecProblem::NotApplicable {
                 option: "burst",
+                algorithm: self.algorithm,
+            });
+        }
+        if self.expire.is_some() && self.algorithm != Algorithm::Haproxy {
+            return Err(SpecProblem::NotApplicable {
+                option: "expire",
                 algorithm: self.algorithm,
             });
         }
@@ -464,6 +497,17 @@ impl LimitSpec {
                 "leaky bucket queue: released at {rate}, up to {} waiting (they are delayed); refused when the queue is full",
                 units(b)
             ),
+            Algorithm::Haproxy => format!(
+                "HAProxy stick table: http_req_rate({per}), deny if above {n}; every request counts, refused or not, before the deny is evaluated; rate = this period's count + the previous period's weighted by what remains of this one; an entry is forgotten {} after its last request",
+                {
+                    let e = describe_period(self.expire_ms());
+                    if e.starts_with(|c: char| c.is_ascii_digit()) {
+                        e
+                    } else {
+                        format!("1 {e}")
+                    }
+                }
+            ),
         };
         let cost = match self.cost {
             CostKind::Requests => "counting requests",
@@ -503,6 +547,9 @@ impl fmt::Display for LimitSpec {
         }
         if self.scope != SpecScope::All {
             write!(f, ",scope={}", self.scope.name())?;
+        }
+        if let Some(e) = self.expire {
+            write!(f, ",expire={e}ms")?;
         }
         if let Some(n) = &self.name {
             write!(f, ",name={n}")?;
@@ -560,7 +607,7 @@ pub enum SpecProblem {
     UnknownScope(String),
     /// Unknown option.
     #[error(
-        "unknown option `{0}`; known: burst, algo, key, cost, name, nodelay, delay, queue, scope"
+        "unknown option `{0}`; known: burst, algo, key, cost, name, nodelay, delay, queue, scope, expire"
     )]
     UnknownOption(String),
     /// Option given twice.
@@ -609,6 +656,7 @@ fn not_applicable_hint(option: &str, algorithm: Algorithm) -> &'static str {
             " (the count is the cap per window; burst is for nginx, token-bucket, gcra and leaky-queue)"
         }
         ("queue", _) => " (queue is for leaky-queue)",
+        ("expire", _) => " (expire is for haproxy)",
         _ => " (nodelay and delay= are nginx options)",
     }
 }

@@ -4,6 +4,7 @@
 use super::caddy::caddy;
 use super::fixed_window::FixedWindow;
 use super::gcra::Gcra;
+use super::haproxy::{HaproxyRate, StickTable};
 use super::leaky_queue::LeakyQueue;
 use super::nginx::{NODELAY_MILLI, NginxLimit, NginxZone, NgxRc};
 use super::sliding_log::SlidingLog;
@@ -23,12 +24,17 @@ enum Kind {
     Fixed(Store<FixedWindow>),
     Sliding(Store<SlidingWindow>),
     Leaky(Store<LeakyQueue>),
+    Haproxy(Store<HaproxyRate>),
+    /// A haproxy.cfg stick table, driven by its policy's program.
+    Table(StickTable),
 }
 
 macro_rules! each_store {
     ($kind:expr, $s:ident => $e:expr, $n:ident => $ne:expr) => {
         match $kind {
             Kind::Nginx($n) => $ne,
+            Kind::Table($n) => $ne,
+            Kind::Haproxy($s) => $e,
             Kind::Log($s) => $e,
             Kind::Token($s) => $e,
             Kind::Gcra($s) => $e,
@@ -123,6 +129,11 @@ impl Zone {
                 spec.rate.window_ms(),
             ))),
             Algorithm::LeakyQueue => Kind::Leaky(Store::new(LeakyQueue::new(n, w, b))),
+            Algorithm::Haproxy => Kind::Haproxy(Store::new(HaproxyRate::new(
+                spec.rate.count(),
+                spec.rate.window_ms(),
+                spec.expire_ms(),
+            ))),
         };
         let default_limit = nginx_limit(b, spec.delay);
         Ok(Zone {
@@ -133,6 +144,34 @@ impl Zone {
             counters: ZoneCounters::default(),
             boundary: false,
         })
+    }
+
+    /// A haproxy.cfg stick table as a zone: `spec` describes it (its rate is the
+    /// period; its key the first tracker's), `table` holds the entries.
+    pub fn stick_table(name: impl Into<String>, spec: LimitSpec, table: StickTable) -> Zone {
+        Zone {
+            name: name.into(),
+            spec,
+            kind: Kind::Table(table),
+            default_limit: nginx_limit(0, NginxDelay::Default),
+            counters: ZoneCounters::default(),
+            boundary: false,
+        }
+    }
+
+    /// The stick table of a haproxy.cfg zone.
+    pub fn table(&self) -> Option<&StickTable> {
+        match &self.kind {
+            Kind::Table(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn table_mut(&mut self) -> Option<&mut StickTable> {
+        match &mut self.kind {
+            Kind::Table(t) => Some(t),
+            _ => None,
+        }
     }
 
     /// The zone's name.
@@ -209,6 +248,9 @@ impl Zone {
             Kind::Fixed(s) => s.lookup(now, key, cost, account),
             Kind::Sliding(s) => s.lookup(now, key, cost, account),
             Kind::Leaky(s) => s.lookup(now, key, cost, account),
+            Kind::Haproxy(s) => s.lookup(now, key, cost, account),
+            // Driven by the policy's program, never looked up.
+            Kind::Table(_) => Lookup::Admit(0),
         }
     }
 
@@ -225,6 +267,8 @@ impl Zone {
             Kind::Fixed(s) => s.account(now, cost),
             Kind::Sliding(s) => s.account(now, cost),
             Kind::Leaky(s) => s.account(now, cost),
+            Kind::Haproxy(s) => s.account(now, cost),
+            Kind::Table(_) => 0,
         }
     }
 

@@ -2,10 +2,11 @@
 
 use super::labels::{LabelScope, bucket_label};
 use super::{CandidateReport, ReplayReport, TimeRow, Who};
-use crate::forensics::doc::{Doc, Section};
+use crate::chart::{self, RefLine, Series, TimeSeries};
+use crate::forensics::doc::{Doc, Figure, Section};
 use crate::forensics::duration_label;
 use crate::number::{pct1 as pct, thousands};
-use crate::table::{Align, Cell, Style, Table, sparkline};
+use crate::table::{Align, Cell, Style, Table, fraction_data, sparkline};
 
 /// Widest sparkline, in characters.
 const SPARK: usize = 60;
@@ -106,9 +107,174 @@ impl ReplayReport {
             lines,
             sections,
             csv_section: 0,
-            csv: None,
+            csv: Some(self.csv_table()),
             figure: None,
+            figures: self.figures(),
         }
+    }
+
+    /// The CSV: one row per candidate, one typed value per column (integers, shares
+    /// as fractions, RFC 3339 times; empty = not applicable).
+    fn csv_table(&self) -> Table {
+        let w = self
+            .capacity
+            .map(|c| duration_label(c.window_ms() as i64))
+            .unwrap_or_default();
+        let peak_no = format!("peak_sliding_{w}_no_limit");
+        let peak_lim = format!("peak_sliding_{w}_limited");
+        let over_no = format!("aligned_{w}_windows_over_no_limit");
+        let over_lim = format!("aligned_{w}_windows_over_limited");
+        let aligned = format!("aligned_{w}_windows");
+        let mut cols: Vec<&str> = vec![
+            "candidate",
+            "name",
+            "requests_covered",
+            "in_scope",
+            "admitted",
+            "admitted_share",
+            "delayed",
+            "delayed_share",
+            "refused",
+            "refused_share",
+            "exempt",
+            "out_of_scope",
+            "delay_ms_mean",
+            "delay_ms_max",
+            "boundary",
+            "logged_refusals_covered",
+            "logged_refusals_refused",
+            "first_refusal",
+            "last_refusal",
+        ];
+        if self.capacity.is_some() {
+            cols.extend([
+                "capacity",
+                peak_no.as_str(),
+                peak_lim.as_str(),
+                over_no.as_str(),
+                over_lim.as_str(),
+                aligned.as_str(),
+            ]);
+        }
+        let spec: Vec<(&str, Align)> = cols.iter().map(|c| (*c, Align::Left)).collect();
+        let mut t = Table::new(&spec);
+        for c in &self.candidates {
+            let mut r: Vec<Cell> = vec![
+                Cell::from(c.label.clone()),
+                Cell::from(c.name.clone()),
+                Cell::count(c.covered),
+                Cell::count(c.in_scope),
+                Cell::count(c.admitted),
+                Cell::fraction(c.admitted_share, fraction_data(c.admitted_share)),
+                Cell::count(c.delayed),
+                Cell::fraction(c.delayed_share, fraction_data(c.delayed_share)),
+                Cell::count(c.refused),
+                Cell::fraction(c.refused_share, fraction_data(c.refused_share)),
+                Cell::count(c.exempt),
+                Cell::count(c.out_of_scope),
+                Cell::from(String::new()).with_data(format!("{:.3}", c.delay_ms_mean)),
+                Cell::count(u64::from(c.delay_ms_max)),
+                Cell::count(c.boundary),
+                Cell::count(c.logged_refusals.covered),
+                Cell::count(c.logged_refusals.refused),
+                Cell::from(c.first_refusal.clone().unwrap_or_default()),
+                Cell::from(c.last_refusal.clone().unwrap_or_default()),
+            ];
+            if let Some(cap) = &self.capacity {
+                r.push(Cell::count(cap.count()));
+                match &c.load {
+                    Some(l) => r.extend([
+                        Cell::count(l.peak_without),
+                        Cell::count(l.peak_with),
+                        Cell::count(l.over_without),
+                        Cell::count(l.over_with),
+                        Cell::count(l.windows),
+                    ]),
+                    None => r.extend((0..5).map(|_| Cell::from(""))),
+                }
+            }
+            t.row(r);
+        }
+        t
+    }
+
+    /// HTML charts: per candidate, refusals over time, and with a capacity the load
+    /// without and with the limit against it.
+    fn figures(&self) -> Vec<Figure> {
+        let w = self.bucket_ms;
+        let per = duration_label(w);
+        // Zero points at each gap's ends, so a line does not bridge a silence.
+        let series = |f: &dyn Fn(&super::TimeCell) -> u64, c: usize| -> Vec<(i64, f64)> {
+            let mut pts = Vec::with_capacity(self.over_time.len());
+            let mut gaps = self.gaps.iter().peekable();
+            for (i, r) in self.over_time.iter().enumerate() {
+                while let Some(g) = gaps.next_if(|g| g.before <= i) {
+                    pts.push((g.local_ms, 0.0));
+                    pts.push((g.end_local_ms - w, 0.0));
+                }
+                pts.push((r.local_ms, r.candidates.get(c).map_or(0, f) as f64));
+            }
+            pts
+        };
+        let mut out = Vec::new();
+        for (i, c) in self.candidates.iter().enumerate() {
+            let title = format!("{} refusals per {per}", c.label);
+            out.push(Figure::new(
+                title.clone(),
+                chart::time_series(&TimeSeries {
+                    title,
+                    y_label: "refused requests".into(),
+                    series: vec![Series {
+                        name: format!("{} refused", c.label),
+                        points: series(&|t| t.refused, i),
+                    }],
+                    reference: None,
+                    shade: None,
+                }),
+                None,
+            ));
+            if let Some(cap) = self.capacity {
+                // The capacity over one bucket: as given when the windows agree, else
+                // scaled (the capacity sustained for the whole bucket).
+                let win = (cap.window_ms() as i64).max(1);
+                let per_bucket = cap.count() as f64 * w as f64 / win as f64;
+                let cap_label = if win == w {
+                    format!("capacity {} per {per}", thousands(cap.count()))
+                } else {
+                    format!(
+                        "capacity {} per {} ({} per {per})",
+                        thousands(cap.count()),
+                        duration_label(win),
+                        chart::number(per_bucket.round())
+                    )
+                };
+                let title = format!("{} load per {per}: no limit and passed", c.label);
+                out.push(Figure::new(
+                    title.clone(),
+                    chart::time_series(&TimeSeries {
+                        title,
+                        y_label: format!("requests per {per}"),
+                        series: vec![
+                            Series {
+                                name: "no limit".into(),
+                                points: series(&|t| t.covered, i),
+                            },
+                            Series {
+                                name: format!("passed by {}", c.label),
+                                points: series(&|t| t.passed, i),
+                            },
+                        ],
+                        reference: Some(RefLine {
+                            value: per_bucket,
+                            label: cap_label,
+                        }),
+                        shade: None,
+                    }),
+                    None,
+                ));
+            }
+        }
+        out
     }
 
     fn summary(&self) -> Section {
@@ -174,7 +340,7 @@ impl ReplayReport {
             let w = duration_label(cap.window_ms() as i64);
             row(
                 &mut t,
-                &format!("peak per {w}, no limit"),
+                &format!("peak per sliding {w}, no limit"),
                 &|c| match &c.load {
                     Some(l) => red_if(thousands(l.peak_without), l.peak_without > cap.count()),
                     None => "-".into(),
@@ -182,7 +348,7 @@ impl ReplayReport {
             );
             row(
                 &mut t,
-                &format!("peak per {w}, limited"),
+                &format!("peak per sliding {w}, limited"),
                 &|c| match &c.load {
                     Some(l) => red_if(thousands(l.peak_with), l.peak_with > cap.count()),
                     None => "-".into(),
@@ -190,7 +356,7 @@ impl ReplayReport {
             );
             row(
                 &mut t,
-                &format!("{w} windows over {}", thousands(cap.count())),
+                &format!("aligned {w} windows over {}", thousands(cap.count())),
                 &|c| match &c.load {
                     Some(l) => red_if(
                         format!(
@@ -218,7 +384,7 @@ impl ReplayReport {
         }
         if self.capacity.is_some() {
             notes.push(
-                "Peaks are over any sliding window; windows over capacity are aligned on the report's clock (no limit → limited, of windows with traffic).".to_string(),
+                "Peak per sliding window: the most requests in any window of that length; aligned windows start on the report's clock (00:00, 00:10, …; no limit → limited, of windows with traffic), as heavy's \"peak per aligned\" counts.".to_string(),
             );
         }
         Section {
@@ -354,9 +520,10 @@ impl ReplayReport {
                 if max == 0 {
                     "none".to_string()
                 } else {
-                    // Zero slots as no-break spaces: the line may wrap, the
-                    // sparkline stays whole.
-                    format!("|{}|", sparkline(&f).replace(' ', "\u{a0}"))
+                    // Zero slots as `·`: Markdown and HTML collapse runs of
+                    // spaces (even no-break ones in some viewers); a dot keeps
+                    // every slot in every format (HTML also has a chart).
+                    format!("|{}|", sparkline(&f).replace(' ', "·"))
                 },
                 thousands(max)
             ));

@@ -39,6 +39,8 @@ const COOKIE_KNOWN: u8 = 4;
 const COOKIE: u8 = 8;
 const SECOND: u8 = 16;
 const LOGGED_REFUSAL: u8 = 32;
+/// Fed in file order ([`RowStore::set_log_order`]): ordered by time and input only.
+const LOG_ORDER: u8 = 64;
 
 /// Which text fields the candidates read (matchers, exemptions, keys); the others are
 /// not kept.
@@ -84,6 +86,10 @@ impl Needs {
             // Costs read numeric fields, which are always kept.
             for z in p.zones() {
                 n.key(&z.spec().key);
+            }
+            if let Some(prog) = p.program() {
+                prog.matchers.iter().for_each(|m| n.matcher(m));
+                prog.keys.iter().for_each(|k| n.key(k));
             }
         }
         n
@@ -500,6 +506,8 @@ pub struct RowStore {
     spilled_span: Option<(i64, i64)>,
     error: Option<io::Error>,
     sorted: bool,
+    /// Per file, the latest arrival so far, when rows keep file order.
+    log_order: Option<Vec<i64>>,
 }
 
 impl RowStore {
@@ -520,6 +528,15 @@ impl RowStore {
             },
             ..RowStore::default()
         }
+    }
+
+    /// Keeps each file's order: a row's decision time becomes the latest time of its
+    /// file so far (a clock that never goes back), and rows of one millisecond are not
+    /// reordered by request time or logged refusal. For logs written in decision order
+    /// (HAProxy with one thread: its accept dates go back, its log order does not).
+    /// Call before the first [`RowStore::push`].
+    pub fn set_log_order(&mut self) {
+        self.log_order = Some(Vec::new());
     }
 
     /// Number of rows.
@@ -561,7 +578,15 @@ impl RowStore {
             return;
         }
         let (b, i, rc) = (r.batch, r.i, r.class);
-        let arrival = b.ts_ms[i];
+        let mut arrival = b.ts_ms[i];
+        if let Some(last) = &mut self.log_order {
+            let f = file as usize;
+            if last.len() <= f {
+                last.resize(f + 1, i64::MIN);
+            }
+            arrival = arrival.max(last[f]);
+            last[f] = arrival;
+        }
         let second = b.precision.get(i).copied().unwrap_or(3) == 0;
         let continues = second
             && self
@@ -602,6 +627,9 @@ impl RowStore {
         }
         if r.logged_refusal {
             flags |= LOGGED_REFUSAL;
+        }
+        if self.log_order.is_some() {
+            flags |= LOG_ORDER;
         }
         let (client, name_key) = match (rc.ip, rc.client) {
             (Some(_), _) => (NONE, NONE),
@@ -935,6 +963,9 @@ enum Source<'a> {
 
 #[inline]
 fn order_key(r: &Row) -> ReplayOrder {
+    if r.flags & LOG_ORDER != 0 {
+        return ReplayOrder::new(r.arrival, 0, false, 0);
+    }
     let rt_ms = if r.rt_us == NO_VALUE {
         0
     } else {
