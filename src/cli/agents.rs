@@ -5,11 +5,11 @@ use std::path::Path;
 
 use clap::Args;
 use logscope_core::classify::Needs;
-use logscope_core::forensics::agents::AgentsAcc;
+use logscope_core::forensics::agents::{AgentsAcc, AgentsReport};
 
 use super::filters::FilterArgs;
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, columns_for, for_each_batch};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch};
 
 /// Arguments of `logscope agents`.
 #[derive(Debug, Args)]
@@ -59,6 +59,14 @@ pub fn run(data: &Path, args: AgentsArgs) -> anyhow::Result<i32> {
     if let Err(m) = args.out.check() {
         return Ok(output::usage(m));
     }
+    let (report, stats) = compute(data, &args)?;
+    args.out
+        .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
+    Ok(stats.exit_code())
+}
+
+/// The agents report of `args` (its output options aside), and what was read.
+pub fn compute(data: &Path, args: &AgentsArgs) -> anyhow::Result<(AgentsReport, RowStats)> {
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
     let mut acc = AgentsAcc::new(args.sample, args.seed);
@@ -115,7 +123,5 @@ pub fn run(data: &Path, args: AgentsArgs) -> anyhow::Result<i32> {
         sel.classifier.end_batch(bc);
     })?;
     let report = acc.finish(&sel.classifier, args.top, &sel.describe(), &stats.origin);
-    args.out
-        .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
-    Ok(stats.exit_code())
+    Ok((report, stats))
 }

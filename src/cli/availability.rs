@@ -11,7 +11,7 @@ use chrono::{Datelike, Duration, LocalResult, NaiveDate, TimeZone, Timelike};
 use clap::{Args, ValueEnum};
 use logscope_core::availability::render::{self, Limits, TimeFmt};
 use logscope_core::availability::{
-    Accumulator, By, Calendar, CalendarError, Config, Grades, Period, PolicyAs, StatusSet,
+    Accumulator, By, Calendar, CalendarError, Config, Grades, Period, PolicyAs, Report, StatusSet,
     is_static_path,
 };
 use logscope_core::duration::Duration as Span;
@@ -19,7 +19,7 @@ use regex::Regex;
 
 use super::filters::{ChronoZone, FilterArgs, duration_arg, regex_problem, resolve_local};
 use super::output::{self, OutputArgs, OutputFormat};
-use super::rows::{RowArgs, columns_for, for_each_batch};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch};
 use super::usage_error;
 use crate::store::scan::Columns;
 
@@ -110,15 +110,17 @@ pub struct AvailabilityArgs {
     pub policy: PolicyArg,
 
     /// The probe cadence, e.g. 1m or 30s: expected probes that are missing count as
-    /// failures [default: estimated from the log — the median interval between
-    /// probes; without --probe, the mean interval between dynamic requests — and shown].
+    /// failures [default: with --probe, the median interval between probes; without,
+    /// a silence counts only when it is improbable under the site's weekly rhythm,
+    /// learned from the log (with fewer than 4 days of requests: one request per mean
+    /// interval). Giving it without --probe expects one request per interval].
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     pub expect_every: Option<Span>,
 
     /// The shortest silence that is a gap: spans this long with no log lines at all are
-    /// listed, and without --probe only silences this long count as downtime
-    /// [default: with --probe, the longer of --bucket and 2 × the cadence, and every
-    /// missed probe counts; without, 15m].
+    /// listed, and without --probe only silences this long are checked against the
+    /// site's rhythm [default: with --probe, the longer of --bucket and 2 × the cadence,
+    /// and every missed probe counts; without, 15m].
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     pub min_gap: Option<Span>,
 
@@ -154,11 +156,21 @@ pub struct AvailabilityArgs {
     pub output: OutputArgs,
 }
 
-/// Runs `logscope availability`.
-pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
-    if let Err(m) = args.output.check() {
-        return Ok(output::usage(m));
-    }
+/// What [`compute`] gives: the report, what was read, the clock's zone and the source
+/// line (where the rows came from and which were selected).
+pub struct Computed {
+    /// The availability report.
+    pub report: Report,
+    /// What was read.
+    pub stats: RowStats,
+    /// The report's zone.
+    pub zone: ChronoZone,
+    /// Where the rows came from and which were selected.
+    pub source: String,
+}
+
+/// The availability report of `args` (its output options aside).
+pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed> {
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
     let zone = sel.clock.zone();
@@ -282,7 +294,47 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
         ChronoZone::Tz(tz) => prepared.compute_in(&TzCalendar { tz, by: cfg.by }, &cfg),
         ChronoZone::Fixed(tz) => prepared.compute_in(&TzCalendar { tz, by: cfg.by }, &cfg),
     };
-    let mut report = computed.map_err(|e| anyhow!("internal error: {e}"))?;
+    let report = computed.map_err(|e| anyhow!("internal error: {e}"))?;
+    let source = if whole {
+        stats.origin.clone()
+    } else {
+        format!("{}; {}", stats.origin, sel.filter.describe())
+    };
+    Ok(Computed {
+        report,
+        stats,
+        zone,
+        source,
+    })
+}
+
+/// The report as a [`Doc`] (what `--format html` shows), for `logscope report`.
+pub fn doc(c: &Computed, max_incidents: usize) -> logscope_core::forensics::doc::Doc {
+    let zone = c.zone;
+    let short = |ms: i64| fmt_zone(zone, ms, "%Y-%m-%d %H:%M");
+    let rfc = |ms: i64| fmt_zone(zone, ms, "%Y-%m-%dT%H:%M:%S%.3f%:z");
+    let tf = TimeFmt {
+        short: &short,
+        rfc3339: &rfc,
+    };
+    let lim = Limits {
+        incidents: max_incidents,
+        no_data: max_incidents,
+    };
+    render::doc(&c.report, &tf, &c.source, lim)
+}
+
+/// Runs `logscope availability`.
+pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
+    if let Err(m) = args.output.check() {
+        return Ok(output::usage(m));
+    }
+    let Computed {
+        mut report,
+        stats,
+        zone,
+        source,
+    } = compute(data, &args)?;
     // Text, Markdown and HTML show what reading the FILE arguments found with the
     // report's notes; JSON gets the `input` object instead (emit_rendered).
     if let Some(i) = &stats.input
@@ -300,11 +352,6 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
     let lim = Limits {
         incidents: args.max_incidents,
         no_data: args.max_incidents,
-    };
-    let source = if whole {
-        stats.origin.clone()
-    } else {
-        format!("{}; {}", stats.origin, sel.filter.describe())
     };
     let source = source.as_str();
     let out = match args.output.format {

@@ -9,12 +9,12 @@ use clap::{Args, ValueEnum};
 use logscope_core::classify::Needs;
 use logscope_core::escape;
 use logscope_core::forensics::asn::AsnDb;
-use logscope_core::forensics::concentration::{ConcentrationAcc, GroupBy};
+use logscope_core::forensics::concentration::{ConcentrationAcc, ConcentrationReport, GroupBy};
 use logscope_core::rate::Rate;
 
 use super::filters::{FilterArgs, rate_arg};
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, columns_for, for_each_batch};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch};
 
 /// What to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -79,6 +79,17 @@ pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
     if let Err(m) = args.out.check() {
         return Ok(output::usage(m));
     }
+    let (report, stats) = compute(data, &args)?;
+    args.out
+        .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
+    Ok(stats.exit_code())
+}
+
+/// The concentration report of `args` (its output options aside), and what was read.
+pub fn compute(
+    data: &Path,
+    args: &ConcentrationArgs,
+) -> anyhow::Result<(ConcentrationReport, RowStats)> {
     let mut sel = args.filters.build()?;
     let asn = match &args.asn_db {
         Some(p) => {
@@ -131,7 +142,5 @@ pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
         &sel.describe(),
         &stats.origin,
     );
-    args.out
-        .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
-    Ok(stats.exit_code())
+    Ok((report, stats))
 }

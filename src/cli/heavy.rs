@@ -7,12 +7,12 @@ use std::path::Path;
 use clap::Args;
 use logscope_core::classify::Needs;
 use logscope_core::duration::Duration;
-use logscope_core::forensics::heavy::HeavyAcc;
+use logscope_core::forensics::heavy::{HeavyAcc, HeavyReport};
 use logscope_core::rate::Rate;
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, OutputArgs, OutputFormat};
-use super::rows::{RowArgs, columns_for, for_each_batch};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch};
 
 /// Arguments of `logscope heavy`.
 #[derive(Debug, Args)]
@@ -58,6 +58,24 @@ pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
     if let Err(m) = args.out.check() {
         return Ok(output::usage(m));
     }
+    let (report, stats) = compute(data, &args)?;
+    args.out.emit_report(
+        &report,
+        |w| {
+            if w == usize::MAX {
+                report.doc(0)
+            } else {
+                report.doc_for_width(w)
+            }
+        },
+        stats.input.as_ref(),
+    )?;
+    heavy_rules_hint(&report, args.out.format);
+    Ok(stats.exit_code())
+}
+
+/// The heavy report of `args` (its output options aside), and what was read.
+pub fn compute(data: &Path, args: &HeavyArgs) -> anyhow::Result<(HeavyReport, RowStats)> {
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
     let mut acc = HeavyAcc::new(args.by.ms_i64(), args.capacity);
@@ -82,24 +100,12 @@ pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
         &sel.describe(),
         &stats.origin,
     );
-    args.out.emit_report(
-        &report,
-        |w| {
-            if w == usize::MAX {
-                report.doc(0)
-            } else {
-                report.doc_for_width(w)
-            }
-        },
-        stats.input.as_ref(),
-    )?;
-    heavy_rules_hint(&report, args.out.format);
-    Ok(stats.exit_code())
+    Ok((report, stats))
 }
 
 /// When requests were selected but the heavy rules matched none of them, say on stderr
 /// how to define heavy requests (not for JSON or CSV, which scripts read).
-fn heavy_rules_hint(report: &logscope_core::forensics::heavy::HeavyReport, format: OutputFormat) {
+fn heavy_rules_hint(report: &HeavyReport, format: OutputFormat) {
     if report.requests == 0
         || report.heavy > 0
         || matches!(format, OutputFormat::Json | OutputFormat::Csv)

@@ -11,7 +11,10 @@ pub mod ingest;
 pub mod inputs;
 pub mod output;
 pub mod replay;
+pub mod report;
 pub mod rows;
+pub mod timeline;
+pub mod top;
 
 use std::path::PathBuf;
 
@@ -112,6 +115,12 @@ pub enum Command {
     Availability(availability::AvailabilityArgs),
     /// Replay the log through candidate rate limiters: what would each have refused?
     Replay(replay::ReplayArgs),
+    /// The incident post: findings, charts and tables in one HTML page and Markdown file.
+    Report(report::ReportArgs),
+    /// Top paths, statuses, referers, agents, addresses, prefixes, hosts or methods.
+    Top(top::TopArgs),
+    /// What one address or network did: requests over time, paths, statuses, agents.
+    Timeline(timeline::TimelineArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_help = "\
 Examples:
@@ -163,6 +172,9 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Agents(args) => agents::run(&data, args),
         Command::Availability(args) => availability::run(&data, args),
         Command::Replay(args) => replay::run(&data, args),
+        Command::Report(args) => report::run(&data, args),
+        Command::Top(args) => top::run(&data, args),
+        Command::Timeline(args) => timeline::run(&data, args),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             let mut out = std::io::stdout().lock();

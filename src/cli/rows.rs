@@ -50,6 +50,20 @@ pub struct RowArgs {
     /// either way, with a note.
     #[arg(long, default_value_t = 0.5, value_name = "SHARE", value_parser = parse_share)]
     pub max_bad: f64,
+
+    /// Name the sources in the report by their full paths (the dataset's directory, each
+    /// FILE as given) instead of file names only, which keep local paths out of a post.
+    #[arg(long)]
+    pub full_paths: bool,
+}
+
+/// The last component of an input's name (`/var/log/nginx/access.log` → `access.log`);
+/// `-` (standard input) and names without one stay as they are.
+fn file_name(name: &str) -> String {
+    Path::new(name)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.to_string())
 }
 
 fn parse_share(s: &str) -> Result<f64, String> {
@@ -252,7 +266,11 @@ pub fn for_each_batch(
                 escape::path(data)
             );
         }
-        stats.origin = format!("dataset {}", data.display());
+        stats.origin = if args.full_paths {
+            format!("dataset {}", data.display())
+        } else {
+            "dataset".to_string()
+        };
         let scanned = scan::scan(&ds, cols, since, until, |fb| {
             sink(&fb.file, &fb.batch);
             ControlFlow::Continue(())
@@ -268,7 +286,16 @@ pub fn for_each_batch(
     for input in inputs::expand(&args.files)? {
         opened.push(inputs::open(input, forced.as_ref(), &read)?);
     }
-    let names: Vec<String> = opened.iter().map(|o| o.name.clone()).collect();
+    let names: Vec<String> = opened
+        .iter()
+        .map(|o| {
+            if args.full_paths {
+                o.name.clone()
+            } else {
+                file_name(&o.name)
+            }
+        })
+        .collect();
     stats.origin = names.join(", ");
     let mut shown = 0;
     let mut input = InputReport {

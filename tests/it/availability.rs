@@ -311,7 +311,8 @@ fn reproduces_the_wiki_table() {
             "--tz",
             "Asia/Seoul",
         ])
-        .args(["--format", "html", "--out", "wiki.html"])
+        // --full-paths: the whole hostile path is shown (a file name alone is the default).
+        .args(["--format", "html", "--full-paths", "--out", "wiki.html"])
         .arg(&hostile)
         .output()
         .unwrap();
@@ -324,10 +325,11 @@ fn reproduces_the_wiki_table() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<svg") && html.contains("82.91"));
     assert_eq!(
-        html.matches("http").count(),
+        html.matches("http://").count(),
         1,
         "only the SVG namespace, no network resources"
     );
+    assert!(!html.contains("https:"), "no network resources");
     assert_hostile_escaped(&html, HOSTILE_NAME_ESCAPED);
 
     // CSV: one row per month and a total.
@@ -739,6 +741,23 @@ fn honeynet_real_log() {
     let aug = &v["periods"][4];
     assert!(aug["missing"].as_i64().unwrap() > 0);
     assert!(aug["availability"].as_f64().unwrap() < 95.0, "{aug}");
+    // Issue 12 item 7: the quiet nights of this small site (a few hundred requests a
+    // day) are its rhythm, not outages. Before, one request was expected per mean
+    // interval (71 s, pulled down by the storms): 15.49% and 389 "gap" incidents.
+    // Now 1,851 silences are checked against the weekly rhythm and only the multi-day
+    // holes (35) count: 94.45%.
+    let rh = &v["rhythm"];
+    assert_eq!(rh["kind"], "hour_of_week", "{rh}");
+    assert!(rh["silences_checked"].as_u64().unwrap() > 1000, "{rh}");
+    assert!(rh["silences_counted"].as_u64().unwrap() < 50, "{rh}");
+    assert!(
+        v["total"]["availability"].as_f64().unwrap() > 90.0,
+        "{}",
+        v["total"]
+    );
+    assert!(v["incidents"].as_array().unwrap().len() < 60);
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("Confidence: high"), "{text}");
 }
 
 #[test]
@@ -827,6 +846,7 @@ fn html_escapes_hostile_file_names_and_hosts() {
             "html",
             "--host",
             host,
+            "--full-paths",
             "--out",
         ])
         .arg(&out_file)
@@ -844,4 +864,152 @@ fn html_escapes_hostile_file_names_and_hosts() {
     assert!(html.contains(&format!("host {host_escaped}")), "{html}");
     assert!(!html.contains(host), "{html}");
     assert_hostile_escaped(&html, HOSTILE_NAME_ESCAPED);
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 12 item 7: without a probe, silences are judged by the site's own rhythm.
+
+/// A quiet site over six weeks from Monday 2025-03-03 (UTC): 12 page views an hour
+/// from 08:00 to 21:59, 2 an hour at 07:00 and 22:00–23:59, nothing from 00:00 to
+/// 06:59 (every night is 7 hours of silence); a storm of 5,000 requests in ten minutes
+/// on the second Wednesday; and, when `silence` is given, nothing on that day (days
+/// after the start) from 14:00 to 16:00.
+fn quiet_site(silence: Option<i64>) -> String {
+    let start = NaiveDate::from_ymd_opt(2025, 3, 3)
+        .unwrap()
+        .and_hms_opt(0, 0, 0)
+        .unwrap();
+    let mut out = String::new();
+    let mut seed = 12_345u64;
+    let mut next = |n: u64| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % n
+    };
+    for day in 0..42i64 {
+        for hour in 0..24i64 {
+            let n = match hour {
+                0..=6 => 0,
+                7 | 22 | 23 => 2,
+                _ => 12,
+            };
+            if silence == Some(day) && (14..16).contains(&hour) {
+                continue;
+            }
+            // One request per 5-minute slot, at a random second inside it.
+            for k in 0..n {
+                let sec = k * (3600 / n) + next(3600 / n as u64) as i64;
+                let t = start + Duration::seconds(day * 86_400 + hour * 3600 + sec);
+                let ip = format!("198.51.100.{}", next(200) + 1);
+                line(
+                    &mut out,
+                    &ip,
+                    &clf(t, "+0000"),
+                    "/index.php?title=Main_Page",
+                    200,
+                    "Mozilla/5.0 Firefox/120.0",
+                );
+            }
+        }
+        if day == 9 {
+            for k in 0..5000i64 {
+                let t = start
+                    + Duration::seconds(day * 86_400 + 15 * 3600)
+                    + Duration::milliseconds(k * 120);
+                line(
+                    &mut out,
+                    "203.0.113.7",
+                    &clf(t, "+0000"),
+                    "/index.php?search=x",
+                    200,
+                    "python-requests/2.31",
+                );
+            }
+        }
+    }
+    out
+}
+
+fn gap_incidents(v: &serde_json::Value) -> Vec<&serde_json::Value> {
+    v["incidents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] != "errors")
+        .collect()
+}
+
+#[test]
+fn quiet_nights_are_not_outages_without_a_probe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("quiet.log");
+    std::fs::write(&log, quiet_site(None)).unwrap();
+    let data = tmp.path().join("data");
+    let log = log.to_str().unwrap();
+    let v = run_json(&data, &[log]);
+    // 41 nights of 7 silent hours, each checked and none counted: the storm does not
+    // pull the expectation up, the nights are the site's rhythm.
+    let rh = &v["rhythm"];
+    assert_eq!(rh["kind"], "hour_of_week", "{rh}");
+    assert_eq!(rh["days"], 42);
+    assert!(rh["silences_checked"].as_u64().unwrap() >= 41, "{rh}");
+    assert_eq!(rh["silences_counted"], 0, "{rh}");
+    assert_eq!(v["total"]["missing"], 0, "{}", v["total"]);
+    assert!(gap_incidents(&v).is_empty(), "{:?}", gap_incidents(&v));
+    assert_eq!(v["total"]["availability_text"], "100.00");
+    // The report says how the figure was reached and how confident it is.
+    let text = run_ok(&data, &[log]);
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "No probe: downtime inferred from silences improbable under the site's weekly rhythm"
+        ),
+        "{text}"
+    );
+    assert!(flat.contains("counted as downtime"), "{text}");
+    assert!(flat.contains("Confidence: medium"), "{text}");
+    let md = run_ok(&data, &["--format", "md", log]);
+    assert!(md.contains("Confidence: medium"), "{md}");
+    let html = run_ok(&data, &["--format", "html", log]);
+    assert!(html.contains("Confidence: medium"), "{html}");
+    // With --expect-every the old arithmetic (one request per interval) is asked for.
+    let old = run_json(&data, &["--expect-every", "5m", log]);
+    assert_eq!(old["rhythm"], serde_json::Value::Null);
+    assert!(
+        old["total"]["missing"].as_u64().unwrap() > 41 * 7 * 10,
+        "{}",
+        old["total"]
+    );
+}
+
+#[test]
+fn a_silence_in_busy_hours_is_still_an_outage_without_a_probe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("silent.log");
+    // Day 24 = Thursday 2025-03-27: nothing from 14:00 to 16:00.
+    std::fs::write(&log, quiet_site(Some(24))).unwrap();
+    let data = tmp.path().join("data");
+    let v = run_json(&data, &[log.to_str().unwrap()]);
+    let rh = &v["rhythm"];
+    assert_eq!(rh["silences_counted"], 1, "{rh}");
+    let gaps = gap_incidents(&v);
+    assert_eq!(gaps.len(), 1, "{gaps:?}");
+    let g = gaps[0];
+    // About 2 hours × 12 expected requests are missing, inside the silence.
+    let missing = g["missing"].as_u64().unwrap();
+    assert!((20..=30).contains(&missing), "{g}");
+    assert!(
+        g["start"].as_str().unwrap().starts_with("2025-03-27T1"),
+        "{g}"
+    );
+    assert!(
+        g["end"].as_str().unwrap().starts_with("2025-03-27T16:"),
+        "{g}"
+    );
+    let march = &v["periods"][0];
+    assert_eq!(march["label"], "2025-03");
+    assert_eq!(march["missing"].as_u64().unwrap(), missing);
+    assert!(march["availability"].as_f64().unwrap() < 100.0);
+    assert!(v["total"]["availability"].as_f64().unwrap() > 99.0);
 }

@@ -203,6 +203,48 @@ const COMMANDS: &[Cmd] = &[
         reports: true,
     },
     Cmd {
+        name: "top",
+        flags: &[
+            (
+                "--by",
+                Value(&[
+                    "path", "status", "referer", "agent", "ip", "prefix", "host", "method", "nope",
+                ]),
+            ),
+            ("--limit", Value(NUMBERS)),
+            (
+                "--sort",
+                Value(&["requests", "bytes", "clients", "errors", "x"]),
+            ),
+            ("--errors", Bool),
+        ],
+        reports: true,
+    },
+    Cmd {
+        name: "timeline",
+        flags: &[
+            ("--client", Value(CLIENTS)),
+            ("--by", Value(WIDTHS)),
+            ("--limit", Value(NUMBERS)),
+        ],
+        reports: true,
+    },
+    Cmd {
+        name: "report",
+        flags: &[
+            ("--out", OutPath),
+            ("--force", Bool),
+            ("--by", Value(WIDTHS)),
+            ("--capacity", Value(RATES)),
+            ("--since", Value(TIMES)),
+            ("--until", Value(TIMES)),
+            ("--tz", Value(ZONES)),
+            ("--heavy", Bool),
+            ("--full-paths", Bool),
+        ],
+        reports: false,
+    },
+    Cmd {
         name: "availability",
         flags: &[
             ("--probe", Value(&["BlankPage", "^/wiki/", "("])),

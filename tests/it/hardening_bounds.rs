@@ -213,8 +213,11 @@ fn heavy_shows_a_long_silence_as_a_gap_row_in_every_format() {
     // CSV stays typed: a `buckets` column, the gap one row of zeros.
     let csv = run(&data, &["heavy", "--by", "10m", "--format", "csv", log]);
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].ends_with(",agent,buckets"), "{csv}");
-    assert!(rows.contains(&"01-01 00:50,0,0,0,0,,,21883"), "{csv}");
+    assert!(rows[0].ends_with(",agent,agent_share,buckets"), "{csv}");
+    assert!(
+        rows.contains(&"2024-01-01T00:50:00Z,0,0,0,0,,,,,21883"),
+        "{csv}"
+    );
     assert!(rows[1].ends_with(",1"), "{csv}");
 }
 

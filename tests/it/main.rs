@@ -2,12 +2,16 @@
 //! command (and per hardening area).
 
 mod availability;
+mod browser;
+mod charts;
 mod cli_contract;
 mod cli_extras;
 mod common;
+mod corpus;
 mod dataset;
 mod formats;
 mod fuzz_cli;
+mod haproxy_oracle;
 mod hardening_bounds;
 mod hardening_output;
 mod hardening_parse;
@@ -15,7 +19,12 @@ mod hardening_source;
 mod ingest;
 mod ingest_layering;
 mod layouts;
+mod nginx_conf;
 mod replay;
 mod replay_memory;
+mod report;
 mod reports;
 mod scale;
+mod stored_form;
+mod top;
+mod typed_csv;

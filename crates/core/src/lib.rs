@@ -8,6 +8,7 @@
 
 pub mod availability;
 pub mod batch;
+pub mod chart;
 pub mod classify;
 pub mod duration;
 pub mod escape;

@@ -60,13 +60,23 @@ impl Style {
     }
 }
 
-/// One cell: text (raw, unescaped) and a style.
+/// One cell: text (raw, unescaped), a style, and optionally the typed value CSV
+/// writes instead of the text.
+///
+/// CSV is data: a count shown as `6,161` is written `6161`, a share shown as `1.2%` is
+/// written `0.0123`, a time shown as `05-01 19:00` is written in RFC 3339 with its year
+/// and zone. Build such cells with [`Cell::count`], [`Cell::int`], [`Cell::fraction`],
+/// [`Cell::time`] or [`Cell::with_data`]; a cell without data writes its text. When a
+/// display column packs two values, give CSV its own table (`Doc::csv`).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Cell {
     /// The text, as computed (escaping happens when rendering).
     pub text: String,
     /// Colour on terminals / class in HTML.
     pub style: Style,
+    /// What CSV writes instead of `text` (a plain number, an RFC 3339 time); it goes
+    /// through the same formula-defusing [`csv_cell`].
+    pub data: Option<String>,
 }
 
 impl<T: Into<String>> From<T> for Cell {
@@ -74,6 +84,7 @@ impl<T: Into<String>> From<T> for Cell {
         Cell {
             text: t.into(),
             style: Style::Plain,
+            data: None,
         }
     }
 }
@@ -84,7 +95,61 @@ impl Cell {
         Cell {
             text: text.into(),
             style,
+            data: None,
         }
+    }
+
+    /// A count: shown with thousands separators, written to CSV as a plain integer.
+    pub fn count(n: u64) -> Cell {
+        Cell::from(crate::number::thousands(n)).with_data(n.to_string())
+    }
+
+    /// A signed integer: shown with thousands separators, CSV a plain integer.
+    pub fn int(n: i64) -> Cell {
+        let shown = if n < 0 {
+            format!("-{}", crate::number::thousands(n.unsigned_abs()))
+        } else {
+            crate::number::thousands(n as u64)
+        };
+        Cell::from(shown).with_data(n.to_string())
+    }
+
+    /// A fraction (0–1) shown as `shown` (e.g. `1.2%`), CSV the number itself
+    /// (shortest round-trip form; a non-finite value is an empty cell).
+    pub fn fraction(f: f64, shown: impl Into<String>) -> Cell {
+        Cell::from(shown).with_data(fraction_data(f))
+    }
+
+    /// A time shown as `shown`, CSV `rfc3339` (from [`crate::time::local_rfc3339`]).
+    pub fn time(shown: impl Into<String>, rfc3339: impl Into<String>) -> Cell {
+        Cell::from(shown).with_data(rfc3339)
+    }
+
+    /// This cell with `data` as its CSV value.
+    pub fn with_data(mut self, data: impl Into<String>) -> Cell {
+        self.data = Some(data.into());
+        self
+    }
+
+    /// This cell with `style`.
+    pub fn with_style(mut self, style: Style) -> Cell {
+        self.style = style;
+        self
+    }
+
+    /// What CSV writes (before escaping): the data value, else the text.
+    pub fn csv_value(&self) -> &str {
+        self.data.as_deref().unwrap_or(&self.text)
+    }
+}
+
+/// A fraction as CSV data: the shortest form that reads back as the same `f64`
+/// (`0.0123`, `1`, `0`); empty for NaN or infinity.
+pub fn fraction_data(f: f64) -> String {
+    if f.is_finite() {
+        format!("{f}")
+    } else {
+        String::new()
     }
 }
 
@@ -94,6 +159,8 @@ pub struct Table {
     headers: Vec<String>,
     align: Vec<Align>,
     rows: Vec<Vec<Cell>>,
+    /// Column names CSV writes instead of the headers (data names: `share`, `cumulative_share`).
+    csv_headers: Option<Vec<String>>,
 }
 
 impl Table {
@@ -103,7 +170,17 @@ impl Table {
             headers: columns.iter().map(|(h, _)| h.to_string()).collect(),
             align: columns.iter().map(|(_, a)| *a).collect(),
             rows: Vec::new(),
+            csv_headers: None,
         }
+    }
+
+    /// This table with `names` as its CSV column names (one per column, lower-case
+    /// snake case: `rank`, `requests`, `cumulative_share`); display headers unchanged.
+    pub fn with_csv_headers(mut self, names: &[&str]) -> Table {
+        let mut v: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        v.resize(self.headers.len(), String::new());
+        self.csv_headers = Some(v);
+        self
     }
 
     /// Appends a row (missing cells are blank, extra cells dropped).
@@ -210,15 +287,22 @@ impl Table {
         out
     }
 
-    /// CSV (RFC 4180), every cell through [`csv_cell`]: control characters escaped as
+    /// CSV (RFC 4180): each cell's [`Cell::csv_value`] (its typed data when it has
+    /// one, else its text) through [`csv_cell`]: control characters escaped as
     /// `\xHH`, cells that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`
     /// followed by a non-number) with a leading `'`.
     pub fn to_csv(&self) -> String {
         let mut out = String::new();
-        let hdr: Vec<String> = self.headers.iter().map(|h| csv_cell(h)).collect();
+        let hdr: Vec<String> = self
+            .csv_headers
+            .as_ref()
+            .unwrap_or(&self.headers)
+            .iter()
+            .map(|h| csv_cell(h))
+            .collect();
         let _ = writeln!(out, "{}", hdr.join(","));
         for r in &self.rows {
-            let cells: Vec<String> = r.iter().map(|c| csv_cell(&c.text)).collect();
+            let cells: Vec<String> = r.iter().map(|c| csv_cell(c.csv_value())).collect();
             let _ = writeln!(out, "{}", cells.join(","));
         }
         out
@@ -447,6 +531,32 @@ mod tests {
             let t = truncate_to_width("百度 🤖 e\u{301} Baidu", w);
             assert!(display_width(&t) <= w, "{w}: {t}");
         }
+    }
+
+    #[test]
+    fn csv_writes_typed_data() {
+        let mut t = Table::new(&[
+            ("n", Align::Right),
+            ("share", Align::Right),
+            ("t", Align::Left),
+        ]);
+        t.row(vec![
+            Cell::count(6161).with_style(Style::Red),
+            Cell::fraction(0.0123, "1.2%"),
+            Cell::time("05-01 19:00", "2026-05-01T19:00:00+09:00"),
+        ]);
+        t.row(vec![
+            Cell::int(-4207),
+            Cell::fraction(f64::NAN, "-"),
+            Cell::from("=x"),
+        ]);
+        assert_eq!(
+            t.to_csv(),
+            "n,share,t\n6161,0.0123,2026-05-01T19:00:00+09:00\n-4207,,'=x\n"
+        );
+        let term = t.to_terminal(80, false);
+        assert!(term.contains("6,161") && term.contains("1.2%") && term.contains("-4,207"));
+        assert_eq!(fraction_data(1.0), "1");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::acc::{Cadence, Prepared, STATUS_MASK, unpack};
 use super::calendar::{self, Calendar, CalendarError, Period};
 use super::config::{Config, Outcome};
 use super::model::{Incident, IncidentKind, NoData, PeriodStats, Report};
+use super::rhythm::{self, Rhythm, RhythmSummary, Tally};
 use super::{MAX_EMPTY_PERIODS, spec};
 
 /// Probes in sub-buckets `idx .. idx + len`: one sub-bucket, or (`ok` = 0) the middle
@@ -138,6 +139,9 @@ fn push_empty(
 struct Run {
     first: i64,
     count: i64,
+    /// The interval between its missing probes (the cadence; without a probe, the
+    /// silence's length over the expected requests in it + 1).
+    step: i64,
     /// The next probe seen (or the span's end): the outage ends there at the latest.
     until: i64,
 }
@@ -178,10 +182,14 @@ impl Sweep<'_> {
 
     /// `m` missing probes expected at `first + k·c`, `k` in `0..m`, before `until`.
     fn add_run(&mut self, first: i64, m: i64, until: i64) {
-        if m <= 0 {
+        self.add_run_every(first, m, self.c, until);
+    }
+
+    /// `m` missing probes expected at `first + k·c`, `k` in `0..m`, before `until`.
+    fn add_run_every(&mut self, first: i64, m: i64, c: i64, until: i64) {
+        if m <= 0 || c <= 0 {
             return;
         }
-        let c = self.c;
         let last = first + (m - 1) * c;
         if let Some(mut i) = self.period_of(first) {
             while i < self.periods.len() && self.periods[i].start_ms <= last {
@@ -222,6 +230,7 @@ impl Sweep<'_> {
         self.runs.push(Run {
             first,
             count: m,
+            step: c,
             until,
         });
     }
@@ -296,6 +305,7 @@ impl Prepared {
             incidents: Vec::new(),
             no_data: Vec::new(),
             notes: Vec::new(),
+            rhythm: None,
         };
         let Some((s, e)) = self.span else {
             report
@@ -347,13 +357,42 @@ impl Prepared {
         // Outcome of every packable status, looked up instead of matched per probe.
         let outcomes: Vec<Outcome> = (0..=STATUS_MASK as u16).map(|st| cfg.outcome(st)).collect();
         let (mut bucket_start, mut bucket_idx) = (i64::MIN, 0i64);
+        // Without a probe (and without --expect-every), silences are judged by the
+        // site's own rhythm; with too few days to learn it, by the mean interval.
+        let (rhythm, few_days) = if probe_mode || cfg.expect_every_ms.is_some() {
+            (None, None)
+        } else {
+            match Rhythm::learn(&self.probes, s, e) {
+                Ok(r) => (Some(r), None),
+                Err(n) => (None, Some(n)),
+            }
+        };
+        let mut tally = Tally::default();
+        let judge = |sw: &mut Sweep, tally: &mut Tally, rh: &Rhythm, a: i64, b: i64| {
+            let m = rhythm::judge(rh, tally, a, b).min(b - a - 1);
+            if m > 0 {
+                let step = ((b - a) / (m + 1)).max(1);
+                sw.add_run_every(a + step, m, step, b);
+            }
+        };
         for &packed in &self.probes {
             let (ts, status) = unpack(packed);
             if ts < s || ts >= e {
                 continue;
             }
             seen += 1;
-            if c > 0 {
+            if let Some(rh) = &rhythm {
+                let from = match prev {
+                    None => Some(s),
+                    Some(pt) if ts > pt => Some(pt),
+                    _ => None,
+                };
+                if let Some(a) = from
+                    && counts(ts - a)
+                {
+                    judge(&mut sw, &mut tally, rh, a, ts);
+                }
+            } else if c > 0 {
                 match prev {
                     None if counts(ts - s) => sw.add_run(ts - (ts - s) / c * c, (ts - s) / c, ts),
                     Some(pt) if ts > pt && counts(ts - pt) => {
@@ -400,7 +439,13 @@ impl Prepared {
                 sw.add_sub(idx, ok, bad);
             }
         }
-        if c > 0 {
+        if let Some(rh) = &rhythm {
+            if let Some(pt) = prev
+                && counts(e - pt)
+            {
+                judge(&mut sw, &mut tally, rh, pt, e);
+            }
+        } else if c > 0 {
             match prev {
                 Some(pt) if counts(e - pt) => sw.add_run(pt + c, (e - pt - 1) / c, e),
                 None => sw.add_run(s, (e - s + c - 1) / c, e),
@@ -472,6 +517,18 @@ impl Prepared {
             }
         }
         total.finish(&cfg.grades);
+        let (succeeded, failed) = (total.succeeded, total.failed);
+        report.rhythm = rhythm
+            .as_ref()
+            .map(|r| RhythmSummary::new(r, &tally, succeeded, failed));
+        if let Some(n) = few_days {
+            notes.push(format!(
+                "only {n} day{} with dynamic requests: too few ({} needed) to learn the site's rhythm, so every silence of {} or more counts as downtime, one request per mean interval — low confidence; give --probe, or --expect-every",
+                if n == 1 { "" } else { "s" },
+                rhythm::MIN_DAYS_DAY,
+                spec::format_interval(self.gap_ms)
+            ));
+        }
 
         if seen == 0 {
             notes.push(if probe_mode {
@@ -525,6 +582,26 @@ fn incidents(
     let thr = cfg.incident_below / 100.0;
     // (first idx, last idx, worst share)
     let mut groups: Vec<(i64, i64, f64)> = Vec::new();
+    // Sub-buckets spanned by each run of missing probes: bad sub-buckets inside one run
+    // are one incident however far apart its missing probes are (without a probe, one
+    // improbable silence is one outage; with one, they are never further apart than
+    // the merge window anyway).
+    let spans: Vec<(i64, i64)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r.first.div_euclid(b),
+                (r.first + (r.count - 1) * r.step).div_euclid(b),
+            )
+        })
+        .collect();
+    let mut rk = 0usize;
+    let mut within_run = |a: i64, z: i64| {
+        while rk < spans.len() && spans[rk].1 < a {
+            rk += 1;
+        }
+        rk < spans.len() && spans[rk].0 <= a && z <= spans[rk].1
+    };
     for sub in subs {
         let total = sub.ok + sub.bad;
         if total == 0 {
@@ -535,7 +612,7 @@ fn incidents(
             continue;
         }
         match groups.last_mut() {
-            Some(g) if (sub.idx - g.1 - 1) * b <= merge => {
+            Some(g) if (sub.idx - g.1 - 1) * b <= merge || within_run(g.1, sub.idx) => {
                 g.1 = sub.last();
                 g.2 = g.2.min(share);
             }
@@ -600,18 +677,18 @@ fn incidents(
             inc.end_ms = inc.end_ms.max(ts + step);
             fi += 1;
         }
-        while ri < runs.len() && runs[ri].first + (runs[ri].count - 1) * step < rs {
+        while ri < runs.len() && runs[ri].first + (runs[ri].count - 1) * runs[ri].step < rs {
             ri += 1;
         }
         let mut rj = ri;
         while rj < runs.len() && runs[rj].first < re {
             let r = runs[rj];
-            let lo = ceil_div(rs - r.first, step);
-            let hi = r.count.min(ceil_div(re - r.first, step));
+            let lo = ceil_div(rs - r.first, r.step);
+            let hi = r.count.min(ceil_div(re - r.first, r.step));
             if hi > lo {
                 inc.missing += (hi - lo) as u64;
-                inc.start_ms = inc.start_ms.min(r.first + lo * step);
-                inc.end_ms = inc.end_ms.max((r.first + hi * step).min(r.until));
+                inc.start_ms = inc.start_ms.min(r.first + lo * r.step);
+                inc.end_ms = inc.end_ms.max((r.first + hi * r.step).min(r.until));
             }
             rj += 1;
         }

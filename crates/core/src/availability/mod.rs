@@ -14,11 +14,17 @@
 //!   not downtime: by default they are left out of the denominator
 //!   ([`PolicyAs::Exclude`]); they can be counted as successes or failures instead.
 //! * **Gaps are downtime.** Probes are expected every `cadence` (given, or estimated:
-//!   the median interval between probes; without a probe, the mean interval between
-//!   dynamic requests shorter than the gap threshold). A silence of `Δ` between two
-//!   probes holds `round(Δ / cadence) − 1` missing probes, placed at the expected
-//!   times and counted as failures. Without a probe, only silences of at least the gap
-//!   threshold (default 15 minutes) count, since real traffic is irregular.
+//!   the median interval between probes). A silence of `Δ` between two probes holds
+//!   `round(Δ / cadence) − 1` missing probes, placed at the expected times and counted
+//!   as failures.
+//! * **Without a probe, only improbable silences are downtime** (`rhythm.rs`): the
+//!   site's expected requests per hour of the week are learned from the log (medians
+//!   over the days with requests, so a storm does not raise them), and a silence of at
+//!   least the gap threshold (default 15 minutes) counts only when Poisson gives it
+//!   less than a 10⁻³ chance; its missing requests are the expected requests in it,
+//!   spread evenly over it. With `--expect-every`, or fewer than 4 days with requests,
+//!   a silence holds one missing request per cadence (given, or the mean interval
+//!   between dynamic requests shorter than the gap threshold).
 //! * Availability of a period = succeeded / (succeeded + failed + missing).
 //!
 //! Periods come from the caller's [`Calendar`] (time zones with daylight saving are
@@ -34,8 +40,8 @@
 //! silence are one entry.
 //!
 //! Files: `config.rs` (what is counted), `acc.rs` (rows in, prepared), `compute.rs`
-//! (prepared rows over periods), `model.rs` (the typed result), `calendar.rs`,
-//! `spec.rs`, `render.rs`.
+//! (prepared rows over periods), `rhythm.rs` (the site's rhythm, without a probe),
+//! `model.rs` (the typed result), `calendar.rs`, `spec.rs`, `render.rs`.
 
 mod acc;
 pub mod calendar;
@@ -43,12 +49,14 @@ mod compute;
 mod config;
 mod model;
 pub mod render;
+pub mod rhythm;
 pub mod spec;
 
 pub use acc::{Accumulator, Cadence, CadenceSource, Prepared};
 pub use calendar::{By, Calendar, CalendarError, Period};
 pub use config::{Config, PolicyAs, is_static_path};
 pub use model::{Incident, IncidentKind, NoData, PeriodStats, Report};
+pub use rhythm::{RhythmKind, RhythmSummary};
 pub use spec::{Grade, Grades, GradesError, StatusSet, format_duration};
 
 /// Runs of more consecutive periods than this without a probe request are one row

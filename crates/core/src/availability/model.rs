@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::acc::Cadence;
 use super::config::Config;
+use super::rhythm::RhythmSummary;
 use super::spec::{Grade, Grades};
 
 /// One period's figures.
@@ -174,4 +175,7 @@ pub struct Report {
     pub no_data: Vec<NoData>,
     /// Caveats worth a line in the report.
     pub notes: Vec<String>,
+    /// Without a probe: the site's rhythm and what it said about the silences
+    /// (`None` with a probe, with `--expect-every`, or when too few days had requests).
+    pub rhythm: Option<RhythmSummary>,
 }

@@ -1,6 +1,6 @@
 //! Rendering of an availability [`Report`]: terminal text with coloured grades,
 //! Markdown ready to paste (grades as 🟢/🟡/🟠/🔴 and words), CSV (the period table),
-//! a self-contained HTML page with an inline SVG bar chart, and JSON (the typed
+//! a self-contained HTML page with a bar chart from the shared chart module, and JSON (the typed
 //! result with local times added). Times are formatted by the caller's [`TimeFmt`]
 //! (it knows the time zone).
 
@@ -8,8 +8,9 @@ use std::fmt::Write;
 
 use super::spec::{format_duration, format_interval};
 use super::{Grade, Incident, IncidentKind, PeriodStats, PolicyAs, Report};
+use crate::chart::{Bar, Bars};
 use crate::escape;
-use crate::forensics::doc::{Doc, Section, wrap_indented};
+use crate::forensics::doc::{Doc, Figure, Section, wrap_indented};
 use crate::number::thousands;
 use crate::table::{Align, Cell, Style, Table};
 
@@ -141,6 +142,15 @@ pub fn definition(r: &Report) -> String {
         let _ = write!(s, "; {} are {how}", c.policy);
     }
     match r.cadence {
+        Some(_) if r.rhythm.is_some() => {
+            let rh = r.rhythm.as_ref().expect("checked");
+            let _ = write!(
+                s,
+                "; silences of {} or more count as failures only when improbable under the site's {} rhythm",
+                format_interval(r.gap_ms),
+                rh.kind.word()
+            );
+        }
         Some(cad) => {
             let src = match cad.source {
                 super::CadenceSource::Given => "given".to_string(),
@@ -168,6 +178,58 @@ pub fn definition(r: &Report) -> String {
     }
     let _ = write!(s, ". {}s in {}.", capitalize(c.by.name()), c.tz);
     s
+}
+
+/// Percent with two decimals, cut (not rounded) like every figure of the report.
+fn cut2(p: f64) -> String {
+    format!("{:.2}", (p * 100.0).floor() / 100.0)
+}
+
+/// A probability as a percentage without trailing zeros (`1e-3` → `0.1`).
+fn small_pct(p: f64) -> String {
+    let s = format!("{:.6}", p * 100.0);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Without a probe: how the silences were judged and how confident the figure is.
+pub fn rhythm_line(r: &Report) -> Option<String> {
+    let rh = r.rhythm.as_ref()?;
+    let cycle = match rh.kind {
+        super::RhythmKind::HourOfWeek => "UTC hour of the week",
+        super::RhythmKind::HourOfDay => "UTC hour of the day",
+    };
+    let mut s = format!(
+        "No probe: downtime inferred from silences improbable under the site's {} rhythm (expected requests per {cycle}: the median over {} days with requests, about {} a day). {} silence{} of {} or more checked, {} counted as downtime (each less than {}% likely under the rhythm",
+        rh.kind.word(),
+        thousands(rh.days),
+        thousands(rh.requests_per_day.round() as u64),
+        thousands(rh.silences_checked),
+        if rh.silences_checked == 1 { "" } else { "s" },
+        format_interval(r.gap_ms),
+        thousands(rh.silences_counted),
+        small_pct(rh.threshold),
+    );
+    if rh.silences_counted > 0 {
+        let _ = write!(
+            s,
+            "; {} in all; a merely quiet site would produce {:.2} such silences",
+            format_duration(rh.counted_ms),
+            rh.expected_quiet
+        );
+    }
+    let _ = write!(s, "). Confidence: {}", rh.confidence);
+    if let (Some(lo), Some(hi)) = (rh.availability_loose, rh.availability_strict) {
+        let _ = write!(
+            s,
+            " — counting silences less than {}% likely gives {}% in total, only those less than {}% likely {}%",
+            small_pct(super::rhythm::LOOSE),
+            cut2(lo),
+            small_pct(super::rhythm::STRICT),
+            cut2(hi)
+        );
+    }
+    s.push('.');
+    Some(s)
 }
 
 fn capitalize(w: &str) -> String {
@@ -408,6 +470,9 @@ pub fn text(r: &Report, tf: &TimeFmt, source: &str, color: bool, lim: Limits) ->
         78,
         "  ",
     ));
+    if let Some(l) = rhythm_line(r) {
+        o.push_str(&wrap(&l, 78, "  "));
+    }
     o.push_str(&wrap(
         &format!("Grades: {}.", grades_legend(r, false)),
         78,
@@ -455,6 +520,9 @@ pub fn markdown(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> String {
         "Span: {}.\n",
         escape::markdown(&span_line(r, tf, source))
     );
+    if let Some(l) = rhythm_line(r) {
+        let _ = writeln!(o, "{}\n", escape::markdown(&l));
+    }
     let _ = writeln!(
         o,
         "Grades: {}.\n",
@@ -599,132 +667,53 @@ fn add_times(v: &mut serde_json::Value, tf: &TimeFmt) {
     }
 }
 
-fn fill(g: Grade) -> &'static str {
-    match g {
-        Grade::Green => "#2da44e",
-        Grade::Yellow => "#d4a72c",
-        Grade::Orange => "#fb8500",
-        Grade::Red => "#cf222e",
-        Grade::None => "#bbbbbb",
-    }
-}
-
-/// An inline SVG bar chart of the periods' availability (no scripts, no fonts, no
-/// network), with the grade thresholds as dashed lines.
-pub fn svg_chart(r: &Report) -> String {
-    let n = r.periods.len().max(1);
-    let bar_w = if n <= 24 {
-        36.0
-    } else if n <= 100 {
-        14.0
-    } else {
-        6.0
-    };
-    let gap = bar_w / 4.0;
-    let (left, top, plot_h, bottom) = (48.0, 16.0, 240.0, 70.0);
-    let width = left + n as f64 * (bar_w + gap) + 16.0;
-    let height = top + plot_h + bottom;
-    let min = r
+/// The HTML chart of the periods through the shared chart module: one bar per period,
+/// its length the unavailability (100% − availability, so that a bad month stands out
+/// even when every figure is above 99%), its text the availability and the grade.
+pub fn chart(r: &Report) -> Figure {
+    let by = r.config.by.name();
+    let bars = r
         .periods
         .iter()
-        .filter_map(|p| p.availability)
-        .fold(100.0f64, f64::min);
-    let lo = if min < 50.0 {
-        0.0
-    } else {
-        ((min - 1.0) / 10.0).floor().max(0.0) * 10.0
-    };
-    let y = |v: f64| top + plot_h * (1.0 - (v - lo) / (100.0 - lo));
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" role=\"img\" aria-label=\"availability per {}\">",
-        r.config.by.name()
-    );
-    // Axis and grid.
-    let mut tick = lo;
-    while tick <= 100.0 + 1e-9 {
-        let ty = y(tick);
-        let _ = write!(
-            s,
-            "<line x1=\"{left}\" y1=\"{ty:.1}\" x2=\"{:.1}\" y2=\"{ty:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"#666\">{tick:.0}%</text>",
-            width - 8.0,
-            left - 4.0,
-            ty + 3.0
-        );
-        tick += if 100.0 - lo > 50.0 { 20.0 } else { 5.0 };
-    }
-    let g = &r.config.grades;
-    for (v, g) in [
-        (g.green, Grade::Green),
-        (g.yellow, Grade::Yellow),
-        (g.orange, Grade::Orange),
-    ] {
-        if v >= lo {
-            let ty = y(v);
-            let _ = write!(
-                s,
-                "<line x1=\"{left}\" y1=\"{ty:.1}\" x2=\"{:.1}\" y2=\"{ty:.1}\" stroke=\"{}\" stroke-dasharray=\"4 3\"/>",
-                width - 8.0,
-                fill(g)
-            );
-        }
-    }
-    for (i, p) in r.periods.iter().enumerate() {
-        let x = left + gap / 2.0 + i as f64 * (bar_w + gap);
-        let name = if is_run(p) {
-            format!("{} … {}", p.label, p.last_label)
-        } else {
-            p.label.clone()
-        };
-        let label = escape::html(&name);
-        let title = escape::html(&format!("{name}: {} ({})", pct_cell(p), p.grade.word()));
-        match p.availability {
-            Some(a) => {
-                let ty = y(a.max(lo));
-                let h = (top + plot_h - ty).max(0.5);
-                let _ = write!(
-                    s,
-                    "<rect x=\"{x:.1}\" y=\"{ty:.1}\" width=\"{bar_w:.1}\" height=\"{h:.1}\" fill=\"{}\"><title>{title}</title></rect>",
-                    fill(p.grade)
-                );
-                if bar_w >= 14.0 {
-                    let _ = write!(
-                        s,
-                        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"middle\" fill=\"#333\">{}</text>",
-                        x + bar_w / 2.0,
-                        ty - 3.0,
-                        p.percent_text(2)
-                    );
-                }
+        .map(|p| {
+            let name = if is_run(p) {
+                format!("{} … {}", p.label, p.last_label)
+            } else {
+                p.label.clone()
+            };
+            Bar {
+                label: name,
+                value: p.availability.map_or(0.0, |a| 100.0 - a),
+                text: match p.availability {
+                    Some(_) => format!("{} available ({})", pct_cell(p), p.grade.word()),
+                    None => "nothing expected".into(),
+                },
             }
-            None => {
-                let _ = write!(
-                    s,
-                    "<rect x=\"{x:.1}\" y=\"{top}\" width=\"{bar_w:.1}\" height=\"{plot_h}\" fill=\"none\" stroke=\"#bbb\" stroke-dasharray=\"2 2\"><title>{title}</title></rect>"
-                );
-            }
-        }
-        let lx = x + bar_w / 2.0;
-        let ly = top + plot_h + 8.0;
-        let _ = write!(
-            s,
-            "<text x=\"{lx:.1}\" y=\"{ly:.1}\" font-size=\"10\" text-anchor=\"end\" transform=\"rotate(-60 {lx:.1} {ly:.1})\" fill=\"#333\">{label}</text>"
-        );
-    }
-    s.push_str("</svg>");
-    s
+        })
+        .collect();
+    let title = format!("Unavailability per {by} (100% − availability, in %)");
+    Figure::new(
+        title.clone(),
+        crate::chart::bars(&Bars { title, bars }),
+        None,
+    )
 }
 
 /// A self-contained HTML page through the one report page ([`Doc::to_html`]): the
 /// definition, span, grades and notes as its lines, the chart, the period table, the
 /// incidents and the spans without data as its sections.
 pub fn html(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> String {
+    doc(r, tf, source, lim).to_html()
+}
+
+/// The report as a [`Doc`] (what [`html`] renders; `logscope report` takes its parts).
+pub fn doc(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> Doc {
     let mut lines = vec![
         definition(r),
         format!("Span: {}.", span_line(r, tf, source)),
-        format!("Grades: {}.", grades_legend(r, true)),
     ];
+    lines.extend(rhythm_line(r));
+    lines.push(format!("Grades: {}.", grades_legend(r, true)));
     lines.extend(r.notes.iter().map(|n| format!("Note: {n}")));
     let mut sections = Vec::new();
     if !r.periods.is_empty() {
@@ -756,7 +745,11 @@ pub fn html(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> String {
         sections,
         csv_section: 0,
         csv: None,
-        figure: (!r.periods.is_empty()).then(|| svg_chart(r)),
+        figure: None,
+        figures: if r.periods.is_empty() {
+            Vec::new()
+        } else {
+            vec![chart(r)]
+        },
     }
-    .to_html()
 }

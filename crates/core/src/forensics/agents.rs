@@ -8,15 +8,17 @@
 
 use std::collections::BTreeMap;
 use std::collections::BinaryHeap;
+use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 
-use super::doc::{Doc, Section};
+use super::doc::{Doc, Figure, Section};
 use super::mix64;
+use crate::chart::{self, Bar, Bars, StackRow, Stacked};
 use crate::classify::{AgentId, BotKind, Classifier, Device, RowClass};
 use crate::number::{pct1, share, thousands};
-use crate::table::{Align, Cell, Table};
+use crate::table::{Align, Cell, Table, bar};
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct Sampled {
@@ -364,6 +366,7 @@ impl AgentsReport {
                 notes: vec![],
             },
         ];
+        // CSV is data: counts as integers, shares as fractions (6 decimals).
         let mut csv = Table::new(&[
             ("group", Align::Left),
             ("name", Align::Left),
@@ -396,7 +399,8 @@ impl AgentsReport {
                 ("client", Align::Left),
                 ("class", Align::Left),
                 ("user agent", Align::Left),
-            ]);
+            ])
+            .with_csv_headers(&["time", "client", "class", "user_agent"]);
             for s in &self.sample {
                 t.row([
                     s.time.clone(),
@@ -423,7 +427,73 @@ impl AgentsReport {
             csv_section,
             csv,
             figure: None,
+            figures: self.figures(),
         }
+    }
+
+    /// The charts: the device mix of the selection and of all traffic as stacked
+    /// shares, and bars of the top families (at most 15) in the selection.
+    pub fn figures(&self) -> Vec<Figure> {
+        if self.selected == 0 && self.all == 0 {
+            return Vec::new();
+        }
+        let keys: Vec<String> = self.devices.iter().map(|d| d.name.clone()).collect();
+        let mut rows = vec![StackRow {
+            label: "selection".into(),
+            values: self.devices.iter().map(|d| d.selected as f64).collect(),
+        }];
+        if self.all != self.selected {
+            rows.push(StackRow {
+                label: "all traffic".into(),
+                values: self.devices.iter().map(|d| d.all as f64).collect(),
+            });
+        }
+        let mut text = String::new();
+        let width = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
+        let _ = writeln!(text, "{:width$}  selection   all traffic", "device");
+        for d in &self.devices {
+            let line = format!(
+                "{:width$}  {:>9}  {:>12}  {}",
+                d.name,
+                pct1(d.selected, self.selected),
+                pct1(d.all, self.all),
+                bar(d.selected as f64, self.selected as f64, 30)
+            );
+            let _ = writeln!(text, "{}", line.trim_end());
+        }
+        let _ = write!(text, "bar: share of the selection (30 characters = 100%)");
+        let title = "Device mix: selection vs all traffic".to_string();
+        let mut out = vec![Figure::new(
+            title.clone(),
+            chart::stacked(&Stacked { title, keys, rows }),
+            Some(text),
+        )];
+        if !self.families.is_empty() {
+            let n = self.families.len().min(15);
+            let title = format!("Top {n} families in the selection");
+            out.push(Figure::new(
+                title.clone(),
+                chart::bars(&Bars {
+                    title,
+                    bars: self
+                        .families
+                        .iter()
+                        .take(n)
+                        .map(|f| Bar {
+                            label: f.name.clone(),
+                            value: f.selected as f64,
+                            text: format!(
+                                "{} ({})",
+                                thousands(f.selected),
+                                pct1(f.selected, self.selected)
+                            ),
+                        })
+                        .collect(),
+                }),
+                None,
+            ));
+        }
+        out
     }
 }
 

@@ -4,17 +4,19 @@
 //! have touched.
 
 use std::cmp::Ordering;
+use std::fmt::Write as _;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use super::asn::{AsnDb, AsnInfo};
-use super::doc::{Doc, Section};
+use super::doc::{Doc, Figure, Section};
 use super::{duration_label, gini, groups_for_share, hhi};
+use crate::chart::{self, Bar, Bars, Lorenz};
 use crate::classify::{AgentId, Classifier, ClientKey, RowClass};
 use crate::number::{pct1, share, thousands};
 use crate::rate::Rate;
-use crate::table::{Align, Cell, Table};
+use crate::table::{Align, Cell, Table, bar};
 
 /// What requests are grouped by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -239,6 +241,7 @@ impl ConcentrationAcc {
             requests_from_host_names: name_requests,
             top: rows,
             limit,
+            curve: crate::chart::lorenz_points(&counts),
         }
     }
 }
@@ -319,6 +322,10 @@ pub struct ConcentrationReport {
     pub top: Vec<GroupRow>,
     /// `--per-prefix-limit`.
     pub limit: Option<LimitEffect>,
+    /// The cumulative share curve over every group, largest first
+    /// ([`crate::chart::lorenz_points`]), for the chart.
+    #[serde(skip)]
+    pub curve: Vec<(f64, f64)>,
 }
 
 impl ConcentrationReport {
@@ -391,15 +398,37 @@ impl ConcentrationReport {
         if self.by == GroupBy::Asn {
             cols.push(("name", Align::Left));
         }
-        let mut t = Table::new(&cols);
+        let mut csv_cols = vec![
+            "rank",
+            match self.by {
+                GroupBy::Ip => "address",
+                GroupBy::Prefix => "prefix",
+                GroupBy::Asn => "as",
+            },
+            "requests",
+            "share",
+            "cumulative_share",
+            "ips",
+            "agent",
+        ];
+        if has_as {
+            csv_cols.push("asn");
+        }
+        if self.by == GroupBy::Asn {
+            csv_cols.push("name");
+        }
+        let mut t = Table::new(&cols).with_csv_headers(&csv_cols);
         for r in &self.top {
             let mut row = vec![
                 Cell::from(r.rank.to_string()),
                 Cell::from(r.group.clone()),
-                Cell::from(thousands(r.requests)),
-                Cell::from(format!("{:.1}%", r.share * 100.0)),
-                Cell::from(format!("{:.1}%", r.cumulative_share * 100.0)),
-                Cell::from(thousands(r.distinct_ips)),
+                Cell::count(r.requests),
+                Cell::fraction(r.share, format!("{:.1}%", r.share * 100.0)),
+                Cell::fraction(
+                    r.cumulative_share,
+                    format!("{:.1}%", r.cumulative_share * 100.0),
+                ),
+                Cell::count(r.distinct_ips),
                 Cell::from(r.agent.clone().unwrap_or_default()),
             ];
             if has_as {
@@ -449,7 +478,88 @@ impl ConcentrationReport {
             csv_section: 0,
             csv: None,
             figure: None,
+            figures: self.figures(),
         }
+    }
+
+    /// The charts: the cumulative share curve (share of requests vs share of groups,
+    /// largest first) and bars of the largest groups (at most 20).
+    pub fn figures(&self) -> Vec<Figure> {
+        if self.curve.is_empty() {
+            return Vec::new();
+        }
+        let unit = self.unit();
+        let at = |f: f64| {
+            // The curve's share of requests at share `f` of the groups (linear between samples).
+            let i = self.curve.partition_point(|p| p.0 < f);
+            match (self.curve.get(i.wrapping_sub(1)), self.curve.get(i)) {
+                (_, Some(b)) if b.0 == f => b.1,
+                (Some(a), Some(b)) => a.1 + (b.1 - a.1) * (f - a.0) / (b.0 - a.0),
+                (_, Some(b)) => b.1,
+                (Some(a), None) => a.1,
+                (None, None) => 0.0,
+            }
+        };
+        let mut notes = vec![
+            format!(
+                "50% of requests: {} of {}",
+                thousands(self.groups_for_50),
+                thousands(self.groups)
+            ),
+            format!(
+                "90% of requests: {} of {}",
+                thousands(self.groups_for_90),
+                thousands(self.groups)
+            ),
+        ];
+        let mut text = format!("share of {unit} (largest first) → share of requests\n");
+        for f in [0.01, 0.1, 0.25, 0.5, 1.0] {
+            let v = at(f);
+            let _ = writeln!(
+                text,
+                "{:>5}  {:>6.1}%  {}",
+                format!("{}%", (f * 100.0) as u32),
+                v * 100.0,
+                bar(v, 1.0, 40)
+            );
+        }
+        let _ = write!(text, "{}; {} ({unit}, largest first)", notes[0], notes[1]);
+        notes.push(format!("Gini {:.3}, HHI {:.4}", self.gini, self.hhi));
+        let title = format!("Cumulative share of requests over {unit}");
+        let mut out = vec![Figure::new(
+            title.clone(),
+            chart::lorenz(&Lorenz {
+                title,
+                x_label: format!("share of {unit}, largest first"),
+                y_label: "share of requests".into(),
+                counts: Vec::new(),
+                points: self.curve.clone(),
+                notes,
+            }),
+            Some(text),
+        )];
+        if !self.top.is_empty() {
+            let n = self.top.len().min(20);
+            let title = format!("Top {n} {unit} by requests");
+            out.push(Figure::new(
+                title.clone(),
+                chart::bars(&Bars {
+                    title,
+                    bars: self
+                        .top
+                        .iter()
+                        .take(n)
+                        .map(|r| Bar {
+                            label: r.group.clone(),
+                            value: r.requests as f64,
+                            text: format!("{} ({:.1}%)", thousands(r.requests), r.share * 100.0),
+                        })
+                        .collect(),
+                }),
+                None,
+            ));
+        }
+        out
     }
 }
 

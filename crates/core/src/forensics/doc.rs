@@ -21,6 +21,31 @@ pub struct Section {
     pub notes: Vec<String>,
 }
 
+/// A chart of a report: an inline SVG (from [`crate::chart`]) with its title, and the
+/// text Markdown shows instead (a sparkline or a few values; Markdown of one command has
+/// no files beside it).
+#[derive(Clone, Debug, Default)]
+pub struct Figure {
+    /// Caption (escaped when rendered).
+    pub title: String,
+    /// The SVG markup, written as is (the chart module escapes every text in it).
+    pub svg: String,
+    /// Plain text shown in Markdown in a fenced code block (so runs of spaces and
+    /// sparkline characters survive); `None`: the figure is left out of Markdown.
+    pub text: Option<String>,
+}
+
+impl Figure {
+    /// A figure of `svg` captioned `title`, with Markdown text `text`.
+    pub fn new(title: impl Into<String>, svg: String, text: Option<String>) -> Figure {
+        Figure {
+            title: title.into(),
+            svg,
+            text,
+        }
+    }
+}
+
 /// A rendered-to-be report.
 #[derive(Clone, Debug, Default)]
 pub struct Doc {
@@ -37,6 +62,8 @@ pub struct Doc {
     /// Markup placed after the lines in HTML only (an inline SVG chart). It is written
     /// as is: whoever builds it escapes every text in it.
     pub figure: Option<String>,
+    /// Charts, shown after [`Doc::figure`] in HTML, and as text in Markdown.
+    pub figures: Vec<Figure>,
 }
 
 impl Doc {
@@ -86,6 +113,13 @@ impl Doc {
         for l in &self.lines {
             let _ = writeln!(out, "- {}", escape::markdown(l));
         }
+        for f in &self.figures {
+            if let Some(text) = &f.text {
+                out.push('\n');
+                let _ = writeln!(out, "**{}**\n", escape::markdown(&f.title));
+                out.push_str(&fenced(text));
+            }
+        }
         for s in &self.sections {
             out.push('\n');
             if let Some(t) = &s.title {
@@ -132,6 +166,14 @@ impl Doc {
             out.push_str(f);
             out.push('\n');
         }
+        for f in &self.figures {
+            let _ = writeln!(
+                out,
+                "<figure class=\"chart\"><figcaption>{}</figcaption>\n{}\n</figure>",
+                escape::html(&f.title),
+                f.svg
+            );
+        }
         for s in &self.sections {
             if let Some(t) = &s.title {
                 let _ = writeln!(out, "<h2>{}</h2>", escape::html(t));
@@ -149,11 +191,44 @@ impl Doc {
     }
 }
 
+/// `text` as a fenced code block: control characters escaped, the fence longer than any
+/// run of backticks in it (so nothing can close it early), every line kept.
+fn fenced(text: &str) -> String {
+    let clean: Vec<String> = text
+        .lines()
+        .map(|l| escape::terminal_str(l, usize::MAX))
+        .collect();
+    let longest = clean
+        .iter()
+        .flat_map(|l| l.split(|c| c != '`'))
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let mut out = format!("{fence}text\n");
+    for l in &clean {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str(&fence);
+    out.push('\n');
+    out
+}
+
+/// The Content-Security-Policy of every HTML report: nothing may be fetched (a fetch
+/// would be blocked and reported), inline styles and `data:` images only.
+pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+
 /// The stylesheet of every HTML report.
-const CSS: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\n\
+const CSS: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}\n\
+h1{font-size:1.5em} h2{font-size:1.2em;margin-top:1.6em}\n\
 table{border-collapse:collapse;margin:1em 0}\n\
 th,td{border:1px solid #ccc;padding:.25em .6em;font-variant-numeric:tabular-nums}\n\
 th{background:#f3f3f3}\n\
+figure.chart{margin:1.2em 0;max-width:800px;break-inside:avoid;page-break-inside:avoid}\n\
+figure.chart figcaption{font-weight:bold;margin-bottom:.3em}\n\
+svg.chart{display:block;width:100%;height:auto}\n\
+@media print{body{margin:0;max-width:none} a{color:inherit}}\n\
 .green{background:#d9f2d9} .yellow{background:#fff3c4} .orange{background:#ffd8a8} .red{background:#f8c4c4} .bold{font-weight:bold}\n";
 
 /// A self-contained HTML page: `title` (escaped here) as its title and heading, then
@@ -161,7 +236,7 @@ th{background:#f3f3f3}\n\
 pub fn page(title: &str, body: &str) -> String {
     let t = escape::html(title);
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<h1>{t}</h1>\n{body}</body>\n</html>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{t}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<h1>{t}</h1>\n{body}</body>\n</html>\n"
     )
 }
 
@@ -251,10 +326,20 @@ mod tests {
             csv_section: 0,
             csv: None,
             figure: None,
+            figures: vec![Figure::new(
+                "F <b>",
+                "<svg class=\"chart\"></svg>".into(),
+                Some("```` x\n▁▂ █".into()),
+            )],
         };
         assert!(!d.to_text(80, false).contains('\x1b'));
         assert!(d.to_html().contains("&lt;b&gt;"));
         assert!(d.to_markdown().contains("\\|x"));
         assert_eq!(d.to_csv(), "a\n<b>|x\n");
+        let html = d.to_html();
+        assert!(html.contains("<figure class=\"chart\"><figcaption>F &lt;b&gt;</figcaption>"));
+        assert!(html.contains(CSP));
+        let md = d.to_markdown();
+        assert!(md.contains("\n`````text\n```` x\n▁▂ █\n`````\n"), "{md}");
     }
 }

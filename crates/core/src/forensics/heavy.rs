@@ -7,12 +7,15 @@ use std::collections::BTreeMap;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
-use super::doc::{Doc, Section};
+use std::fmt::Write as _;
+
+use super::doc::{Doc, Figure, Section};
 use super::{duration_label, local_label};
+use crate::chart::{self, RefLine, Series, Shade, TimeSeries};
 use crate::classify::{AgentId, Classifier, ClientKey, HeavyClass, RowClass};
 use crate::number::{pct1, share, thousands};
 use crate::rate::Rate;
-use crate::table::{Align, Cell, Style, Table, bar, sparkline};
+use crate::table::{Align, Cell, Style, Table, bar, fraction_data, sparkline};
 use crate::time::local_rfc3339;
 
 /// Runs of up to this many empty buckets between the first and the last are shown
@@ -134,6 +137,7 @@ impl HeavyAcc {
                 start: local_rfc3339(start, b.offset_ms),
                 label: local_label(start, date_only),
                 start_utc_ms: start - b.offset_ms,
+                start_local_ms: start,
                 requests: b.requests,
                 heavy: b.heavy,
                 distinct_ips: b.ips.len() as u64,
@@ -185,6 +189,8 @@ impl HeavyAcc {
                         start: local_rfc3339(gs, off),
                         label: local_label(gs, date_only),
                         start_utc_ms: gs - off,
+                        start_local_ms: gs,
+                        end_local_ms: ge,
                         end: local_rfc3339(ge, end_off),
                         end_label: local_label(ge, date_only),
                         end_utc_ms: ge - end_off,
@@ -216,6 +222,7 @@ impl HeavyAcc {
         HeavyReport {
             origin: origin.to_string(),
             by: duration_label(w),
+            width_ms: w,
             zone: zone.to_string(),
             selection: selection.to_string(),
             heavy_rules: cls.heavy.describe(),
@@ -264,6 +271,26 @@ pub struct CapacityOut {
     pub window: String,
 }
 
+impl CapacityOut {
+    /// The one name of the peak in every format: `peak per aligned 10m` (the most heavy
+    /// requests in one clock-aligned window, 14:00–14:10, 14:10–14:20, …; replay's
+    /// peak is `peak per sliding 10m`).
+    pub fn peak_label(&self) -> String {
+        format!("peak per aligned {}", self.window)
+    }
+
+    /// Its column header in tables (short, so that the table fits 80 columns; the
+    /// note under the table names it [`CapacityOut::peak_label`]): `peak*`.
+    pub fn peak_header(&self) -> String {
+        "peak*".into()
+    }
+
+    /// Its CSV column name: `peak_aligned_10m`.
+    pub fn peak_column(&self) -> String {
+        format!("peak_aligned_{}", self.window)
+    }
+}
+
 /// Heavy requests of one class.
 #[derive(Clone, Debug, Serialize)]
 pub struct ClassCount {
@@ -283,6 +310,9 @@ pub struct HeavyBucket {
     pub label: String,
     /// Start, UTC ms.
     pub start_utc_ms: i64,
+    /// Start on the report's clock (local wall time as if UTC, ms), for charts.
+    #[serde(skip)]
+    pub start_local_ms: i64,
     /// Selected requests.
     pub requests: u64,
     /// Heavy requests among them.
@@ -314,6 +344,9 @@ pub struct HeavyReport {
     pub origin: String,
     /// Bucket width (`1h`).
     pub by: String,
+    /// Bucket width, ms.
+    #[serde(skip)]
+    pub width_ms: i64,
     /// Clock of the buckets.
     pub zone: String,
     /// The filter, described.
@@ -363,6 +396,12 @@ pub struct HeavyGap {
     pub label: String,
     /// Start, UTC ms.
     pub start_utc_ms: i64,
+    /// Start on the report's clock (ms), for charts.
+    #[serde(skip)]
+    pub start_local_ms: i64,
+    /// End on the report's clock (ms), for charts.
+    #[serde(skip)]
+    pub end_local_ms: i64,
     /// End (exclusive): the start of the next bucket shown, RFC 3339.
     pub end: String,
     /// End as shown in tables.
@@ -433,11 +472,12 @@ impl HeavyReport {
         }
         if let Some(c) = &self.capacity {
             lines.push(format!(
-                "capacity {}/{} heavy: {} of {} buckets went over (peak = most heavy requests in one {} window)",
+                "capacity {}/{} heavy: {} of {} buckets went over ({} = most heavy requests in one clock-aligned {} window)",
                 thousands(c.count),
                 c.window,
                 self.buckets_over_capacity,
                 self.buckets.len() as u64 + self.gaps.iter().map(|g| g.buckets).sum::<u64>(),
+                c.peak_label(),
                 c.window
             ));
         }
@@ -487,24 +527,14 @@ impl HeavyReport {
             (format!("top {pfx}, share"), Align::Right),
             ("agent".into(), Align::Left),
         ];
-        if self.capacity.is_some() {
-            cols.push(("peak".into(), Align::Right));
+        if let Some(c) = &self.capacity {
+            cols.push((c.peak_header(), Align::Right));
         }
         if bar_width > 0 {
             cols.push((String::new(), Align::Left));
         }
         let colrefs: Vec<(&str, Align)> = cols.iter().map(|(s, a)| (s.as_str(), *a)).collect();
         let mut t = Table::new(&colrefs);
-        // CSV with gaps: the same columns (no bar) and `buckets`, how many buckets a
-        // row stands for, so that a gap is a typed row.
-        let mut csv = (!self.gaps.is_empty()).then(|| {
-            let mut c: Vec<(&str, Align)> = colrefs.clone();
-            if bar_width > 0 {
-                c.pop();
-            }
-            c.push(("buckets", Align::Right));
-            Table::new(&c)
-        });
         let short = |label: &str| {
             if one_year {
                 label[5..].to_string()
@@ -527,12 +557,6 @@ impl HeavyReport {
                 ];
                 if self.capacity.is_some() {
                     row.push(Cell::from("0"));
-                }
-                if let Some(c) = &mut csv {
-                    let mut r = row.clone();
-                    r[6] = Cell::from("");
-                    r.push(Cell::from(g.buckets.to_string()));
-                    c.row(r);
                 }
                 t.row(row);
             }
@@ -559,11 +583,6 @@ impl HeavyReport {
                 let mark = if b.over_capacity { "!" } else { "" };
                 row.push(Cell::styled(format!("{}{mark}", thousands(p)), heavy_style));
             }
-            if let Some(c) = &mut csv {
-                let mut r = row.clone();
-                r.push(Cell::from("1"));
-                c.row(r);
-            }
             if bar_width >= 4 {
                 row.push(Cell::styled(
                     bar(b.heavy as f64, max as f64, bar_width),
@@ -586,7 +605,9 @@ impl HeavyReport {
         )];
         if let Some(c) = &self.capacity {
             notes.push(format!(
-                "peak: most heavy requests in one {} window; ! = over the capacity of {}",
+                "{}: {}, the most heavy requests in one clock-aligned {} window overlapping the bucket; ! = over the capacity of {}",
+                c.peak_header(),
+                c.peak_label(),
                 c.window,
                 thousands(c.count)
             ));
@@ -620,9 +641,219 @@ impl HeavyReport {
                 notes,
             }],
             csv_section: 0,
-            csv,
+            csv: Some(self.csv_table()),
             figure: None,
+            figures: self.figures(),
         }
+    }
+
+    /// CSV: one row per bucket and per gap, one typed value per column — `start` in
+    /// RFC 3339, plain integers, shares as fractions, `over_capacity` true/false,
+    /// `buckets` how many buckets the row stands for (a gap: more than one).
+    pub fn csv_table(&self) -> Table {
+        let mut cols: Vec<String> = [
+            "start",
+            "requests",
+            "heavy",
+            "ips",
+            "prefixes",
+            "top_prefix",
+            "top_prefix_share",
+            "agent",
+            "agent_share",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if let Some(c) = &self.capacity {
+            cols.push(c.peak_column());
+            cols.push("over_capacity".into());
+        }
+        cols.push("buckets".into());
+        let align: Vec<(&str, Align)> = cols.iter().map(|c| (c.as_str(), Align::Right)).collect();
+        let mut t = Table::new(&align);
+        let cap = self.capacity.is_some();
+        let mut gaps = self.gaps.iter().peekable();
+        for (i, b) in self.buckets.iter().enumerate() {
+            while let Some(g) = gaps.next_if(|g| g.before <= i) {
+                let mut row: Vec<String> = vec![g.start.clone()];
+                row.extend(["0", "0", "0", "0", "", "", "", ""].map(String::from));
+                if cap {
+                    row.extend(["0".to_string(), "false".to_string()]);
+                }
+                row.push(g.buckets.to_string());
+                t.row(row);
+            }
+            let has = b.heavy > 0;
+            let mut row = vec![
+                b.start.clone(),
+                b.requests.to_string(),
+                b.heavy.to_string(),
+                b.distinct_ips.to_string(),
+                b.distinct_prefixes.to_string(),
+                b.top_prefix.clone().filter(|_| has).unwrap_or_default(),
+                if has {
+                    fraction_data(b.top_prefix_share)
+                } else {
+                    String::new()
+                },
+                b.agent.clone().filter(|_| has).unwrap_or_default(),
+                if has {
+                    fraction_data(b.agent_share)
+                } else {
+                    String::new()
+                },
+            ];
+            if cap {
+                row.push(b.peak.unwrap_or(0).to_string());
+                row.push(b.over_capacity.to_string());
+            }
+            row.push("1".into());
+            t.row(row);
+        }
+        t
+    }
+
+    /// The charts: heavy requests per bucket (with the capacity line when the buckets
+    /// are the capacity's window), and with a capacity of another window the peak per
+    /// aligned window against it; buckets over capacity shaded.
+    pub fn figures(&self) -> Vec<Figure> {
+        if self.buckets.is_empty() {
+            return Vec::new();
+        }
+        let w = self.width_ms.max(1);
+        let mut heavy = Vec::with_capacity(self.buckets.len() + 2 * self.gaps.len());
+        let mut peak = Vec::new();
+        let mut gaps = self.gaps.iter().peekable();
+        for (i, b) in self.buckets.iter().enumerate() {
+            while let Some(g) = gaps.next_if(|g| g.before <= i) {
+                heavy.push((g.start_local_ms, 0.0));
+                heavy.push((g.end_local_ms - w, 0.0));
+                if self.capacity.is_some() {
+                    peak.push((g.start_local_ms, 0.0));
+                    peak.push((g.end_local_ms - w, 0.0));
+                }
+            }
+            heavy.push((b.start_local_ms, b.heavy as f64));
+            if let Some(p) = b.peak {
+                peak.push((b.start_local_ms, p as f64));
+            }
+        }
+        let over: Vec<i64> = self
+            .buckets
+            .iter()
+            .filter(|b| b.over_capacity)
+            .map(|b| b.start_local_ms)
+            .collect();
+        let shade = match (over.first(), over.last()) {
+            (Some(&a), Some(&b)) => Some(Shade {
+                start_ms: a,
+                end_ms: b + w,
+                label: "buckets over capacity".into(),
+            }),
+            _ => None,
+        };
+        let reference = self.capacity.as_ref().map(|c| RefLine {
+            value: c.count as f64,
+            label: format!("capacity {} per {}", thousands(c.count), c.window),
+        });
+        let same_window = self.capacity.as_ref().is_some_and(|c| c.window == self.by);
+        let title = format!("Heavy requests per {}", self.by);
+        let mut out = vec![Figure::new(
+            title.clone(),
+            chart::time_series(&TimeSeries {
+                title: title.clone(),
+                y_label: format!("heavy requests per {} ({} time)", self.by, self.zone),
+                series: vec![Series {
+                    name: "heavy requests".into(),
+                    points: heavy,
+                }],
+                reference: reference.clone().filter(|_| same_window),
+                shade: shade.clone(),
+            }),
+            Some(self.spark_text(|b| b.heavy, &format!("heavy requests per {}", self.by))),
+        )];
+        if let (Some(c), false) = (&self.capacity, same_window) {
+            let title = format!(
+                "{} in each {} bucket",
+                capitalized(&c.peak_label()),
+                self.by
+            );
+            out.push(Figure::new(
+                title.clone(),
+                chart::time_series(&TimeSeries {
+                    title: title.clone(),
+                    y_label: format!(
+                        "heavy requests per aligned {} ({} time)",
+                        c.window, self.zone
+                    ),
+                    series: vec![Series {
+                        name: c.peak_label(),
+                        points: peak,
+                    }],
+                    reference,
+                    shade,
+                }),
+                Some(self.spark_text(|b| b.peak.unwrap_or(0), &c.peak_label())),
+            ));
+        }
+        out
+    }
+
+    /// A sparkline of `value` per bucket for Markdown: lines of 48 buckets, each with
+    /// the start of its first bucket; a gap on its own line; then the scale.
+    fn spark_text(&self, value: impl Fn(&HeavyBucket) -> u64, what: &str) -> String {
+        const PER_LINE: usize = 48;
+        let vals: Vec<f64> = self.buckets.iter().map(|b| value(b) as f64).collect();
+        let max = self.buckets.iter().map(&value).max().unwrap_or(0);
+        let spark: Vec<char> = sparkline(&vals)
+            .chars()
+            .map(|c| if c == ' ' { '·' } else { c })
+            .collect();
+        let mut out = String::new();
+        let mut gaps = self.gaps.iter().peekable();
+        let mut i = 0;
+        while i < self.buckets.len() {
+            while let Some(g) = gaps.next_if(|g| g.before <= i) {
+                let _ = writeln!(
+                    out,
+                    "{}  (no requests for {} buckets, until {})",
+                    g.label,
+                    thousands(g.buckets),
+                    g.end_label
+                );
+            }
+            let next_gap = gaps.peek().map_or(usize::MAX, |g| g.before);
+            let end = (i + PER_LINE)
+                .min(self.buckets.len())
+                .min(next_gap.max(i + 1));
+            let line: String = spark[i..end].iter().collect();
+            let _ = writeln!(out, "{}  {line}", self.buckets[i].label);
+            i = end;
+        }
+        if max == 0 {
+            let _ = write!(
+                out,
+                "one character per {} bucket: · none (no {what})",
+                self.by
+            );
+        } else {
+            let _ = write!(
+                out,
+                "one character per {} bucket: · none, ▁ … █ up to {} {what}",
+                self.by,
+                thousands(max)
+            );
+        }
+        out
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
     }
 }
 
@@ -682,10 +913,26 @@ mod tests {
         assert!(!r.buckets[2].over_capacity);
         assert_eq!(r.buckets_over_capacity, 1);
         assert_eq!(r.classes[0].class, "search");
-        let text = r.doc_for_width(80).to_text(80, false);
+        let text = r.doc_for_width(100).to_text(100, false);
         assert!(text.contains('█') || text.contains('▄'), "{text}");
-        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
         assert!(text.contains("01-01 00:00"), "{text}");
+        assert!(
+            text.contains("peak*: peak per aligned 10m, the most"),
+            "{text}"
+        );
+        let text = r.doc_for_width(80).to_text(80, false);
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        // Typed CSV and the charts: heavy per 1h, and the aligned 10m peak against
+        // the capacity (another window), the over-capacity bucket shaded.
+        let d = r.doc(0);
+        let csv = d.to_csv();
+        assert!(csv.starts_with("start,requests,heavy,ips,prefixes,top_prefix,top_prefix_share,agent,agent_share,peak_aligned_10m,over_capacity,buckets\n1970-01-01T00:00:00Z,4,3,3,2,1.1.1.0/24,0.6666666666666666,curl,1,3,true,1\n"), "{csv}");
+        let html = d.to_html();
+        assert_eq!(html.matches("<svg").count(), 2);
+        assert_eq!(html.matches("data-points=\"3\"").count(), 2);
+        assert_eq!(html.matches("class=\"ref\"").count(), 1);
+        assert_eq!(html.matches("class=\"shade\"").count(), 2);
     }
 
     fn report(rows: &[(i64, &str, &str)], width: i64, cap: Option<Rate>) -> HeavyReport {
@@ -738,13 +985,31 @@ mod tests {
         assert!(md.contains("gap: 21,883 empty"), "{md}");
         let csv = doc.to_csv();
         let lines: Vec<&str> = csv.lines().collect();
-        assert!(lines[0].ends_with(",agent,buckets"), "{csv}");
-        assert_eq!(lines[6], "01-01 00:50,0,0,0,0,,,21883", "{csv}");
-        assert!(lines[1].ends_with(",1"), "{csv}");
+        assert_eq!(
+            lines[0],
+            "start,requests,heavy,ips,prefixes,top_prefix,top_prefix_share,agent,agent_share,buckets",
+            "{csv}"
+        );
+        assert_eq!(lines[6], "2024-01-01T00:50:00Z,0,0,0,0,,,,,21883", "{csv}");
+        assert!(
+            lines[1].starts_with("2024-01-01T00:00:00Z,") && lines[1].ends_with(",1"),
+            "{csv}"
+        );
+        // The chart: one point per bucket, two for the gap.
+        let html = doc.to_html();
+        let want = format!("data-points=\"{}\"", r.buckets.len() + 2);
+        assert!(html.contains(&want), "{want}");
+        assert!(md.contains("```text\n2024-01-01 00:00  "), "{md}");
+        assert!(
+            md.contains(
+                "2024-01-01 00:50  (no requests for 21,883 buckets, until 2024-06-01 00:00)"
+            ),
+            "{md}"
+        );
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["gaps"][0]["buckets"], 21_883);
         assert_eq!(json["gaps"][0]["start"], "2024-01-01T00:50:00Z");
-        // No gap: no `gaps` key, CSV as before.
+        // No gap: no `gaps` key, the same CSV columns.
         let r = report(&[(t0, "1.1.1.1", "search=a")], 10 * m, None);
         assert!(serde_json::to_value(&r).unwrap().get("gaps").is_none());
         assert!(
@@ -753,7 +1018,7 @@ mod tests {
                 .lines()
                 .next()
                 .unwrap()
-                .ends_with(",agent")
+                .ends_with(",agent_share,buckets")
         );
     }
 

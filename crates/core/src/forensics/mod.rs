@@ -11,6 +11,8 @@ pub mod asn;
 pub mod concentration;
 pub mod doc;
 pub mod heavy;
+pub mod timeline;
+pub mod top;
 
 use crate::time::civil_from_days;
 

@@ -1,0 +1,402 @@
+//! `logscope timeline`: what one address or network did — requests per time bucket
+//! (aligned on the report's clock, like `heavy --by`), with errors, bytes and distinct
+//! addresses, and its paths, statuses, user agents and (for a network) addresses, each a
+//! [`super::top`] breakdown.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::doc::{Doc, Section};
+use super::top::{
+    Breakdown, Columns, Tally, TopAcc, TopBy, TopSort, bytes_label, client_hash, clients_label,
+};
+use super::{duration_label, local_label};
+use crate::batch::Batch;
+use crate::classify::{Classifier, RowClass};
+use crate::number::{pct1, share, thousands};
+use crate::table::{Align, Cell, Table};
+use crate::time::local_rfc3339;
+
+struct Bucket {
+    offset_ms: i64,
+    tally: Tally,
+}
+
+/// Accumulates `logscope timeline`. Call [`TimelineAcc::begin_batch`] before the rows of
+/// each batch, then [`TimelineAcc::add`] per selected row.
+pub struct TimelineAcc {
+    width_ms: i64,
+    buckets: BTreeMap<i64, Bucket>,
+    total: Tally,
+    paths: TopAcc,
+    statuses: TopAcc,
+    agents: TopAcc,
+    addresses: TopAcc,
+}
+
+impl TimelineAcc {
+    /// Buckets of `width_ms`, aligned on the report's clock.
+    pub fn new(width_ms: i64) -> TimelineAcc {
+        TimelineAcc {
+            width_ms: width_ms.max(1),
+            buckets: BTreeMap::new(),
+            total: Tally::default(),
+            paths: TopAcc::new(TopBy::Path),
+            statuses: TopAcc::new(TopBy::Status),
+            agents: TopAcc::new(TopBy::Agent),
+            addresses: TopAcc::new(TopBy::Ip),
+        }
+    }
+
+    /// Starts the rows of batch `b`.
+    pub fn begin_batch(&mut self, b: &Batch) {
+        for a in [
+            &mut self.paths,
+            &mut self.statuses,
+            &mut self.agents,
+            &mut self.addresses,
+        ] {
+            a.begin_batch(b);
+        }
+    }
+
+    /// Adds row `i` of `b`, classified as `rc`, that arrived at `local_ms` on the
+    /// report's clock.
+    #[inline]
+    pub fn add(&mut self, b: &Batch, i: usize, rc: &RowClass, local_ms: i64) {
+        let ts = b.ts_ms[i];
+        let start = local_ms.div_euclid(self.width_ms) * self.width_ms;
+        let bucket = self.buckets.entry(start).or_insert_with(|| Bucket {
+            offset_ms: local_ms - ts,
+            tally: Tally::default(),
+        });
+        let h = Some(client_hash(rc.client));
+        bucket.tally.add(ts, b.status[i], b.bytes[i], h);
+        self.total.add(ts, b.status[i], b.bytes[i], h);
+        for a in [
+            &mut self.paths,
+            &mut self.statuses,
+            &mut self.agents,
+            &mut self.addresses,
+        ] {
+            a.add(b, i, rc);
+        }
+    }
+
+    /// The result: breakdowns of at most `limit` rows (0 = all). `local` gives a UTC
+    /// instant on the report's clock; `clients` names the selected networks.
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(
+        self,
+        cls: &Classifier,
+        limit: usize,
+        local: &dyn Fn(i64) -> i64,
+        zone: &str,
+        clients: &[String],
+        selection: &str,
+        origin: &str,
+    ) -> TimelineReport {
+        let w = self.width_ms;
+        let date_only = w % 86_400_000 == 0;
+        let buckets = self
+            .buckets
+            .iter()
+            .map(|(&start, b)| {
+                let (addresses, addresses_estimated) = b.tally.clients.count();
+                TimelineBucket {
+                    start: local_rfc3339(start, b.offset_ms),
+                    label: local_label(start, date_only),
+                    local_ms: start,
+                    start_utc_ms: start - b.offset_ms,
+                    requests: b.tally.requests,
+                    errors: b.tally.errors,
+                    error_share: share(b.tally.errors, b.tally.requests),
+                    bytes: b.tally.bytes,
+                    addresses,
+                    addresses_estimated,
+                }
+            })
+            .collect();
+        let t = &self.total;
+        let time = |ms: i64| {
+            let l = local(ms);
+            local_rfc3339(l, l - ms)
+        };
+        let (addresses, addresses_estimated) = t.clients.count();
+        let sort = TopSort::Requests;
+        TimelineReport {
+            origin: origin.to_string(),
+            selection: selection.to_string(),
+            zone: zone.to_string(),
+            by: duration_label(w),
+            width_ms: w,
+            clients: clients.to_vec(),
+            requests: t.requests,
+            bytes: t.bytes,
+            errors: t.errors,
+            error_share: share(t.errors, t.requests),
+            addresses,
+            addresses_estimated,
+            first_seen: (t.requests > 0).then(|| time(t.first_ms)),
+            last_seen: (t.requests > 0).then(|| time(t.last_ms)),
+            buckets,
+            paths: self.paths.finish(cls, sort, limit, local),
+            statuses: self.statuses.finish(cls, sort, limit, local),
+            agents: self.agents.finish(cls, sort, limit, local),
+            top_addresses: self.addresses.finish(cls, sort, limit, local),
+        }
+    }
+}
+
+/// One time bucket with requests.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimelineBucket {
+    /// Start, RFC 3339 in the report's zone.
+    pub start: String,
+    /// Start as shown in tables.
+    #[serde(skip)]
+    pub label: String,
+    /// Start on the report's clock (ms), for charts.
+    #[serde(skip)]
+    pub local_ms: i64,
+    /// Start, UTC ms.
+    pub start_utc_ms: i64,
+    /// Requests.
+    pub requests: u64,
+    /// Requests with status ≥ 400.
+    pub errors: u64,
+    /// `errors` over `requests`.
+    pub error_share: f64,
+    /// Body bytes.
+    pub bytes: u64,
+    /// Distinct client addresses.
+    pub addresses: u64,
+    /// Whether `addresses` is an estimate.
+    pub addresses_estimated: bool,
+}
+
+/// The result of `logscope timeline`.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimelineReport {
+    /// Where the rows came from.
+    pub origin: String,
+    /// The filter, described.
+    pub selection: String,
+    /// The clock of the buckets and times.
+    pub zone: String,
+    /// Bucket width (`10m`).
+    pub by: String,
+    /// Bucket width, ms.
+    #[serde(skip)]
+    pub width_ms: i64,
+    /// The `--client` networks.
+    pub clients: Vec<String>,
+    /// Requests.
+    pub requests: u64,
+    /// Body bytes.
+    pub bytes: u64,
+    /// Requests with status ≥ 400.
+    pub errors: u64,
+    /// `errors` over `requests`.
+    pub error_share: f64,
+    /// Distinct client addresses.
+    pub addresses: u64,
+    /// Whether `addresses` is an estimate.
+    pub addresses_estimated: bool,
+    /// First request, RFC 3339 in the report's zone.
+    pub first_seen: Option<String>,
+    /// Last request.
+    pub last_seen: Option<String>,
+    /// The buckets with requests, in time order (empty buckets are left out).
+    pub buckets: Vec<TimelineBucket>,
+    /// Its paths.
+    pub paths: Breakdown,
+    /// Its statuses.
+    pub statuses: Breakdown,
+    /// Its user agents.
+    pub agents: Breakdown,
+    /// Its addresses (one for a single address).
+    pub top_addresses: Breakdown,
+}
+
+impl TimelineReport {
+    /// The report for a terminal of `width` columns: first and last seen are left out
+    /// of a breakdown table that would not fit with them.
+    pub fn doc_for_width(&self, width: usize) -> Doc {
+        self.doc_with(Some(width))
+    }
+
+    /// The report for people (every column), with a chart for HTML.
+    pub fn doc(&self) -> Doc {
+        self.doc_with(None)
+    }
+
+    fn doc_with(&self, width: Option<usize>) -> Doc {
+        let who = if self.clients.is_empty() {
+            "every client".to_string()
+        } else {
+            self.clients.join(", ")
+        };
+        let mut lines = vec![
+            format!("source: {}", self.origin),
+            format!("selection: {}", self.selection),
+        ];
+        let mut summary = format!(
+            "{} requests from {} address{}, {}; {} errors ({}, status ≥ 400)",
+            thousands(self.requests),
+            clients_label(self.addresses, self.addresses_estimated),
+            if self.addresses == 1 { "" } else { "es" },
+            bytes_label(self.bytes),
+            thousands(self.errors),
+            pct1(self.errors, self.requests)
+        );
+        if let (Some(f), Some(l)) = (&self.first_seen, &self.last_seen) {
+            summary.push_str(&format!("; first seen {f}, last seen {l}"));
+        }
+        lines.push(summary);
+        lines.push(format!("bucket starts and times are {} times", self.zone));
+        let network = self.addresses > 1;
+        let mut head = vec![
+            ("start", Align::Right),
+            ("requests", Align::Right),
+            ("errors", Align::Right),
+            ("bytes", Align::Right),
+        ];
+        if network {
+            head.push(("addresses", Align::Right));
+        }
+        let mut t = Table::new(&head);
+        let mut csv = Table::new(&[
+            ("start", Align::Left),
+            ("requests", Align::Right),
+            ("errors", Align::Right),
+            ("error_share", Align::Right),
+            ("bytes", Align::Right),
+            ("addresses", Align::Right),
+            ("addresses_estimated", Align::Left),
+        ]);
+        for b in &self.buckets {
+            let mut row = vec![
+                Cell::from(b.label.clone()),
+                Cell::from(thousands(b.requests)),
+                Cell::from(format!(
+                    "{} ({})",
+                    thousands(b.errors),
+                    pct1(b.errors, b.requests)
+                )),
+                Cell::from(bytes_label(b.bytes)),
+            ];
+            if network {
+                row.push(Cell::from(clients_label(
+                    b.addresses,
+                    b.addresses_estimated,
+                )));
+            }
+            t.row(row);
+            csv.row([
+                b.start.clone(),
+                b.requests.to_string(),
+                b.errors.to_string(),
+                b.error_share.to_string(),
+                b.bytes.to_string(),
+                b.addresses.to_string(),
+                b.addresses_estimated.to_string(),
+            ]);
+        }
+        let mut sections = vec![Section {
+            title: Some(format!("Requests per {}", self.by)),
+            table: Some(t),
+            notes: vec![
+                "buckets without requests are left out; errors: requests with status ≥ 400 (4xx and 5xx) and their share"
+                    .to_string(),
+            ],
+        }];
+        let mut parts: Vec<(&str, &Breakdown)> = vec![
+            ("Paths", &self.paths),
+            ("Statuses", &self.statuses),
+            ("User agents", &self.agents),
+        ];
+        if network {
+            parts.push(("Addresses", &self.top_addresses));
+        }
+        for (title, b) in parts {
+            let span = b.span();
+            let with_seen = |seen| {
+                b.table(
+                    Columns {
+                        clients: network,
+                        seen,
+                    },
+                    &span,
+                )
+            };
+            let mut table = with_seen(true);
+            let mut notes: Vec<String> = b.rest_note().into_iter().collect();
+            if let Some(w) = width
+                && !b.fits(&table, w)
+            {
+                table = with_seen(false);
+                notes.push(
+                    "first and last seen: in a wider terminal (COLUMNS=120), or --format json"
+                        .into(),
+                );
+            } else if span != super::top::Span::All {
+                notes.push(span.line(&self.zone));
+            }
+            sections.push(Section {
+                title: Some(title.to_string()),
+                table: Some(table),
+                notes,
+            });
+        }
+        let title = format!("Timeline of {who} per {}", self.by);
+        let figures = if width.is_none() && !self.buckets.is_empty() {
+            vec![super::doc::Figure {
+                title: format!("Requests per {}", self.by),
+                svg: self.chart(&title),
+                text: None,
+            }]
+        } else {
+            Vec::new()
+        };
+        Doc {
+            title,
+            lines,
+            sections,
+            csv_section: 0,
+            csv: Some(csv),
+            figures,
+            ..Doc::default()
+        }
+    }
+
+    /// Requests per bucket as a time series; the buckets next to a run of empty ones
+    /// get a 0 point, so the line drops to 0 where nothing came.
+    fn chart(&self, title: &str) -> String {
+        let w = self.width_ms;
+        let mut points: Vec<(i64, f64)> = Vec::with_capacity(self.buckets.len() + 2);
+        let mut prev: Option<i64> = None;
+        for b in &self.buckets {
+            if prev.is_some_and(|p| b.local_ms - p > w) {
+                let p = prev.unwrap_or(0);
+                points.push((p + w, 0.0));
+                if b.local_ms - w > p + w {
+                    points.push((b.local_ms - w, 0.0));
+                }
+            }
+            points.push((b.local_ms, b.requests as f64));
+            prev = Some(b.local_ms);
+        }
+        crate::chart::time_series(&crate::chart::TimeSeries {
+            title: title.to_string(),
+            y_label: format!("requests per {}", self.by),
+            series: vec![crate::chart::Series {
+                name: "requests".into(),
+                points,
+            }],
+            reference: None,
+            shade: None,
+        })
+    }
+}

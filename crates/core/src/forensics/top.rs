@@ -1,0 +1,1131 @@
+//! `logscope top`: the first-hour breakdowns — per path, status, referer, user agent,
+//! address, prefix, host or method: requests, share, bytes, distinct clients, error
+//! share (status ≥ 400), first and last seen — in a deterministic order.
+//!
+//! Work is per distinct value where the column is coded: a value slot of a batch is
+//! resolved to its accumulator once (by string), then every row of that slot adds to it
+//! by index, so no `String` is built per row. Distinct clients per value are exact up to
+//! [`EXACT_CLIENTS`] (kept as 64-bit hashes of the client), then a HyperLogLog estimate
+//! with 2^[`HLL_BITS`] one-byte registers (standard error about 2.3%), shown with `≈`:
+//! each value's client tally is bounded (at most a few KiB) whatever the traffic.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use super::doc::{Doc, Section};
+use super::mix64;
+use crate::batch::{Batch, TextColumn};
+use crate::classify::{Classifier, ClientKey, RowClass};
+use crate::number::{pct1, share, thousands};
+use crate::table::{Align, Cell, Table};
+use crate::time::local_rfc3339;
+
+/// Distinct clients of one value are counted exactly up to this many.
+pub const EXACT_CLIENTS: usize = 256;
+
+/// Register index bits of the HyperLogLog estimate beyond [`EXACT_CLIENTS`]: 2^11 = 2,048
+/// registers of one byte, a standard error of 1.04/√2048 ≈ 2.3%.
+pub const HLL_BITS: u32 = 11;
+
+const REGISTERS: usize = 1 << HLL_BITS;
+
+/// The status at or above which a request counts as an error (4xx and 5xx).
+pub const ERROR_STATUS: u16 = 400;
+
+const UNSET: u32 = u32::MAX;
+
+/// What `logscope top` breaks the requests down by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TopBy {
+    /// The path, without the query string.
+    Path,
+    /// The status code.
+    Status,
+    /// The Referer header as logged.
+    Referer,
+    /// The User-Agent header as logged.
+    Agent,
+    /// The client address (the real client behind trusted proxies).
+    Ip,
+    /// The client's network (/24 and /48 by default).
+    Prefix,
+    /// The Host header (or virtual host).
+    Host,
+    /// The request method.
+    Method,
+}
+
+impl TopBy {
+    /// The name on the command line and in JSON (`path`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TopBy::Path => "path",
+            TopBy::Status => "status",
+            TopBy::Referer => "referer",
+            TopBy::Agent => "agent",
+            TopBy::Ip => "ip",
+            TopBy::Prefix => "prefix",
+            TopBy::Host => "host",
+            TopBy::Method => "method",
+        }
+    }
+
+    /// The plural for titles (`paths`).
+    pub fn plural(self) -> &'static str {
+        match self {
+            TopBy::Path => "paths",
+            TopBy::Status => "statuses",
+            TopBy::Referer => "referers",
+            TopBy::Agent => "user agents",
+            TopBy::Ip => "addresses",
+            TopBy::Prefix => "networks",
+            TopBy::Host => "hosts",
+            TopBy::Method => "methods",
+        }
+    }
+
+    /// The column header of the value (`user agent`).
+    pub fn header(self) -> &'static str {
+        match self {
+            TopBy::Agent => "user agent",
+            TopBy::Ip => "address",
+            other => other.name(),
+        }
+    }
+
+    fn text_column(self, b: &Batch) -> Option<&TextColumn> {
+        match self {
+            TopBy::Path => Some(&b.path),
+            TopBy::Referer => Some(&b.referer),
+            TopBy::Agent => Some(&b.user_agent),
+            TopBy::Host => Some(&b.host),
+            TopBy::Method => Some(&b.method),
+            TopBy::Status | TopBy::Ip | TopBy::Prefix => None,
+        }
+    }
+
+    /// Whether the per-value distinct client count means anything (not per address).
+    pub fn counts_clients(self) -> bool {
+        self != TopBy::Ip
+    }
+}
+
+/// The order of the rows: the largest first, ties by value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TopSort {
+    /// Requests.
+    Requests,
+    /// Body bytes sent.
+    Bytes,
+    /// Distinct clients.
+    Clients,
+    /// Requests with status ≥ 400.
+    Errors,
+}
+
+impl TopSort {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            TopSort::Requests => "requests",
+            TopSort::Bytes => "bytes",
+            TopSort::Clients => "clients",
+            TopSort::Errors => "errors",
+        }
+    }
+}
+
+/// Distinct clients: exact (64-bit hashes) up to [`EXACT_CLIENTS`], then a HyperLogLog
+/// sketch.
+#[derive(Clone, Debug)]
+pub enum Distinct {
+    /// Hashes of the clients seen.
+    Exact(FxHashSet<u64>),
+    /// HyperLogLog registers.
+    Sketch(Box<[u8]>),
+}
+
+impl Default for Distinct {
+    fn default() -> Self {
+        Distinct::Exact(FxHashSet::default())
+    }
+}
+
+impl Distinct {
+    /// Adds a client by its hash ([`client_hash`]).
+    #[inline]
+    pub fn insert(&mut self, h: u64) {
+        match self {
+            Distinct::Exact(s) => {
+                if s.insert(h) && s.len() > EXACT_CLIENTS {
+                    let mut r = vec![0u8; REGISTERS].into_boxed_slice();
+                    for &x in s.iter() {
+                        hll_add(&mut r, x);
+                    }
+                    *self = Distinct::Sketch(r);
+                }
+            }
+            Distinct::Sketch(r) => hll_add(r, h),
+        }
+    }
+
+    /// The count, and whether it is an estimate.
+    pub fn count(&self) -> (u64, bool) {
+        match self {
+            Distinct::Exact(s) => (s.len() as u64, false),
+            Distinct::Sketch(r) => (hll_estimate(r).max(EXACT_CLIENTS as u64 + 1), true),
+        }
+    }
+}
+
+#[inline]
+fn hll_add(r: &mut [u8], h: u64) {
+    let idx = (h >> (64 - HLL_BITS)) as usize;
+    // The remaining bits, with a guard bit so that the rank is at most 64 - HLL_BITS + 1.
+    let w = (h << HLL_BITS) | (1 << (HLL_BITS - 1));
+    let rank = w.leading_zeros() as u8 + 1;
+    if r[idx] < rank {
+        r[idx] = rank;
+    }
+}
+
+fn hll_estimate(r: &[u8]) -> u64 {
+    let m = r.len() as f64;
+    let alpha = 0.7213 / (1.0 + 1.079 / m);
+    let mut sum = 0.0;
+    let mut zeros = 0u32;
+    for &x in r {
+        sum += 1.0 / (1u64 << x) as f64;
+        if x == 0 {
+            zeros += 1;
+        }
+    }
+    let e = alpha * m * m / sum;
+    let e = if e <= 2.5 * m && zeros > 0 {
+        m * (m / f64::from(zeros)).ln()
+    } else {
+        e
+    };
+    e.round() as u64
+}
+
+/// A 64-bit hash of a client key for [`Distinct`].
+#[inline]
+pub fn client_hash(k: ClientKey) -> u64 {
+    match k {
+        ClientKey::Net { bits, len, v4 } => mix64(
+            (bits as u64) ^ mix64((bits >> 64) as u64 ^ (u64::from(len) << 1 | u64::from(v4))),
+        ),
+        ClientKey::Name(i) => mix64(u64::from(i) ^ 0xa5a5_5a5a_0000_0000),
+    }
+}
+
+/// The tallies of one value (or of everything).
+#[derive(Clone, Debug)]
+pub struct Tally {
+    /// Requests.
+    pub requests: u64,
+    /// Body bytes (a `-` counts 0).
+    pub bytes: u64,
+    /// Requests with status ≥ 400.
+    pub errors: u64,
+    /// Earliest arrival, UTC ms.
+    pub first_ms: i64,
+    /// Latest arrival, UTC ms.
+    pub last_ms: i64,
+    /// Distinct clients.
+    pub clients: Distinct,
+    last_client: u64,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            requests: 0,
+            bytes: 0,
+            errors: 0,
+            first_ms: i64::MAX,
+            last_ms: i64::MIN,
+            clients: Distinct::default(),
+            last_client: 0,
+        }
+    }
+}
+
+impl Tally {
+    /// Adds one request; `client`: its [`client_hash`] when clients are counted.
+    #[inline]
+    pub fn add(&mut self, ts_ms: i64, status: u16, bytes: Option<u64>, client: Option<u64>) {
+        if self.requests == 0 || ts_ms < self.first_ms {
+            self.first_ms = ts_ms;
+        }
+        if self.requests == 0 || ts_ms > self.last_ms {
+            self.last_ms = ts_ms;
+        }
+        self.requests += 1;
+        self.bytes = self.bytes.saturating_add(bytes.unwrap_or(0));
+        self.errors += u64::from(status >= ERROR_STATUS);
+        if let Some(h) = client
+            && (self.last_client != h || self.requests == 1)
+        {
+            self.last_client = h;
+            self.clients.insert(h);
+        }
+    }
+}
+
+enum Value {
+    Null,
+    Text(Box<str>),
+    Status(u16),
+    Client(ClientKey),
+}
+
+/// Accumulates one breakdown. Call [`TopAcc::begin_batch`] before the rows of each
+/// batch, then [`TopAcc::add`] per selected row.
+pub struct TopAcc {
+    by: TopBy,
+    entries: Vec<Tally>,
+    text: FxHashMap<Box<str>, u32>,
+    status: Vec<u32>,
+    clients: FxHashMap<ClientKey, u32>,
+    null: u32,
+    /// The current batch's value slot → entry.
+    slots: Vec<u32>,
+    total: Tally,
+}
+
+impl TopAcc {
+    /// An empty breakdown by `by`.
+    pub fn new(by: TopBy) -> TopAcc {
+        TopAcc {
+            by,
+            entries: Vec::new(),
+            text: FxHashMap::default(),
+            status: Vec::new(),
+            clients: FxHashMap::default(),
+            null: UNSET,
+            slots: Vec::new(),
+            total: Tally::default(),
+        }
+    }
+
+    /// What it breaks down by.
+    pub fn by(&self) -> TopBy {
+        self.by
+    }
+
+    /// Starts the rows of batch `b` (resets the slot → value memo).
+    pub fn begin_batch(&mut self, b: &Batch) {
+        self.slots.clear();
+        if let Some(col) = self.by.text_column(b) {
+            self.slots.resize(col.slots(), UNSET);
+        }
+    }
+
+    fn new_entry(entries: &mut Vec<Tally>) -> u32 {
+        entries.push(Tally::default());
+        (entries.len() - 1) as u32
+    }
+
+    /// Adds row `i` of `b` (the batch given to the last [`TopAcc::begin_batch`]),
+    /// classified as `rc`.
+    #[inline]
+    pub fn add(&mut self, b: &Batch, i: usize, rc: &RowClass) {
+        let entries = &mut self.entries;
+        let idx = match self.by {
+            TopBy::Status => {
+                let s = usize::from(b.status[i]);
+                if self.status.len() <= s {
+                    self.status.resize(s + 1, UNSET);
+                }
+                if self.status[s] == UNSET {
+                    self.status[s] = Self::new_entry(entries);
+                }
+                self.status[s]
+            }
+            TopBy::Ip | TopBy::Prefix => {
+                let k = if self.by == TopBy::Ip {
+                    rc.client
+                } else {
+                    rc.prefix
+                };
+                *self
+                    .clients
+                    .entry(k)
+                    .or_insert_with(|| Self::new_entry(entries))
+            }
+            _ => {
+                let col = self.by.text_column(b).expect("a text breakdown");
+                match col.code(i) {
+                    None => {
+                        if self.null == UNSET {
+                            self.null = Self::new_entry(entries);
+                        }
+                        self.null
+                    }
+                    Some(k) => {
+                        if self.slots.len() <= k as usize {
+                            // Not announced by `begin_batch`: grow rather than panic.
+                            self.slots.resize(col.slots().max(k as usize + 1), UNSET);
+                        }
+                        let slot = &mut self.slots[k as usize];
+                        if *slot == UNSET {
+                            let v = col.value(k).unwrap_or("");
+                            *slot = match self.text.get(v) {
+                                Some(&e) => e,
+                                None => {
+                                    let e = Self::new_entry(entries);
+                                    self.text.insert(v.into(), e);
+                                    e
+                                }
+                            };
+                        }
+                        *slot
+                    }
+                }
+            }
+        };
+        let client = client_hash(rc.client);
+        let (ts, status, bytes) = (b.ts_ms[i], b.status[i], b.bytes[i]);
+        let counted = self.by.counts_clients().then_some(client);
+        entries[idx as usize].add(ts, status, bytes, counted);
+        self.total.add(ts, status, bytes, Some(client));
+    }
+
+    /// Every request added.
+    pub fn total(&self) -> &Tally {
+        &self.total
+    }
+
+    /// The breakdown: the first `limit` values (0 = all) in `sort` order, and what the
+    /// others add up to. `local` gives a UTC instant on the report's clock.
+    pub fn finish(
+        self,
+        cls: &Classifier,
+        sort: TopSort,
+        limit: usize,
+        local: &dyn Fn(i64) -> i64,
+    ) -> Breakdown {
+        let by = self.by;
+        let mut values: Vec<(Value, u32)> = Vec::with_capacity(self.entries.len());
+        values.extend(self.text.into_iter().map(|(k, e)| (Value::Text(k), e)));
+        values.extend(self.clients.into_iter().map(|(k, e)| (Value::Client(k), e)));
+        values.extend(
+            self.status
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| **e != UNSET)
+                .map(|(s, &e)| (Value::Status(s as u16), e)),
+        );
+        if self.null != UNSET {
+            values.push((Value::Null, self.null));
+        }
+        let entries = self.entries;
+        let counts: Vec<(u64, bool)> = entries.iter().map(|t| t.clients.count()).collect();
+        let metric = |e: u32| {
+            let t = &entries[e as usize];
+            match sort {
+                TopSort::Requests => (t.requests, 0),
+                TopSort::Bytes => (t.bytes, t.requests),
+                TopSort::Clients => (counts[e as usize].0, t.requests),
+                TopSort::Errors => (t.errors, t.requests),
+            }
+        };
+        let value_cmp = |a: &Value, b: &Value| {
+            use std::cmp::Ordering;
+            match (a, b) {
+                (Value::Text(x), Value::Text(y)) => x.cmp(y),
+                (Value::Status(x), Value::Status(y)) => x.cmp(y),
+                (Value::Client(x), Value::Client(y)) => cls.key_cmp(*x, *y),
+                (Value::Null, Value::Null) => Ordering::Equal,
+                (Value::Null, _) => Ordering::Greater,
+                (_, Value::Null) => Ordering::Less,
+                _ => Ordering::Equal,
+            }
+        };
+        values.sort_by(|(va, ea), (vb, eb)| {
+            metric(*eb)
+                .cmp(&metric(*ea))
+                .then_with(|| value_cmp(va, vb))
+        });
+        let total = &self.total;
+        let distinct_values = values.len() as u64;
+        let keep = if limit == 0 {
+            values.len()
+        } else {
+            limit.min(values.len())
+        };
+        let time = |ms: i64| {
+            let l = local(ms);
+            (local_rfc3339(l, l - ms), l)
+        };
+        let mut rows = Vec::with_capacity(keep);
+        for (rank, (v, e)) in values.iter().take(keep).enumerate() {
+            let t = &entries[*e as usize];
+            let (clients, estimated) = if by.counts_clients() {
+                counts[*e as usize]
+            } else {
+                (1, false)
+            };
+            let (first_seen, first_local_ms) = time(t.first_ms);
+            let (last_seen, last_local_ms) = time(t.last_ms);
+            rows.push(TopRow {
+                rank: rank as u64 + 1,
+                value: match v {
+                    Value::Null => None,
+                    Value::Text(s) => Some(s.to_string()),
+                    Value::Status(s) => Some(s.to_string()),
+                    Value::Client(k) => Some(cls.key_label(*k)),
+                },
+                requests: t.requests,
+                share: share(t.requests, total.requests),
+                bytes: t.bytes,
+                bytes_share: share(t.bytes, total.bytes),
+                clients,
+                clients_estimated: estimated,
+                errors: t.errors,
+                error_share: share(t.errors, t.requests),
+                first_seen,
+                last_seen,
+                first_local_ms,
+                last_local_ms,
+            });
+        }
+        let rest = (keep < values.len()).then(|| {
+            let mut r = TopRest {
+                values: (values.len() - keep) as u64,
+                requests: 0,
+                share: 0.0,
+                bytes: 0,
+                errors: 0,
+            };
+            for (_, e) in &values[keep..] {
+                let t = &entries[*e as usize];
+                r.requests += t.requests;
+                r.bytes = r.bytes.saturating_add(t.bytes);
+                r.errors += t.errors;
+            }
+            r.share = share(r.requests, total.requests);
+            r
+        });
+        Breakdown {
+            by,
+            sort,
+            distinct_values,
+            rows,
+            rest,
+        }
+    }
+}
+
+/// One value of a breakdown.
+#[derive(Clone, Debug, Serialize)]
+pub struct TopRow {
+    /// 1 for the first row.
+    pub rank: u64,
+    /// The value (`null`: the request had none, e.g. no Referer).
+    pub value: Option<String>,
+    /// Requests.
+    pub requests: u64,
+    /// Share of all selected requests (0–1).
+    pub share: f64,
+    /// Body bytes sent.
+    pub bytes: u64,
+    /// Share of all body bytes (0–1).
+    pub bytes_share: f64,
+    /// Distinct clients (1 per address for `--by ip`).
+    pub clients: u64,
+    /// Whether `clients` is a HyperLogLog estimate (more than [`EXACT_CLIENTS`]).
+    pub clients_estimated: bool,
+    /// Requests with status ≥ 400.
+    pub errors: u64,
+    /// `errors` over `requests` (0–1).
+    pub error_share: f64,
+    /// First request, RFC 3339 in the report's zone.
+    pub first_seen: String,
+    /// Last request, RFC 3339 in the report's zone.
+    pub last_seen: String,
+    /// First request on the report's clock (ms), for tables.
+    #[serde(skip)]
+    pub first_local_ms: i64,
+    /// Last request on the report's clock (ms), for tables.
+    #[serde(skip)]
+    pub last_local_ms: i64,
+}
+
+/// The values after the listed ones, added up.
+#[derive(Clone, Debug, Serialize)]
+pub struct TopRest {
+    /// How many values.
+    pub values: u64,
+    /// Their requests.
+    pub requests: u64,
+    /// Share of all selected requests (0–1).
+    pub share: f64,
+    /// Their body bytes.
+    pub bytes: u64,
+    /// Their requests with status ≥ 400.
+    pub errors: u64,
+}
+
+/// A finished breakdown.
+#[derive(Clone, Debug, Serialize)]
+pub struct Breakdown {
+    /// What it is by.
+    pub by: TopBy,
+    /// The order of the rows.
+    pub sort: TopSort,
+    /// Distinct values seen.
+    pub distinct_values: u64,
+    /// The listed values, in order.
+    pub rows: Vec<TopRow>,
+    /// The others (absent when every value is listed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rest: Option<TopRest>,
+}
+
+/// A count of distinct clients as shown: `≈1,234` for an estimate.
+pub fn clients_label(n: u64, estimated: bool) -> String {
+    if estimated {
+        format!("≈{}", thousands(n))
+    } else {
+        thousands(n)
+    }
+}
+
+/// Bytes as shown in tables: `812 B`, `12.3 KiB`, `4.0 MiB` … (CSV and JSON: plain
+/// integers).
+pub fn bytes_label(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
+/// What the times of a table have in common, so that rows show only the rest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Span {
+    /// Nothing: rows show `YYYY-MM-DD HH:MM:SS`.
+    All,
+    /// One year (`2026`): rows show `MM-DD HH:MM:SS`.
+    Year(String),
+    /// One day (`2026-09-25`): rows show `HH:MM:SS`.
+    Day(String),
+}
+
+impl Span {
+    /// The span of local instants `ms`.
+    pub fn of(ms: impl Iterator<Item = i64>) -> Span {
+        let mut day: Option<String> = None;
+        let mut one_day = true;
+        let mut one_year = true;
+        for m in ms {
+            let d = seen_label(m, &Span::All)
+                .get(..10)
+                .unwrap_or("")
+                .to_string();
+            match &day {
+                None => day = Some(d),
+                Some(x) => {
+                    one_day &= *x == d;
+                    one_year &= x.get(..4) == d.get(..4);
+                }
+            }
+        }
+        match day {
+            Some(d) if one_day => Span::Day(d),
+            Some(d) if one_year => Span::Year(d[..4].to_string()),
+            _ => Span::All,
+        }
+    }
+
+    /// The line under a title saying what the table's times leave out.
+    pub fn line(&self, zone: &str) -> String {
+        match self {
+            Span::All => format!("times are {zone} times"),
+            Span::Year(y) => format!("times are {zone} times in {y}"),
+            Span::Day(d) => format!("times are {zone} times on {d}"),
+        }
+    }
+}
+
+/// Local ms as `YYYY-MM-DD HH:MM:SS`, less what `span` says every row shares.
+pub fn seen_label(local_ms: i64, span: &Span) -> String {
+    let s = local_rfc3339(local_ms, 0);
+    // `YYYY-MM-DDTHH:MM:SSZ`
+    let t = s.trim_end_matches('Z').replacen('T', " ", 1);
+    let cut = match span {
+        Span::All => 0,
+        Span::Year(_) => 5,
+        Span::Day(_) => 11,
+    };
+    t.get(cut..).unwrap_or(&t).to_string()
+}
+
+/// Which columns a breakdown's tables show.
+#[derive(Clone, Copy, Debug)]
+pub struct Columns {
+    /// Distinct clients.
+    pub clients: bool,
+    /// First and last seen.
+    pub seen: bool,
+}
+
+impl Breakdown {
+    /// What the rows' times have in common (tables leave it out).
+    pub fn span(&self) -> Span {
+        Span::of(
+            self.rows
+                .iter()
+                .flat_map(|r| [r.first_local_ms, r.last_local_ms]),
+        )
+    }
+
+    /// Whether `t` (a [`Breakdown::table`]) fits a terminal of `width` columns with
+    /// text values (paths, referers, agents, hosts) cut to no less than 20 columns and
+    /// addresses, networks, statuses and methods never cut.
+    pub fn fits(&self, t: &Table, width: usize) -> bool {
+        let natural = t
+            .to_terminal(usize::MAX, false)
+            .lines()
+            .map(crate::table::display_width)
+            .max()
+            .unwrap_or(0);
+        let value = self
+            .rows
+            .iter()
+            .map(|r| {
+                crate::table::display_width(&crate::escape::terminal_str(
+                    r.value.as_deref().unwrap_or("(none)"),
+                    500,
+                ))
+            })
+            .max()
+            .unwrap_or(0)
+            .max(crate::table::display_width(self.by.header()));
+        let text = matches!(
+            self.by,
+            TopBy::Path | TopBy::Referer | TopBy::Agent | TopBy::Host
+        );
+        let shrink = if text { value.saturating_sub(20) } else { 0 };
+        natural.saturating_sub(shrink) <= width
+    }
+
+    /// The table for people: `#`, value, requests, share, bytes, clients, errors, first
+    /// and last seen (as `cols` says), times less what `span` says they share.
+    pub fn table(&self, cols: Columns, span: &Span) -> Table {
+        let mut head: Vec<(&str, Align)> = vec![
+            ("#", Align::Right),
+            (self.by.header(), Align::Left),
+            ("requests", Align::Right),
+            ("share", Align::Right),
+            ("bytes", Align::Right),
+        ];
+        let clients = cols.clients && self.by.counts_clients();
+        if clients {
+            head.push(("clients", Align::Right));
+        }
+        head.push(("errors", Align::Right));
+        if cols.seen {
+            head.push(("first seen", Align::Right));
+            head.push(("last seen", Align::Right));
+        }
+        let mut t = Table::new(&head);
+        for r in &self.rows {
+            let mut row = vec![
+                Cell::from(r.rank.to_string()),
+                Cell::from(r.value.clone().unwrap_or_else(|| "(none)".into())),
+                Cell::from(thousands(r.requests)),
+                Cell::from(format!("{:.1}%", 100.0 * r.share)),
+                Cell::from(bytes_label(r.bytes)),
+            ];
+            if clients {
+                row.push(Cell::from(clients_label(r.clients, r.clients_estimated)));
+            }
+            row.push(Cell::from(pct1(r.errors, r.requests)));
+            if cols.seen {
+                row.push(Cell::from(seen_label(r.first_local_ms, span)));
+                row.push(Cell::from(seen_label(r.last_local_ms, span)));
+            }
+            t.row(row);
+        }
+        t
+    }
+
+    /// The table as data (CSV): one typed value per column — plain integers, shares as
+    /// fractions, RFC 3339 times, `true`/`false`.
+    pub fn csv_table(&self) -> Table {
+        let mut t = Table::new(&[
+            ("rank", Align::Right),
+            (self.by.name(), Align::Left),
+            ("requests", Align::Right),
+            ("share", Align::Right),
+            ("bytes", Align::Right),
+            ("bytes_share", Align::Right),
+            ("clients", Align::Right),
+            ("clients_estimated", Align::Left),
+            ("errors", Align::Right),
+            ("error_share", Align::Right),
+            ("first_seen", Align::Left),
+            ("last_seen", Align::Left),
+        ]);
+        for r in &self.rows {
+            t.row([
+                r.rank.to_string(),
+                r.value.clone().unwrap_or_default(),
+                r.requests.to_string(),
+                r.share.to_string(),
+                r.bytes.to_string(),
+                r.bytes_share.to_string(),
+                r.clients.to_string(),
+                r.clients_estimated.to_string(),
+                r.errors.to_string(),
+                r.error_share.to_string(),
+                r.first_seen.clone(),
+                r.last_seen.clone(),
+            ]);
+        }
+        t
+    }
+
+    /// The note under the table on the values not listed, if any.
+    pub fn rest_note(&self) -> Option<String> {
+        self.rest.as_ref().map(|r| {
+            format!(
+                "… and {} more {} with {} requests ({:.1}%), {}",
+                thousands(r.values),
+                self.by.plural(),
+                thousands(r.requests),
+                100.0 * r.share,
+                bytes_label(r.bytes)
+            )
+        })
+    }
+
+    /// A bar chart of the listed rows (requests, or bytes when sorted by bytes).
+    pub fn bars_svg(&self, title: &str) -> String {
+        let by_bytes = self.sort == TopSort::Bytes;
+        let bars = self
+            .rows
+            .iter()
+            .map(|r| crate::chart::Bar {
+                label: r.value.clone().unwrap_or_else(|| "(none)".into()),
+                value: if by_bytes {
+                    r.bytes as f64
+                } else {
+                    r.requests as f64
+                },
+                text: if by_bytes {
+                    format!("{} ({:.1}%)", bytes_label(r.bytes), 100.0 * r.bytes_share)
+                } else {
+                    format!("{} ({:.1}%)", thousands(r.requests), 100.0 * r.share)
+                },
+            })
+            .collect();
+        crate::chart::bars(&crate::chart::Bars {
+            title: title.to_string(),
+            bars,
+        })
+    }
+}
+
+/// The result of `logscope top`.
+#[derive(Clone, Debug, Serialize)]
+pub struct TopReport {
+    /// Where the rows came from.
+    pub origin: String,
+    /// The filter, described.
+    pub selection: String,
+    /// The clock of the times.
+    pub zone: String,
+    /// Selected requests.
+    pub requests: u64,
+    /// Their body bytes.
+    pub bytes: u64,
+    /// Their requests with status ≥ 400.
+    pub errors: u64,
+    /// `errors` over `requests`.
+    pub error_share: f64,
+    /// Distinct clients of all selected requests.
+    pub clients: u64,
+    /// Whether `clients` is an estimate.
+    pub clients_estimated: bool,
+    /// First selected request, RFC 3339 in the report's zone.
+    pub first_seen: Option<String>,
+    /// Last selected request.
+    pub last_seen: Option<String>,
+    /// A request counts as an error at or above this status.
+    pub error_status: u16,
+    /// Clients are counted exactly up to this many per value, then estimated.
+    pub exact_clients_up_to: usize,
+    /// The breakdown.
+    #[serde(flatten)]
+    pub breakdown: Breakdown,
+}
+
+impl TopReport {
+    /// The report from a finished accumulator.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        acc: TopAcc,
+        cls: &Classifier,
+        sort: TopSort,
+        limit: usize,
+        local: &dyn Fn(i64) -> i64,
+        zone: &str,
+        selection: &str,
+        origin: &str,
+    ) -> TopReport {
+        let t = acc.total().clone();
+        let time = |ms: i64| {
+            let l = local(ms);
+            local_rfc3339(l, l - ms)
+        };
+        let (clients, clients_estimated) = t.clients.count();
+        TopReport {
+            origin: origin.to_string(),
+            selection: selection.to_string(),
+            zone: zone.to_string(),
+            requests: t.requests,
+            bytes: t.bytes,
+            errors: t.errors,
+            error_share: share(t.errors, t.requests),
+            clients,
+            clients_estimated,
+            first_seen: (t.requests > 0).then(|| time(t.first_ms)),
+            last_seen: (t.requests > 0).then(|| time(t.last_ms)),
+            error_status: ERROR_STATUS,
+            exact_clients_up_to: EXACT_CLIENTS,
+            breakdown: acc.finish(cls, sort, limit, local),
+        }
+    }
+
+    /// The report for a terminal of `width` columns: the first and last seen columns
+    /// are left out when the table would not fit with them (the value column shrinks to
+    /// 8 columns at the least).
+    pub fn doc_for_width(&self, width: usize) -> Doc {
+        let full = self.doc_with(true, false);
+        let fits = full
+            .sections
+            .first()
+            .and_then(|s| s.table.as_ref())
+            .is_none_or(|t| self.breakdown.fits(t, width));
+        if fits {
+            return full;
+        }
+        let mut d = self.doc_with(false, false);
+        if let Some(s) = d.sections.first_mut() {
+            s.notes.push(
+                "first and last seen: in a wider terminal (COLUMNS=120), or --format csv/json"
+                    .into(),
+            );
+        }
+        d
+    }
+
+    /// The report for people (every column).
+    pub fn doc(&self) -> Doc {
+        self.doc_with(true, true)
+    }
+
+    fn doc_with(&self, seen: bool, chart: bool) -> Doc {
+        let b = &self.breakdown;
+        let mut lines = vec![
+            format!("source: {}", self.origin),
+            format!("selection: {}", self.selection),
+        ];
+        let mut summary = format!(
+            "{} requests, {} distinct {}, {} from {} clients; {} errors ({}, status ≥ {})",
+            thousands(self.requests),
+            thousands(b.distinct_values),
+            b.by.plural(),
+            bytes_label(self.bytes),
+            clients_label(self.clients, self.clients_estimated),
+            thousands(self.errors),
+            pct1(self.errors, self.requests),
+            self.error_status
+        );
+        if let (Some(f), Some(l)) = (&self.first_seen, &self.last_seen) {
+            summary.push_str(&format!("; from {f} to {l}"));
+        }
+        lines.push(summary);
+        let span = b.span();
+        lines.push(span.line(&self.zone));
+        let mut notes = vec![format!(
+            "share: of all selected requests; bytes: body bytes sent (- counts 0); errors: share of the {}'s requests with status ≥ {} (4xx and 5xx)",
+            b.by.header(),
+            self.error_status
+        )];
+        if b.by.counts_clients() {
+            notes.push(format!(
+                "clients: distinct client addresses (host names where the log has no address), exact up to {EXACT_CLIENTS} per {}, above that a HyperLogLog estimate (±2.3%) marked ≈",
+                b.by.header()
+            ));
+        }
+        notes.extend(b.rest_note());
+        let title = format!("Top {} by {}", b.by.plural(), b.sort.name());
+        let mut doc = Doc {
+            title: title.clone(),
+            lines,
+            sections: vec![Section {
+                title: None,
+                table: Some(b.table(
+                    Columns {
+                        clients: true,
+                        seen,
+                    },
+                    &span,
+                )),
+                notes,
+            }],
+            csv_section: 0,
+            csv: Some(b.csv_table()),
+            ..Doc::default()
+        };
+        if chart && !b.rows.is_empty() {
+            doc.figures.push(super::doc::Figure {
+                title: title.clone(),
+                svg: b.bars_svg(&title),
+                text: None,
+            });
+        }
+        doc
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Record;
+
+    fn batch(rows: &[(i64, &str, &str, u16, u64)]) -> Batch {
+        let mut b = Batch::default();
+        for (n, (t, ip, path, status, bytes)) in rows.iter().enumerate() {
+            let r = Record {
+                ts_ms: *t,
+                client: ip.as_bytes(),
+                ip: ip.parse().ok(),
+                method: Some(b"GET"),
+                path: Some(path.as_bytes()),
+                status: *status,
+                bytes: Some(*bytes),
+                user_agent: Some(b"curl/8"),
+                ..Record::default()
+            };
+            b.push(&r, n as u64 + 1);
+        }
+        b
+    }
+
+    fn run(b: &Batch, by: TopBy, sort: TopSort, limit: usize) -> TopReport {
+        let mut cls = Classifier::default();
+        let mut acc = TopAcc::new(by);
+        acc.begin_batch(b);
+        for i in 0..b.len() {
+            let rc = cls.classify(b, i);
+            acc.add(b, i, &rc);
+        }
+        TopReport::new(acc, &cls, sort, limit, &|t| t, "UTC", "all", "test")
+    }
+
+    #[test]
+    fn per_value_tallies_and_order() {
+        let b = batch(&[
+            (1000, "1.1.1.1", "/a", 200, 10),
+            (2000, "1.1.1.2", "/a", 404, 20),
+            (3000, "1.1.1.1", "/b", 200, 1000),
+            (4000, "2.2.2.2", "/c", 500, 5),
+            (5000, "2.2.2.2", "/c", 200, 5),
+        ]);
+        let r = run(&b, TopBy::Path, TopSort::Requests, 0);
+        let rows = &r.breakdown.rows;
+        let v: Vec<_> = rows.iter().map(|r| r.value.as_deref().unwrap()).collect();
+        assert_eq!(v, ["/a", "/c", "/b"], "ties by value");
+        assert_eq!(
+            (rows[0].requests, rows[0].bytes, rows[0].clients),
+            (2, 30, 2)
+        );
+        assert_eq!(rows[0].errors, 1);
+        assert_eq!(rows[0].first_seen, "1970-01-01T00:00:01Z");
+        assert_eq!(rows[0].last_seen, "1970-01-01T00:00:02Z");
+        assert_eq!(rows[1].clients, 1);
+        assert_eq!((r.requests, r.bytes, r.errors, r.clients), (5, 1040, 2, 3));
+        let r = run(&b, TopBy::Path, TopSort::Bytes, 1);
+        assert_eq!(r.breakdown.rows[0].value.as_deref(), Some("/b"));
+        let rest = r.breakdown.rest.as_ref().unwrap();
+        assert_eq!((rest.values, rest.requests, rest.bytes), (2, 4, 40));
+        let r = run(&b, TopBy::Status, TopSort::Requests, 0);
+        let v: Vec<_> = r
+            .breakdown
+            .rows
+            .iter()
+            .map(|r| r.value.clone().unwrap())
+            .collect();
+        assert_eq!(v, ["200", "404", "500"]);
+        let r = run(&b, TopBy::Prefix, TopSort::Requests, 0);
+        assert_eq!(r.breakdown.rows[0].value.as_deref(), Some("1.1.1.0/24"));
+        assert_eq!(r.breakdown.rows[0].clients, 2);
+        let csv = r.doc().to_csv();
+        assert!(
+            csv.starts_with("rank,prefix,requests,share,bytes,bytes_share,clients"),
+            "{csv}"
+        );
+        assert!(csv.contains("1,1.1.1.0/24,3,0.6,1030,"), "{csv}");
+    }
+
+    #[test]
+    fn coded_and_plain_columns_agree() {
+        let b = batch(&[
+            (1, "1.1.1.1", "/x", 200, 1),
+            (2, "1.1.1.2", "/y", 200, 1),
+            (3, "1.1.1.3", "/x", 200, 1),
+        ]);
+        let mut coded = b.clone();
+        let mut path = TextColumn::coded();
+        let x = path.push_value("/x");
+        let y = path.push_value("/y");
+        for k in [x, y, x] {
+            path.push_code(k);
+        }
+        coded.path = path;
+        let a = run(&b, TopBy::Path, TopSort::Requests, 0);
+        let c = run(&coded, TopBy::Path, TopSort::Requests, 0);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&c).unwrap()
+        );
+    }
+
+    #[test]
+    fn distinct_clients_switch_to_an_estimate() {
+        let mut d = Distinct::default();
+        for i in 0..EXACT_CLIENTS as u64 {
+            d.insert(mix64(i));
+            d.insert(mix64(i));
+        }
+        assert_eq!(d.count(), (EXACT_CLIENTS as u64, false));
+        for n in [1_000u64, 20_000, 200_000] {
+            let mut d = Distinct::default();
+            for i in 0..n {
+                d.insert(mix64(i));
+            }
+            let (c, est) = d.count();
+            assert!(est);
+            let err = (c as f64 - n as f64).abs() / n as f64;
+            assert!(err < 0.08, "{n}: {c}");
+        }
+        assert_eq!(clients_label(1234, true), "≈1,234");
+        assert_eq!(bytes_label(1536), "1.5 KiB");
+        assert_eq!(bytes_label(12), "12 B");
+    }
+}

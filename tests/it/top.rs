@@ -1,0 +1,686 @@
+//! `logscope top` and `logscope timeline` through the binary: exact figures on a small
+//! handcrafted log, the same output over files and over an ingested dataset, shared
+//! filters, bad flag values (exit 2), and hostile log text escaped in every format.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// Eight requests (all on 2026-09-25, UTC):
+///
+/// | # | time     | client        | request               | status | bytes | referer | agent |
+/// |---|----------|---------------|-----------------------|--------|-------|---------|-------|
+/// | 1 | 14:00:05 | 203.0.113.7   | GET /index.php?title  | 200    | 1000  | -       | A     |
+/// | 2 | 14:05:00 | 203.0.113.7   | GET /index.php?search | 200    | 3000  | ex      | A     |
+/// | 3 | 14:12:30 | 203.0.113.8   | GET /missing          | 404    | 200   | -       | curl  |
+/// | 4 | 14:20:00 | 198.51.100.1  | GET /index.php        | 500    | 100   | -       | curl  |
+/// | 5 | 14:30:00 | 198.51.100.1  | POST /index.php       | 200    | 500   | ex      | curl  |
+/// | 6 | 15:10:00 | 198.51.100.2  | GET /missing          | 404    | 200   | -       | A     |
+/// | 7 | 15:40:00 | 203.0.113.7   | GET /static/logo.png  | 200    | 50000 | ex      | A     |
+/// | 8 | 15:59:59 | 203.0.113.9   | GET /missing          | 404    | -     | -       | curl  |
+const LOG: &str = r#"203.0.113.7 - - [25/Sep/2026:14:00:05 +0000] "GET /index.php?title=A HTTP/1.1" 200 1000 "-" "Mozilla/5.0 A"
+203.0.113.7 - - [25/Sep/2026:14:05:00 +0000] "GET /index.php?search=x HTTP/1.1" 200 3000 "https://example.org/" "Mozilla/5.0 A"
+203.0.113.8 - - [25/Sep/2026:14:12:30 +0000] "GET /missing HTTP/1.1" 404 200 "-" "curl/8.0"
+198.51.100.1 - - [25/Sep/2026:14:20:00 +0000] "GET /index.php HTTP/1.1" 500 100 "-" "curl/8.0"
+198.51.100.1 - - [25/Sep/2026:14:30:00 +0000] "POST /index.php HTTP/1.1" 200 500 "https://example.org/" "curl/8.0"
+198.51.100.2 - - [25/Sep/2026:15:10:00 +0000] "GET /missing HTTP/1.1" 404 200 "-" "Mozilla/5.0 A"
+203.0.113.7 - - [25/Sep/2026:15:40:00 +0000] "GET /static/logo.png HTTP/1.1" 200 50000 "https://example.org/" "Mozilla/5.0 A"
+203.0.113.9 - - [25/Sep/2026:15:59:59 +0000] "GET /missing HTTP/1.1" 404 - "-" "curl/8.0"
+"#;
+
+/// A tempdir holding `access.log` (LOG) and a dataset dir path (not yet ingested).
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("access.log"), LOG).unwrap();
+    dir
+}
+
+/// Runs logscope in `dir` with the dataset `dir/data`.
+fn run(dir: &Path, args: &[&str]) -> (String, String, i32) {
+    let out = logscope(&dir.join("data"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let (out, err, code) = run(dir, args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let out = ok(dir, &a);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {out}"))
+}
+
+/// `(value, requests, bytes, clients, errors)` of each row.
+fn rows(v: &Value) -> Vec<(Value, u64, u64, u64, u64)> {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["value"].clone(),
+                r["requests"].as_u64().unwrap(),
+                r["bytes"].as_u64().unwrap(),
+                r["clients"].as_u64().unwrap(),
+                r["errors"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.into())
+}
+
+#[test]
+fn top_paths_exact_figures() {
+    let dir = setup();
+    let d = dir.path();
+    let v = json(d, &["top", "--by", "path", "access.log"]);
+    assert_eq!(
+        rows(&v),
+        vec![
+            (s("/index.php"), 4, 4600, 2, 1),
+            (s("/missing"), 3, 400, 3, 3),
+            (s("/static/logo.png"), 1, 50000, 1, 0),
+        ]
+    );
+    let r0 = &v["rows"][0];
+    assert_eq!(r0["share"], 0.5);
+    assert_eq!(r0["error_share"], 0.25);
+    assert_eq!(r0["first_seen"], "2026-09-25T14:00:05Z");
+    assert_eq!(r0["last_seen"], "2026-09-25T14:30:00Z");
+    assert_eq!(r0["clients_estimated"], false);
+    assert_eq!(v["rows"][1]["share"], 0.375);
+    assert_eq!(v["rows"][1]["error_share"], 1.0);
+    assert_eq!(v["rows"][1]["last_seen"], "2026-09-25T15:59:59Z");
+    assert_eq!(
+        (&v["requests"], &v["bytes"], &v["errors"], &v["clients"]),
+        (&8.into(), &55000.into(), &4.into(), &5.into())
+    );
+    assert_eq!(v["error_share"], 0.5);
+    assert_eq!(v["distinct_values"], 3);
+    assert_eq!(v["error_status"], 400);
+    assert!(v.get("rest").is_none());
+    assert!(v["input"].is_object(), "FILE arguments: the input object");
+
+    // The text table: figures as people read them, errors defined.
+    let wide = logscope(&d.join("data"))
+        .current_dir(d)
+        .env("COLUMNS", "120")
+        .args(["top", "--by", "path", "access.log"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(wide.stdout).unwrap();
+    assert!(text.starts_with("Top paths by requests\n"), "{text}");
+    assert!(
+        text.contains(
+            "8 requests, 3 distinct paths, 53.7 KiB from 5 clients; 4 errors (50.0%, status ≥ 400)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("times are UTC times on 2026-09-25"), "{text}");
+    let line = text.lines().find(|l| l.contains("/index.php")).unwrap();
+    for want in [
+        "4", "50.0%", "4.5 KiB", "2", "25.0%", "14:00:05", "14:30:00",
+    ] {
+        assert!(line.contains(want), "{want}: {line}");
+    }
+    assert!(text.contains("(4xx and 5xx)"), "{text}");
+    // At 80 columns the table fits: first and last seen make way, and say so.
+    let text = ok(d, &["top", "--by", "path", "access.log"]);
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    assert!(text.contains("/static/logo.png"), "{text}");
+    assert!(
+        text.contains("first and last seen: in a wider terminal"),
+        "{text}"
+    );
+}
+
+#[test]
+fn top_other_dimensions_sort_limit_and_tz() {
+    let dir = setup();
+    let d = dir.path();
+    let v = json(d, &["top", "--by", "status", "access.log"]);
+    assert_eq!(
+        rows(&v),
+        vec![
+            (s("200"), 4, 54500, 2, 0),
+            (s("404"), 3, 400, 3, 3),
+            (s("500"), 1, 100, 1, 1),
+        ]
+    );
+    let v = json(d, &["top", "--by", "prefix", "access.log"]);
+    assert_eq!(
+        rows(&v),
+        vec![
+            (s("203.0.113.0/24"), 5, 54200, 3, 2),
+            (s("198.51.100.0/24"), 3, 800, 2, 2),
+        ]
+    );
+    let v = json(d, &["top", "--by", "ip", "access.log"]);
+    assert_eq!(v["rows"][0]["value"], "203.0.113.7");
+    assert_eq!(v["rows"][0]["requests"], 3);
+    // Ties by value: 198.51.100.1 (2) then the ones, numerically.
+    let order: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "203.0.113.7",
+            "198.51.100.1",
+            "198.51.100.2",
+            "203.0.113.8",
+            "203.0.113.9"
+        ]
+    );
+    let v = json(d, &["top", "--by", "referer", "access.log"]);
+    assert_eq!(
+        rows(&v),
+        vec![
+            (Value::Null, 5, 1500, 5, 4),
+            (s("https://example.org/"), 3, 53500, 2, 0)
+        ]
+    );
+    let v = json(d, &["top", "--by", "method", "access.log"]);
+    assert_eq!(rows(&v)[1], (s("POST"), 1, 500, 1, 0));
+    let v = json(d, &["top", "--by", "agent", "access.log"]);
+    assert_eq!(rows(&v)[0], (s("Mozilla/5.0 A"), 4, 54200, 2, 1));
+    let v = json(d, &["top", "--by", "host", "access.log"]);
+    assert_eq!(rows(&v), vec![(Value::Null, 8, 55000, 5, 4)]);
+
+    // Bandwidth: by bytes, and --limit with the rest added up.
+    let v = json(
+        d,
+        &[
+            "top",
+            "--by",
+            "path",
+            "--sort",
+            "bytes",
+            "--limit",
+            "1",
+            "access.log",
+        ],
+    );
+    assert_eq!(rows(&v), vec![(s("/static/logo.png"), 1, 50000, 1, 0)]);
+    assert!((v["rows"][0]["bytes_share"].as_f64().unwrap() - 50000.0 / 55000.0).abs() < 1e-12);
+    assert_eq!(v["rest"]["values"], 2);
+    assert_eq!(v["rest"]["requests"], 7);
+    assert_eq!(v["rest"]["bytes"], 5000);
+    let text = ok(
+        d,
+        &[
+            "top",
+            "--by",
+            "path",
+            "--sort",
+            "bytes",
+            "--limit",
+            "1",
+            "access.log",
+        ],
+    );
+    assert!(
+        text.contains("… and 2 more paths with 7 requests (87.5%), 4.9 KiB"),
+        "{text}"
+    );
+    // --tz: RFC 3339 with the zone's offset.
+    let v = json(
+        d,
+        &["top", "--by", "path", "--tz", "Asia/Seoul", "access.log"],
+    );
+    assert_eq!(v["rows"][0]["first_seen"], "2026-09-25T23:00:05+09:00");
+    assert_eq!(v["zone"], "Asia/Seoul");
+}
+
+#[test]
+fn top_shared_filters_and_error_lists() {
+    let dir = setup();
+    let d = dir.path();
+    // A 404 list through the shared --status.
+    let v = json(d, &["top", "--by", "path", "--status", "404", "access.log"]);
+    assert_eq!(rows(&v), vec![(s("/missing"), 3, 400, 3, 3)]);
+    assert!(
+        v["selection"].as_str().unwrap().contains("status 404"),
+        "{v}"
+    );
+    // --errors: status ≥ 400.
+    let v = json(
+        d,
+        &[
+            "top",
+            "--by",
+            "path",
+            "--errors",
+            "--sort",
+            "errors",
+            "access.log",
+        ],
+    );
+    assert_eq!(
+        rows(&v),
+        vec![
+            (s("/missing"), 3, 400, 3, 3),
+            (s("/index.php"), 1, 100, 1, 1)
+        ]
+    );
+    let v = json(
+        d,
+        &["top", "--by", "status", "--status", "5xx", "access.log"],
+    );
+    assert_eq!(rows(&v), vec![(s("500"), 1, 100, 1, 1)]);
+    // Time, network, path, agent filters.
+    let v = json(
+        d,
+        &[
+            "top",
+            "--by",
+            "path",
+            "--since",
+            "2026-09-25T15:00",
+            "--until",
+            "2026-09-25T16:00",
+            "access.log",
+        ],
+    );
+    assert_eq!(v["requests"], 3);
+    let v = json(
+        d,
+        &[
+            "top",
+            "--by",
+            "path",
+            "--client",
+            "198.51.100.0/24",
+            "access.log",
+        ],
+    );
+    assert_eq!(
+        rows(&v),
+        vec![
+            (s("/index.php"), 2, 600, 1, 1),
+            (s("/missing"), 1, 200, 1, 1)
+        ]
+    );
+    let v = json(
+        d,
+        &["top", "--by", "status", "--path", "^/index", "access.log"],
+    );
+    assert_eq!(v["requests"], 4);
+    let v = json(d, &["top", "--by", "path", "--agent", "curl", "access.log"]);
+    assert_eq!(v["requests"], 4);
+}
+
+#[test]
+fn files_and_dataset_give_the_same_report() {
+    let dir = setup();
+    let d = dir.path();
+    let (_, code) = ingest_json(&d.join("data"), &[d.join("access.log").to_str().unwrap()]);
+    assert_eq!(code, 0);
+    for args in [
+        vec!["top", "--by", "path"],
+        vec!["top", "--by", "referer", "--sort", "bytes"],
+        vec!["top", "--by", "agent", "--status", "4xx"],
+        vec!["top", "--by", "prefix", "--since", "2026-09-25T14:10"],
+        vec!["top", "--by", "method"],
+        vec!["top", "--by", "host"],
+        vec!["timeline", "--client", "203.0.113.0/24", "--by", "10m"],
+    ] {
+        for format in ["csv", "text", "md"] {
+            let mut a = args.clone();
+            a.extend(["--format", format]);
+            let over_dataset = ok(d, &a);
+            a.push("access.log");
+            let over_files = ok(d, &a);
+            let strip = |t: &str| {
+                t.lines()
+                    .filter(|l| !l.contains("source:"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            assert_eq!(strip(&over_dataset), strip(&over_files), "{a:?}");
+        }
+        let mut a = args.clone();
+        a.extend(["--format", "json"]);
+        let mut over_dataset: Value = serde_json::from_str(&ok(d, &a)).unwrap();
+        a.push("access.log");
+        let mut over_files: Value = serde_json::from_str(&ok(d, &a)).unwrap();
+        for v in [&mut over_dataset, &mut over_files] {
+            let o = v.as_object_mut().unwrap();
+            o.remove("origin");
+            o.remove("input");
+        }
+        assert_eq!(over_dataset, over_files, "{a:?}");
+    }
+}
+
+#[test]
+fn csv_is_typed_data() {
+    let dir = setup();
+    let d = dir.path();
+    let csv = ok(d, &["top", "--by", "path", "--format", "csv", "access.log"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "rank,path,requests,share,bytes,bytes_share,clients,clients_estimated,errors,error_share,first_seen,last_seen"
+    );
+    assert_eq!(
+        lines[1],
+        format!(
+            "1,/index.php,4,0.5,4600,{},2,false,1,0.25,2026-09-25T14:00:05Z,2026-09-25T14:30:00Z",
+            4600.0 / 55000.0
+        )
+    );
+    assert_eq!(lines.len(), 4, "{csv}");
+    let csv = ok(
+        d,
+        &[
+            "timeline",
+            "--client",
+            "203.0.113.7",
+            "--by",
+            "10m",
+            "--format",
+            "csv",
+            "access.log",
+        ],
+    );
+    assert_eq!(
+        csv,
+        "start,requests,errors,error_share,bytes,addresses,addresses_estimated\n\
+         2026-09-25T14:00:00Z,2,0,0,4000,1,false\n\
+         2026-09-25T15:40:00Z,1,0,0,50000,1,false\n"
+    );
+}
+
+#[test]
+fn timeline_of_an_address_and_a_network() {
+    let dir = setup();
+    let d = dir.path();
+    let v = json(
+        d,
+        &[
+            "timeline",
+            "--client",
+            "203.0.113.7",
+            "--by",
+            "10m",
+            "access.log",
+        ],
+    );
+    assert_eq!(v["clients"], serde_json::json!(["203.0.113.7"]));
+    assert_eq!(
+        (&v["requests"], &v["bytes"], &v["addresses"]),
+        (&3.into(), &54000.into(), &1.into())
+    );
+    assert_eq!(v["first_seen"], "2026-09-25T14:00:05Z");
+    assert_eq!(v["last_seen"], "2026-09-25T15:40:00Z");
+    let b: Vec<(&str, u64)> = v["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["start"].as_str().unwrap(),
+                b["requests"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        b,
+        [("2026-09-25T14:00:00Z", 2), ("2026-09-25T15:40:00Z", 1)]
+    );
+    assert_eq!(
+        rows(&v["paths"]),
+        vec![
+            (s("/index.php"), 2, 4000, 1, 0),
+            (s("/static/logo.png"), 1, 50000, 1, 0)
+        ]
+    );
+    assert_eq!(rows(&v["statuses"]), vec![(s("200"), 3, 54000, 1, 0)]);
+    assert_eq!(
+        rows(&v["agents"]),
+        vec![(s("Mozilla/5.0 A"), 3, 54000, 1, 0)]
+    );
+
+    let v = json(d, &["timeline", "--client", "203.0.113.0/24", "access.log"]);
+    let b: Vec<(u64, u64, u64)> = v["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["requests"].as_u64().unwrap(),
+                b["errors"].as_u64().unwrap(),
+                b["addresses"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(b, [(3, 1, 2), (2, 1, 2)]);
+    assert_eq!(v["addresses"], 3);
+    assert_eq!(v["top_addresses"]["rows"][0]["value"], "203.0.113.7");
+    let text = ok(d, &["timeline", "--client", "203.0.113.0/24", "access.log"]);
+    assert!(
+        text.starts_with("Timeline of 203.0.113.0/24 per 1h\n"),
+        "{text}"
+    );
+    for section in [
+        "Requests per 1h",
+        "Paths",
+        "Statuses",
+        "User agents",
+        "Addresses",
+    ] {
+        assert!(text.lines().any(|l| l == section), "{section}: {text}");
+    }
+    assert!(text.contains("2026-09-25 14:00         3"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    // HTML: a time series of the buckets.
+    let html = ok(
+        d,
+        &[
+            "timeline",
+            "--client",
+            "203.0.113.7",
+            "--by",
+            "10m",
+            "--format",
+            "html",
+            "access.log",
+        ],
+    );
+    assert!(html.contains("data-kind=\"time-series\""), "{html}");
+    let html = ok(
+        d,
+        &["top", "--by", "path", "--format", "html", "access.log"],
+    );
+    assert_eq!(html.matches("class=\"bar\"").count(), 3, "{html}");
+}
+
+#[test]
+fn bad_values_exit_2_with_an_example() {
+    let dir = setup();
+    let d = dir.path();
+    for (args, want) in [
+        (vec!["timeline", "access.log"], "--client"),
+        (
+            vec!["timeline", "--client", "203.0.113.300", "access.log"],
+            "--client",
+        ),
+        (
+            vec!["timeline", "--client", "10.0.0.0/33", "access.log"],
+            "--client",
+        ),
+        (
+            vec![
+                "timeline",
+                "--client",
+                "1.2.3.4",
+                "--by",
+                "10x",
+                "access.log",
+            ],
+            "--by",
+        ),
+        (vec!["top", "--by", "url", "access.log"], "--by"),
+        (vec!["top", "access.log"], "--by"),
+        (
+            vec!["top", "--by", "path", "--limit=-1", "access.log"],
+            "--limit",
+        ),
+        (
+            vec!["top", "--by", "path", "--sort", "size", "access.log"],
+            "--sort",
+        ),
+        (
+            vec![
+                "top",
+                "--by",
+                "path",
+                "--errors",
+                "--status",
+                "404",
+                "access.log",
+            ],
+            "--errors",
+        ),
+        (
+            vec!["top", "--by", "path", "--status", "6xx", "access.log"],
+            "--status",
+        ),
+    ] {
+        let (_, err, code) = run(d, &args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        if want == "--client" {
+            assert!(err.contains("e.g."), "{args:?}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn hostile_log_text_is_escaped_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let log = "203.0.113.7 - - [25/Sep/2026:14:00:05 +0000] \"GET /<script>alert(1)</script>|x HTTP/1.1\" 404 10 \"=HYPERLINK(1)\" \"evil\x1b[2J\x07<img src=x onerror=alert(1)>\"\n";
+    std::fs::write(d.join("evil.log"), log).unwrap();
+    for by in ["path", "referer", "agent"] {
+        let text = ok(d, &["top", "--by", by, "evil.log"]);
+        assert!(
+            !text.contains('\x1b') && !text.contains('\x07'),
+            "{by}: {text:?}"
+        );
+        let html = ok(d, &["top", "--by", by, "--format", "html", "evil.log"]);
+        assert!(
+            !html.contains("<script>") && !html.contains("<img"),
+            "{by}: {html}"
+        );
+        assert!(!html.contains('\x1b'), "{by}");
+        let md = ok(d, &["top", "--by", by, "--format", "md", "evil.log"]);
+        assert!(
+            !md.contains("<script>") && !md.contains('\x1b'),
+            "{by}: {md}"
+        );
+        // Markdown: `<`, `|` backslash-escaped (a literal character, no tag, no cell break).
+        let raw = md.replace("\\<", "").replace("\\|", "");
+        assert!(!raw.contains('<') && !raw.contains("|x"), "{by}: {md}");
+        let csv = ok(d, &["top", "--by", by, "--format", "csv", "evil.log"]);
+        assert!(!csv.contains('\x1b'), "{by}: {csv:?}");
+        if by == "referer" {
+            assert!(csv.contains("'=HYPERLINK"), "{csv}");
+        }
+        let json = json(d, &["top", "--by", by, "evil.log"]);
+        assert_eq!(json["rows"].as_array().unwrap().len(), 1);
+    }
+    let html = ok(
+        d,
+        &[
+            "timeline",
+            "--client",
+            "203.0.113.7",
+            "--format",
+            "html",
+            "evil.log",
+        ],
+    );
+    assert!(
+        !html.contains("<script>") && !html.contains("<img"),
+        "{html}"
+    );
+    let text = ok(d, &["timeline", "--client", "203.0.113.7", "evil.log"]);
+    assert!(!text.contains('\x1b'), "{text:?}");
+}
+
+#[test]
+fn edge_values_never_panic() {
+    let dir = setup();
+    let d = dir.path();
+    std::fs::write(d.join("empty.log"), "").unwrap();
+    let values = [
+        "",
+        "-",
+        "0",
+        "1e999",
+        "99999999999999999999999",
+        "é",
+        "\x1b[2J",
+        "1h30",
+    ];
+    let flags: [&[&str]; 7] = [
+        &["top", "--by"],
+        &["top", "--by", "path", "--limit"],
+        &["top", "--by", "path", "--sort"],
+        &["top", "--by", "ip", "--status"],
+        &["timeline", "--client", "203.0.113.7", "--by"],
+        &["timeline", "--client"],
+        &["timeline", "--client", "203.0.113.7", "--limit"],
+    ];
+    for head in flags {
+        for v in values {
+            let flag = format!("{}={v}", head[head.len() - 1]);
+            let mut args: Vec<&str> = head[..head.len() - 1].to_vec();
+            args.push(&flag);
+            args.push("access.log");
+            let (_, err, code) = run(d, &args);
+            assert!((0..=4).contains(&code), "{args:?}: {code} {err}");
+            assert!(!err.contains("panicked"), "{args:?}: {err}");
+        }
+    }
+    // An empty input: reports with no rows, in every format.
+    for format in ["text", "md", "csv", "json", "html"] {
+        for args in [
+            vec!["top", "--by", "path", "--format", format, "empty.log"],
+            vec![
+                "timeline",
+                "--client",
+                "10.0.0.0/8",
+                "--format",
+                format,
+                "empty.log",
+            ],
+        ] {
+            let (_, err, code) = run(d, &args);
+            assert_eq!(code, 0, "{args:?}: {err}");
+        }
+    }
+}
