@@ -22,7 +22,7 @@ use logscope_core::replay::{Exempt, Policy, Replay};
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, AtomicFile, OutputArgs};
-use super::rows::{RowArgs, columns_for, for_each_batch};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch};
 use crate::store::scan::Columns;
 
 const EXAMPLES: &str = "\
@@ -237,17 +237,57 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
     {
         return usage(m);
     }
+    let Replayed {
+        report,
+        replay,
+        stats,
+        timing,
+        rows,
+    } = match compute(data, &args)? {
+        Ok(r) => r,
+        Err(code) => return Ok(code),
+    };
+    if args.emit.is_some() {
+        emit_config(&args, &replay, &report)?;
+        timing.lap("emit", rows);
+        return Ok(stats.exit_code());
+    }
+    args.out
+        .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
+    timing.lap("report", rows);
+    Ok(stats.exit_code())
+}
+
+/// What [`compute`] gives.
+pub struct Replayed {
+    /// The report.
+    pub report: report::ReplayReport,
+    /// The candidates after the replay.
+    pub replay: Replay,
+    /// What was read.
+    pub stats: RowStats,
+    timing: Timing,
+    rows: usize,
+}
+
+fn usage_in(msg: impl std::fmt::Display) -> anyhow::Result<Result<Replayed, i32>> {
+    Ok(Err(output::usage(msg)))
+}
+
+/// Replays the rows of `args` through its candidates (writing `--decisions` when given):
+/// `Err(code)` after a usage message.
+pub fn compute(data: &Path, args: &ReplayArgs) -> anyhow::Result<Result<Replayed, i32>> {
     let mut policies: Vec<Policy> = Vec::new();
     for spec in &args.limits {
         match Policy::from_spec(spec) {
             Ok(p) => policies.push(p),
-            Err(e) => return usage(format_args!("--limit: {e}")),
+            Err(e) => return usage_in(format_args!("--limit: {e}")),
         }
     }
     for path in &args.configs {
         match Policy::from_toml_file(path) {
             Ok(p) => policies.push(p),
-            Err(e) => return usage(format_args!("--config {}: {e}", escape::path(path))),
+            Err(e) => return usage_in(format_args!("--config {}: {e}", escape::path(path))),
         }
     }
     for path in &args.nginx_confs {
@@ -267,7 +307,7 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
                 }
                 policies.push(c.policy);
             }
-            Err(e) => return usage(format_args!("--nginx-conf: {e}")),
+            Err(e) => return usage_in(format_args!("--nginx-conf: {e}")),
         }
     }
     for path in &args.haproxy_cfgs {
@@ -282,7 +322,7 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
                 policies.push(c.policy);
             }
             Err(e) => {
-                return usage(format_args!(
+                return usage_in(format_args!(
                     "--haproxy-cfg {}",
                     escape::message(&e.to_string())
                 ));
@@ -290,13 +330,13 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
         }
     }
     if policies.is_empty() {
-        return usage(
+        return usage_in(
             "no candidate: give --limit SPEC (e.g. --limit 1600/10m), --config FILE or --nginx-conf FILE; see logscope replay --help",
         );
     }
-    let extra = match exemptions(&args) {
+    let extra = match exemptions(args) {
         Ok(e) => e,
-        Err(e) => return usage(e),
+        Err(e) => return usage_in(e),
     };
     if !extra.is_empty() {
         for p in &mut policies {
@@ -309,13 +349,13 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
     for c in &args.internal {
         match parse_cidr(c) {
             Ok(n) => marks.cidr.push(n),
-            Err(e) => return usage(format_args!("--internal: {e}")),
+            Err(e) => return usage_in(format_args!("--internal: {e}")),
         }
     }
     if let Some(re) = &args.internal_agent {
         match regex::bytes::Regex::new(re) {
             Ok(r) => marks.agents.push(r),
-            Err(e) => return usage(format_args!("--internal-agent: bad regex {re:?}: {e}")),
+            Err(e) => return usage_in(format_args!("--internal-agent: bad regex {re:?}: {e}")),
         }
     }
     marks
@@ -325,14 +365,14 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
     if let Some(d) = &args.tmp_dir
         && !d.is_dir()
     {
-        return usage(format_args!(
+        return usage_in(format_args!(
             "--tmp-dir {}: not a directory",
             escape::path(d)
         ));
     }
     let spill = match spill_options(args.tmp_dir.clone()) {
         Ok(s) => s,
-        Err(m) => return usage(m),
+        Err(m) => return usage_in(m),
     };
     let tmp_shown = escape::path(spill.dir.as_deref().unwrap_or(&std::env::temp_dir()));
 
@@ -454,15 +494,14 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
             },
         )
         .with_context(|| format!("cannot read back sorted rows in {tmp_shown}"))?;
-    if args.emit.is_some() {
-        emit_config(&args, &replay, &report)?;
-        timing.lap("emit", store.len());
-        return Ok(stats.exit_code());
-    }
-    args.out
-        .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
-    timing.lap("report", store.len());
-    Ok(stats.exit_code())
+    let rows = store.len();
+    Ok(Ok(Replayed {
+        report,
+        replay,
+        stats,
+        timing,
+        rows,
+    }))
 }
 
 /// `--emit nginx`: the candidates as nginx configuration, to stdout or `--out`.

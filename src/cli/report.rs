@@ -22,11 +22,12 @@ use logscope_core::forensics::heavy::HeavyReport;
 use logscope_core::forensics::top as top_report;
 use logscope_core::number::thousands;
 use logscope_core::rate::Rate;
+use logscope_core::replay::report::Who;
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, RowStats};
-use super::{agents, availability, concentration, heavy, top, usage_error};
+use super::{agents, availability, concentration, heavy, replay, top, usage_error};
 
 /// Arguments of `logscope report`.
 #[derive(Debug, Args)]
@@ -56,6 +57,11 @@ pub struct ReportArgs {
     /// --probe`); without it availability is inferred from the site's own rhythm.
     #[arg(long, value_name = "REGEX")]
     pub probe: Option<String>,
+
+    /// A candidate limit to replay (`logscope replay --limit` syntax, repeatable), e.g.
+    /// 1600/10m,scope=anonymous-heavy: what it would have refused, and whom.
+    #[arg(long = "limit", value_name = "SPEC")]
+    pub limits: Vec<String>,
 
     /// The report's name: written to reports/NAME/ (a path with a `/` is used as given).
     #[arg(long, value_name = "NAME")]
@@ -154,6 +160,26 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         a.probe = args.probe.clone();
         availability::compute(data, &a)?
     };
+    let replayed = if args.limits.is_empty() {
+        None
+    } else {
+        use clap::{Args as _, FromArgMatches as _};
+        let mut argv = vec!["replay".to_string()];
+        for l in &args.limits {
+            argv.push("--limit".into());
+            argv.push(l.clone());
+        }
+        let m = replay::ReplayArgs::augment_args(clap::Command::new("replay"))
+            .try_get_matches_from(argv)?;
+        let mut a = replay::ReplayArgs::from_arg_matches(&m)?;
+        *a.filters = args.filters.clone();
+        a.rows = args.rows.clone();
+        a.capacity = args.capacity;
+        match replay::compute(data, &a)? {
+            Ok(r) => Some(r.report),
+            Err(code) => return Ok(code),
+        }
+    };
     let paths = breakdown(top::By::Path)?;
     let statuses = breakdown(top::By::Status)?;
 
@@ -163,6 +189,9 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         ..Doc::default()
     };
     doc.lines = findings(&hv, &conc, &ag, incident.is_some());
+    if let Some(r) = &replayed {
+        doc.lines.extend(replay_findings(r));
+    }
     if let Some(line) = top_finding(&paths, &statuses) {
         doc.lines.push(line);
     }
@@ -250,6 +279,25 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
     ] {
         if !keep {
             continue;
+        }
+        doc.sections.push(Section {
+            title: Some(part.title.clone()),
+            table: None,
+            notes: part.lines.clone(),
+        });
+        doc.sections.extend(
+            part.sections
+                .into_iter()
+                .filter(|s| s.table.as_ref().is_none_or(|t| !t.is_empty())),
+        );
+    }
+    if let Some(r) = &replayed {
+        let part = r.doc();
+        for (k, f) in part.figures.iter().enumerate() {
+            charts.push(Chart {
+                file: format!("replay-{}.svg", k + 1),
+                figure: f.clone(),
+            });
         }
         doc.sections.push(Section {
             title: Some(part.title.clone()),
@@ -500,6 +548,51 @@ fn findings(
         ));
     }
     out
+}
+
+/// One sentence per replayed candidate: what it would have refused, and the load.
+fn replay_findings(r: &logscope_core::replay::report::ReplayReport) -> Vec<String> {
+    r.candidates
+        .iter()
+        .map(|c| {
+            let mut line = format!(
+                "The limit {} would have refused {} of the {} requests it limits ({})",
+                c.name,
+                thousands(c.refused),
+                thousands(c.in_scope),
+                pct(c.refused_share)
+            );
+            if let Some(l) = &c.load {
+                if l.over_with == 0 {
+                    let _ = write!(
+                        line,
+                        " and kept every window under the capacity (peak per sliding window {} without it, {} with it)",
+                        thousands(l.peak_without),
+                        thousands(l.peak_with)
+                    );
+                } else {
+                    let _ = write!(
+                        line,
+                        "; {} of {} windows would still have been over the capacity",
+                        thousands(l.over_with),
+                        thousands(l.windows)
+                    );
+                }
+            }
+            let hurt: Vec<String> = c
+                .classes
+                .iter()
+                .filter(|k| k.refused > 0 && matches!(k.class, Who::Internal | Who::Identified))
+                .map(|k| format!("{} {}", thousands(k.refused), k.class.label()))
+                .collect();
+            if hurt.is_empty() {
+                line.push('.');
+            } else {
+                let _ = write!(line, "; it would have refused {}.", hurt.join(", "));
+            }
+            line
+        })
+        .collect()
 }
 
 /// The most requested path and the error share.

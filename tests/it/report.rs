@@ -188,3 +188,46 @@ fn a_quiet_selection_leaves_sections_out() {
     assert!(html.contains("No request matched the selection."));
     assert!(!html.contains("<svg"));
 }
+
+#[test]
+fn a_candidate_limit_is_replayed_in_the_post() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_storm(&dir.join("storm.log"));
+    let out = report(
+        dir,
+        &[
+            "--out",
+            "cap",
+            "--limit",
+            "1600/10m,scope=heavy",
+            "--limit",
+            "5/1m,key=ip",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.join("reports/cap/report.md")).unwrap();
+    // The site-wide cap holds every sliding window under the capacity; a per-address
+    // limit does not (the storm comes from thousands of addresses).
+    assert!(
+        md.contains("The limit 1600/10m,scope=heavy would have refused")
+            && md.contains("and kept every window under the capacity"),
+        "{md}"
+    );
+    assert!(
+        md.contains("The limit 5/m,key=ip would have refused"),
+        "{md}"
+    );
+    assert!(
+        md.contains("windows would still have been over the capacity"),
+        "{md}"
+    );
+    // A bad candidate is a usage error, with nothing written.
+    let bad = report(dir, &["--out", "bad", "--limit", "10/0s"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(!dir.join("reports/bad").exists());
+}
