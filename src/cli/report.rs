@@ -500,15 +500,28 @@ fn findings(
                 thousands(hv.buckets.len() as u64)
             ));
         }
+    } else if hv.heavy > 0 {
+        if let Some(b) = hv.buckets.iter().max_by(|a, b| {
+            a.heavy
+                .cmp(&b.heavy)
+                .then(b.start_utc_ms.cmp(&a.start_utc_ms))
+        }) {
+            out.push(format!(
+                "The most heavy requests in one bucket ({}): {} at {}.",
+                hv.by,
+                thousands(b.heavy),
+                b.label
+            ));
+        }
     } else if let Some(b) = hv.buckets.iter().max_by(|a, b| {
-        a.heavy
-            .cmp(&b.heavy)
+        a.requests
+            .cmp(&b.requests)
             .then(b.start_utc_ms.cmp(&a.start_utc_ms))
     }) {
         out.push(format!(
-            "The most heavy requests in one bucket ({}): {} at {}.",
+            "The busiest {}: {} requests at {}; no request matched the heavy rules.",
             hv.by,
-            thousands(b.heavy),
+            thousands(b.requests),
             b.label
         ));
     }
