@@ -242,10 +242,33 @@ fn every_report_page_renders_with_its_charts() {
     for (name, args) in [
         ("availability", vec!["availability", f]),
         ("replay", vec!["replay", "--limit", "100/1m", f]),
+        ("top", vec!["top", "--by", "path", f]),
+        ("timeline", vec!["timeline", "--client", "83.149.9.216", f]),
     ] {
         let p = page(dir, name, &args);
         let markup = std::fs::read_to_string(&p).unwrap();
         let expect = charts_in(&markup);
+        assert!(!expect.is_empty(), "{name}: no chart");
         check_page(&p, &expect);
     }
+    // The incident post: one page with every part's chart.
+    let out = logscope(&dir.join("no-dataset"))
+        .current_dir(dir)
+        .args([
+            "report", "--by", "1h", "--limit", "100/1m", "--out", "post", f,
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p = dir.join("reports/post/index.html");
+    let markup = std::fs::read_to_string(&p).unwrap();
+    let expect = charts_in(&markup);
+    // Requests per hour (84 points), concentration curve and bars, agents, top paths
+    // and statuses, availability, the candidate's charts.
+    assert!(expect.len() >= 8, "{} charts", expect.len());
+    check_page(&p, &expect);
 }
