@@ -26,7 +26,7 @@ use logscope_core::replay::report::Who;
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, RowStats};
+use super::rows::RowArgs;
 use super::{agents, availability, concentration, heavy, replay, top, usage_error};
 
 /// Arguments of `logscope report`.
@@ -35,14 +35,19 @@ use super::{agents, availability, concentration, heavy, replay, top, usage_error
 Examples:
   logscope report --since 2026-09-25 --until 2026-09-25 --tz Asia/Seoul --capacity 1610/10m --out storm
   logscope report --by 1h --out march access.log          # a log file, nothing ingested
+  logscope report --capacity 1610/10m --limit 1600/10m,scope=anonymous-heavy --probe '^/healthz$' --out fix
 
 Writes reports/NAME/index.html (one self-contained page: inline SVG and CSS, no script,
 no network; prints well) and reports/NAME/report.md (GitHub-flavoured Markdown) with its
 charts as SVG files beside it. It opens with findings computed from the data, then heavy
 requests over time against --capacity (the incident — the buckets whose aligned peak is
 above it — shaded), the concentration and agent mix of the heavy requests in the incident
-(or of all heavy requests without one), and each part's table. Sections without data are
-left out. Sources are named by file name (--full-paths for full paths).")]
+(or of all heavy requests without one), top paths and statuses, availability per month
+(--probe as in `availability`), each --limit candidate (what it refused, the load
+against --capacity, whom it hurt), and each part's tables. Every part is the same
+computation as its own command, one pass each, so FILE arguments are read several times
+(standard input cannot be: ingest it first). Sections without data are left out. Sources
+are named by file name (--full-paths for full paths).")]
 pub struct ReportArgs {
     /// Bucket width of the time series, a duration: 10m, 1h, 1d.
     #[arg(long, value_name = "WIDTH", default_value = "10m", value_parser = duration_arg)]
@@ -90,6 +95,12 @@ struct Chart {
 pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
     let dir = report_dir(&args.out)?;
     check_target(&dir, args.force)?;
+    // Each part reads the rows again: standard input would be empty after the first.
+    if args.rows.files.iter().any(|f| f == "-") {
+        return Err(usage_error(
+            "report reads its inputs once per part, so it cannot read standard input; ingest it first (zcat old.log.gz | logscope ingest -), then run logscope report without FILE",
+        ));
+    }
     let quiet = OutputArgs {
         format: output::OutputFormat::Json,
         out: None,
@@ -317,11 +328,7 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         escape::path(&dir.join("index.html")),
         escape::path(&dir.join("report.md"))
     );
-    Ok(exit_code(&stats))
-}
-
-fn exit_code(stats: &RowStats) -> i32 {
-    stats.exit_code()
+    Ok(stats.exit_code())
 }
 
 /// `reports/NAME` for a bare name, else the path as given.

@@ -518,7 +518,7 @@ fn duckdb_reads_the_dataset_as_it_is() {
         "CI must install duckdb (.ci/run)"
     );
     if !has_duckdb {
-        eprintln!("note: python3 duckdb not installed (.ci/run installs it); skipping");
+        eprintln!("SKIPPED: python3 duckdb not installed (.ci/run installs it)");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -284,7 +284,7 @@ fn emitted_config_passes_nginx_t() {
         .map(PathBuf::from)
         .find(|p| p.is_file());
     let Some(nginx) = nginx else {
-        println!("SKIPPED: nginx is not installed (apt-get install -y nginx-light)");
+        println!("SKIPPED: nginx is not installed (apt-get install -y nginx)");
         assert!(
             std::env::var_os("CI").is_none(),
             "CI is set but nginx is not installed"

@@ -226,6 +226,17 @@ fn a_candidate_limit_is_replayed_in_the_post() {
         md.contains("windows would still have been over the capacity"),
         "{md}"
     );
+    // Standard input cannot be read once per part: refused, not silently empty.
+    let mut c = common::logscope(&dir.join("data"));
+    let stdin = c
+        .current_dir(dir)
+        .args(["report", "--out", "stdin", "-"])
+        .write_stdin(std::fs::read(dir.join("storm.log")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(stdin.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&stdin.stderr).contains("ingest it first"));
+    assert!(!dir.join("reports/stdin").exists());
     // A bad candidate is a usage error, with nothing written.
     let bad = report(dir, &["--out", "bad", "--limit", "10/0s"]);
     assert_eq!(bad.status.code(), Some(2));
