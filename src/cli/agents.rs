@@ -52,10 +52,17 @@ pub struct AgentsArgs {
     /// Where rows come from: FILEs or the dataset.
     #[command(flatten)]
     pub rows: RowArgs,
+
+    /// `--sql ENGINE`: print the report's SQL twin instead of running it.
+    #[command(flatten)]
+    pub sql: super::sqlgen::SqlArgs,
 }
 
 /// Runs `logscope agents`.
 pub fn run(data: &Path, args: AgentsArgs) -> anyhow::Result<i32> {
+    if args.sql.sql.is_some() {
+        return super::sqlgen::agents(data, &args);
+    }
     if let Err(m) = args.out.check() {
         return Ok(output::usage(m));
     }

@@ -85,6 +85,10 @@ pub struct AvailabilityArgs {
     #[command(flatten)]
     pub rows: RowArgs,
 
+    /// `--sql ENGINE`: print the report's SQL twin instead of running it.
+    #[command(flatten)]
+    pub sql: super::sqlgen::SqlArgs,
+
     /// Regex over `path?query` picking the probe requests (e.g. Special:BlankPage, a
     /// page that is never cached). Without it, every dynamic request (not an image,
     /// stylesheet, script, font, media file) counts, and availability is the share not
@@ -326,6 +330,9 @@ pub fn doc(c: &Computed, max_incidents: usize) -> logscope_core::forensics::doc:
 
 /// Runs `logscope availability`.
 pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
+    if args.sql.sql.is_some() {
+        return super::sqlgen::availability(data, &args);
+    }
     if let Err(m) = args.output.check() {
         return Ok(output::usage(m));
     }

@@ -51,10 +51,17 @@ pub struct HeavyArgs {
     /// Where rows come from: FILEs or the dataset.
     #[command(flatten)]
     pub rows: RowArgs,
+
+    /// `--sql ENGINE`: print the report's SQL twin instead of running it.
+    #[command(flatten)]
+    pub sql: super::sqlgen::SqlArgs,
 }
 
 /// Runs `logscope heavy`.
 pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
+    if args.sql.sql.is_some() {
+        return super::sqlgen::heavy(data, &args);
+    }
     if let Err(m) = args.out.check() {
         return Ok(output::usage(m));
     }

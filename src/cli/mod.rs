@@ -13,6 +13,8 @@ pub mod output;
 pub mod replay;
 pub mod report;
 pub mod rows;
+pub mod sql;
+pub mod sqlgen;
 pub mod timeline;
 pub mod top;
 
@@ -121,6 +123,8 @@ pub enum Command {
     Top(top::TopArgs),
     /// What one address or network did: requests over time, paths, statuses, agents.
     Timeline(timeline::TimelineArgs),
+    /// SQL over the dataset: table `requests`, view `requests_x` with the reports' classes.
+    Sql(sql::SqlArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_help = "\
 Examples:
@@ -175,6 +179,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(args) => report::run(&data, args),
         Command::Top(args) => top::run(&data, args),
         Command::Timeline(args) => timeline::run(&data, args),
+        Command::Sql(args) => sql::run(&data, args),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             let mut out = std::io::stdout().lock();

@@ -14,11 +14,12 @@ use logscope_core::duration::Duration;
 use logscope_core::escape;
 use logscope_core::rate::Rate;
 use logscope_core::replay::conf::{EmitSummary, NginxConf, emit_nginx};
+use logscope_core::replay::fleet::{Balance, Fleet, parse_servers};
 use logscope_core::replay::report::{
     self, DecisionsWriter, InternalMarks, Needs, ReportAcc, ReportContext, ReportOptions, RowInput,
     RowStore, SpillOptions, Who,
 };
-use logscope_core::replay::{Exempt, Policy, Replay};
+use logscope_core::replay::{Exempt, Policy, Replay, Shard, ShardFilter};
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, AtomicFile, OutputArgs};
@@ -35,6 +36,8 @@ SPEC is RATE[,burst=N][,algo=A][,key=K][,cost=C][,scope=S][,name=X]:
          host, user, method, path, uri, query, status, referer
   cost   requests (default), request-time (ms of server time), bytes
   scope  all (default), heavy, anonymous, anonymous-heavy
+  ban    with algo=ban: ban=1h|forever, challenge=100/1m, extend, increment, factor=2,
+         maxtime=1d, multipliers=1:5:30; status=404|4xx and path=/wp- narrow what counts
 
 Examples:
   # The wiki's fix: one site-wide cap on anonymous heavy requests, against capacity
@@ -54,6 +57,15 @@ Examples:
 
   # A tested limit written as nginx configuration to paste inside http { ... }
   logscope replay --limit 5r/s,algo=nginx,burst=10,nodelay,key=ip --emit nginx --out limits.conf
+
+  # An HAProxy stick-table limit, tested, written as a frontend to paste into haproxy.cfg
+  logscope replay --limit 20/10s,algo=haproxy,key=ip,expire=10s --emit haproxy --out limits.cfg
+
+  # Seed 001's policy: over 500/min banned for an hour, over 100/min challenged
+  logscope replay --limit 500/1m,algo=ban,ban=1h,challenge=100/1m,key=ip access.log
+
+  # A fail2ban jail and its filter.d, replayed on the access log
+  logscope replay --fail2ban-jail /etc/fail2ban/jail.local access.log
 
   # Per-address limit; your own services exempt by credential, the rest named internal
   logscope replay --limit 300/min,key=ip --exempt-user svc-edge --internal 10.9.0.0/16
@@ -101,9 +113,30 @@ pub struct ReplayArgs {
     #[arg(long = "haproxy-cfg", value_name = "FILE", help_heading = "Candidates")]
     pub haproxy_cfgs: Vec<PathBuf>,
 
+    /// A real Caddyfile: its rate_limit handlers (mholt/caddy-ratelimit zones with
+    /// match, key, events, window, ipv4_prefix/ipv6_prefix) in the handler order Caddy
+    /// runs them, after the rewrites and responders before them; {$ENV:default} as Caddy
+    /// reads it. Repeat for several. What cannot be replayed is listed with file:line.
+    #[arg(long = "caddyfile", value_name = "FILE", help_heading = "Candidates")]
+    pub caddyfiles: Vec<PathBuf>,
+
+    /// A fail2ban jail file (jail.conf / jail.local): each enabled jail's maxretry,
+    /// findtime, bantime (and bantime.increment), filter (filter.d/NAME.conf beside the
+    /// file) or failregex, ignoreregex and ignoreip, replayed as a ban candidate; the
+    /// failregex reads each request's line rebuilt in the combined format. Repeat for
+    /// several. What cannot be replayed is listed with file:line.
+    #[arg(
+        long = "fail2ban-jail",
+        value_name = "FILE",
+        help_heading = "Candidates"
+    )]
+    pub fail2ban_jails: Vec<PathBuf>,
+
     /// Write the candidates as server configuration instead of the report (to stdout
     /// or --out): `nginx` (limit_req_zone, map/geo and a server with locations, to
-    /// paste inside http { ... }), with a comment on what was replayed and refused.
+    /// paste inside http { ... }), `caddy` (a rate_limit handler with one zone per
+    /// zone, to paste inside a site block), `haproxy` (a frontend with track-sc/deny rules and
+    /// its stick-table backends), with a comment on what was replayed and refused.
     #[arg(long, value_name = "SERVER", help_heading = "Report")]
     pub emit: Option<String>,
 
@@ -197,6 +230,22 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "DIR", help_heading = "Report")]
     pub tmp_dir: Option<PathBuf>,
 
+    /// Also replay a fleet of N servers, each with its own counters (not shared), and
+    /// report what the fleet admitted beyond the limit against one shared counter.
+    #[arg(long, value_name = "N", help_heading = "Fleet")]
+    pub servers: Option<String>,
+
+    /// How the fleet's balancer picks a server: round-robin (default), ip-hash (one
+    /// client, one server) or random:SEED (a seeded generator: the same on every run).
+    #[arg(long, value_name = "RULE", help_heading = "Fleet")]
+    pub balance: Option<String>,
+
+    /// Replay only shard K of N of the keys (XXH3-64 of the key text mod N == K), so
+    /// that N tasks of a cluster split a per-key replay; the shards' --decisions add up
+    /// to one run's. Site-wide candidates cannot be sharded.
+    #[arg(long, value_name = "K/N", help_heading = "Fleet")]
+    pub keys: Option<String>,
+
     /// Which rows: the shared filters.
     #[command(flatten)]
     pub filters: Box<FilterArgs>,
@@ -218,14 +267,23 @@ fn usage(msg: impl std::fmt::Display) -> anyhow::Result<i32> {
 /// Runs `logscope replay`.
 pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
     if let Some(e) = &args.emit {
-        if e != "nginx" {
+        if !matches!(e.as_str(), "nginx" | "caddy" | "haproxy") {
             return usage(format_args!(
-                "--emit {}: unknown server; give --emit nginx",
+                "--emit {}: unknown server; give --emit nginx, caddy or haproxy",
                 escape::message(e)
             ));
         }
         if let Some(p) = args.out.out_path()
-            && let Err(m) = output::check_target("--out", &p, "conf", args.out.force)
+            && let Err(m) = output::check_target(
+                "--out",
+                &p,
+                match e.as_str() {
+                    "haproxy" => "cfg",
+                    "caddy" => "caddy",
+                    _ => "conf",
+                },
+                args.out.force,
+            )
         {
             return usage(m);
         }
@@ -270,13 +328,52 @@ pub struct Replayed {
     rows: usize,
 }
 
-fn usage_in(msg: impl std::fmt::Display) -> anyhow::Result<Result<Replayed, i32>> {
+fn usage_in<T>(msg: impl std::fmt::Display) -> anyhow::Result<Result<T, i32>> {
     Ok(Err(output::usage(msg)))
 }
 
 /// Replays the rows of `args` through its candidates (writing `--decisions` when given):
 /// `Err(code)` after a usage message.
 pub fn compute(data: &Path, args: &ReplayArgs) -> anyhow::Result<Result<Replayed, i32>> {
+    let fleet = match fleet_args(args) {
+        Ok(f) => f,
+        Err(m) => return usage_in(m),
+    };
+    let policies = match candidates(args, false)? {
+        Ok(p) => p,
+        Err(code) => return Ok(Err(code)),
+    };
+    let shard = match args.keys.as_deref().map(Shard::parse).transpose() {
+        Ok(s) => s,
+        Err(e) => return usage_in(format_args!("--keys {e}")),
+    };
+    let shard_filter = match shard.map(|s| ShardFilter::new(s, &policies)).transpose() {
+        Ok(f) => f,
+        Err(e) => return usage_in(format_args!("--keys: {}", escape::message(&e.to_string()))),
+    };
+    compute_with(data, args, policies, shard_filter, fleet)
+}
+
+/// `--servers N --balance RULE`, checked.
+fn fleet_args(args: &ReplayArgs) -> Result<Option<(usize, Balance)>, String> {
+    let m = |e: logscope_core::replay::fleet::FleetError| escape::message(&e.to_string());
+    let balance = match &args.balance {
+        Some(b) => Balance::parse(b).map_err(m)?,
+        None => Balance::RoundRobin,
+    };
+    match &args.servers {
+        Some(n) => Ok(Some((parse_servers(n).map_err(m)?, balance))),
+        None if args.balance.is_some() => {
+            Err(m(logscope_core::replay::fleet::FleetError::BalanceAlone))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The candidates of `args` (`--limit`, `--config`, `--nginx-conf`, …), exemptions
+/// merged and names made unique; `quiet` leaves out the notes on stderr (the fleet's
+/// copies of the same candidates). `Err(code)` after a usage message.
+fn candidates(args: &ReplayArgs, quiet: bool) -> anyhow::Result<Result<Vec<Policy>, i32>> {
     let mut policies: Vec<Policy> = Vec::new();
     for spec in &args.limits {
         match Policy::from_spec(spec) {
@@ -293,7 +390,7 @@ pub fn compute(data: &Path, args: &ReplayArgs) -> anyhow::Result<Result<Replayed
     for path in &args.nginx_confs {
         match NginxConf::read(path) {
             Ok(c) => {
-                for n in &c.notes {
+                for n in c.notes.iter().filter(|_| !quiet) {
                     let at = if n.at.is_empty() {
                         String::new()
                     } else {
@@ -313,7 +410,7 @@ pub fn compute(data: &Path, args: &ReplayArgs) -> anyhow::Result<Result<Replayed
     for path in &args.haproxy_cfgs {
         match logscope_core::replay::conf::haproxy_cfg::read_file(path) {
             Ok(c) => {
-                for u in &c.unsupported {
+                for u in c.unsupported.iter().filter(|_| !quiet) {
                     eprintln!(
                         "logscope: --haproxy-cfg {}",
                         escape::message(&u.to_string())
@@ -324,6 +421,56 @@ pub fn compute(data: &Path, args: &ReplayArgs) -> anyhow::Result<Result<Replayed
             Err(e) => {
                 return usage_in(format_args!(
                     "--haproxy-cfg {}",
+                    escape::message(&e.to_string())
+                ));
+            }
+        }
+    }
+    for path in &args.caddyfiles {
+        let env = |k: &str| std::env::var(k).ok();
+        match logscope_core::replay::conf::CaddyConf::read(path, &env) {
+            Ok(c) => {
+                for n in c.notes.iter().filter(|_| !quiet) {
+                    let at = if n.at.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{}: ", n.at)
+                    };
+                    eprintln!(
+                        "logscope: --caddyfile {}: {}",
+                        escape::path(path),
+                        escape::message(&format!("{at}{}", n.message))
+                    );
+                }
+                policies.push(c.policy);
+            }
+            Err(e) => return usage_in(format_args!("--caddyfile: {e}")),
+        }
+    }
+    for path in &args.fail2ban_jails {
+        match logscope_core::replay::conf::fail2ban::read_file(path) {
+            Ok(j) => {
+                for n in &j.notes {
+                    eprintln!(
+                        "logscope: --fail2ban-jail {}: {}",
+                        escape::path(path),
+                        escape::message(&format!(
+                            "{}: not replayed as fail2ban would: {}",
+                            n.at, n.message
+                        ))
+                    );
+                }
+                if j.policies.is_empty() {
+                    return usage_in(format_args!(
+                        "--fail2ban-jail {}: no enabled jail could be replayed; for example: [nginx-botsearch] enabled = true, maxretry = 2, findtime = 10m, bantime = 1h",
+                        escape::path(path)
+                    ));
+                }
+                policies.extend(j.policies);
+            }
+            Err(e) => {
+                return usage_in(format_args!(
+                    "--fail2ban-jail {}",
                     escape::message(&e.to_string())
                 ));
             }
@@ -345,6 +492,17 @@ pub fn compute(data: &Path, args: &ReplayArgs) -> anyhow::Result<Result<Replayed
         }
     }
     unique_names(&mut policies);
+    Ok(Ok(policies))
+}
+
+/// [`compute`] once the candidates are built.
+fn compute_with(
+    data: &Path,
+    args: &ReplayArgs,
+    policies: Vec<Policy>,
+    shard_filter: Option<ShardFilter>,
+    fleet: Option<(usize, Balance)>,
+) -> anyhow::Result<Result<Replayed, i32>> {
     let mut marks = InternalMarks::from_policies(&policies);
     for c in &args.internal {
         match parse_cidr(c) {
@@ -446,6 +604,9 @@ pub fn compute(data: &Path, args: &ReplayArgs) -> anyhow::Result<Result<Replayed
     let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
     let mut acc = ReportAcc::new(&policies, opts);
     let mut replay = Replay::new(policies);
+    if let Some(f) = shard_filter {
+        replay.set_shard(f);
+    }
     let clock = &sel.clock;
     match &args.decisions {
         None => report::run(&store, &mut replay, &mut acc, &|t| clock.local(t), None)
@@ -494,6 +655,27 @@ pub fn compute(data: &Path, args: &ReplayArgs) -> anyhow::Result<Result<Replayed
             },
         )
         .with_context(|| format!("cannot read back sorted rows in {tmp_shown}"))?;
+    let mut report = report;
+    if let Some(f) = replay.shard() {
+        report.warnings.push(shard_note(f, &report));
+    }
+    if let Some((n, balance)) = fleet {
+        let mut copies = Vec::with_capacity(n + 1);
+        for _ in 0..=n {
+            match candidates(args, true)? {
+                Ok(p) => copies.push(p),
+                Err(code) => return Ok(Err(code)),
+            }
+        }
+        let shared = copies.pop().unwrap_or_default();
+        let shard = replay.shard().map(ShardFilter::shard);
+        let mut f = Fleet::new(shared, copies, balance, shard)
+            .map_err(|e| anyhow::anyhow!("--keys: {e}"))?;
+        f.run(&store)
+            .with_context(|| format!("cannot read back sorted rows in {tmp_shown}"))?;
+        report.fleet = Some(f.finish(&report));
+        timing.lap(&format!("replay on {n} servers"), store.len());
+    }
     let rows = store.len();
     Ok(Ok(Replayed {
         report,
@@ -537,7 +719,13 @@ fn emit_config(
         ]);
     }
     let policies: Vec<&Policy> = replay.policies().iter().collect();
-    let text = emit_nginx(&policies, &summary);
+    let text = match args.emit.as_deref() {
+        Some("haproxy") => {
+            logscope_core::replay::conf::emit_haproxy::emit_haproxy(&policies, &summary)
+        }
+        Some("caddy") => logscope_core::replay::conf::emit_caddy(&policies, &summary),
+        _ => emit_nginx(&policies, &summary),
+    };
     match args.out.out_path() {
         None => {
             use std::io::Write as _;
@@ -555,6 +743,24 @@ fn emit_config(
         }
     }
     Ok(())
+}
+
+/// The report's line on `--keys K/N`: what each candidate left to the other shards.
+fn shard_note(f: &ShardFilter, report: &report::ReplayReport) -> String {
+    let s = f.shard();
+    let left: Vec<String> = report
+        .candidates
+        .iter()
+        .zip(f.skipped())
+        .map(|(c, n)| format!("{} {}", c.label, logscope_core::number::thousands(*n)))
+        .collect();
+    format!(
+        "Shard {s} (--keys): each candidate replayed only the keys with XXH3-64(key) mod {} = {}; requests left to the other shards: {}. Add the {} shards' figures (or concatenate their --decisions) for the whole.",
+        s.n,
+        s.k,
+        left.join(", "),
+        s.n
+    )
 }
 
 /// Where and when the rows spill: `--tmp-dir`, and `LOGSCOPE_REPLAY_RUN_ROWS` (rows per

@@ -113,6 +113,7 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         filters: args.filters.clone(),
         out: quiet.clone(),
         rows: args.rows.clone(),
+        sql: Default::default(),
     };
     let (hv, stats) = heavy::compute(data, &heavy_args)?;
     // The incident: from the first to the last bucket over capacity.
@@ -134,6 +135,7 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         top: 20,
         per_prefix_limit: None,
         asn_db: None,
+        sql: Default::default(),
     };
     let (conc, _) = concentration::compute(data, &conc_args)?;
     let agents_args = agents::AgentsArgs {
@@ -143,6 +145,7 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         top: 10,
         sample: 0,
         seed: 1,
+        sql: Default::default(),
     };
     let (ag, _) = agents::compute(data, &agents_args)?;
     // The first-hour breakdowns over the whole selection: paths and statuses.
@@ -157,6 +160,7 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
                 filters: args.filters.clone(),
                 out: quiet.clone(),
                 rows: args.rows.clone(),
+                sql: Default::default(),
             },
         )
         .map(|(r, _)| r)

@@ -24,7 +24,9 @@
 pub mod frame;
 pub mod ingest;
 pub mod manifest;
+mod pages;
 pub mod scan;
+pub mod sql;
 pub mod writer;
 
 use std::fs::{self, File};

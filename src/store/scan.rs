@@ -8,6 +8,7 @@ use logscope_core::batch::{Batch, NULL_CODE, TextColumn};
 use polars::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::pages::{self, Decoded, PageError};
 use super::{Dataset, StoreError};
 
 /// Rows read at a time (one row group).
@@ -188,6 +189,13 @@ pub fn scan(
         senders.push(tx);
         receivers.push(rx);
     }
+    // `LOGSCOPE_SCAN=polars` reads every slice through polars (the plain path the
+    // page reader is tested against).
+    // `LOGSCOPE_SCAN=pages` refuses the fallback (the tests' proof that the page
+    // reader read every slice).
+    let mode = std::env::var_os("LOGSCOPE_SCAN");
+    let pages_first = mode.as_ref().is_none_or(|v| v != "polars");
+    let strict_pages = mode.as_ref().is_some_and(|v| v == "pages");
     let work = &work;
     let columns = &columns;
     let footer = &footer;
@@ -202,6 +210,27 @@ pub fn scan(
                                 path: path.clone(),
                                 detail: e.to_string(),
                             };
+                            if pages_first && let Some(md) = footer(path) {
+                                match slice_from_pages(
+                                    path, &md, columns, *offset, *len, since, until,
+                                ) {
+                                    Ok(batches) => return Ok(batches),
+                                    Err(PageError::Damaged(detail)) => {
+                                        return Err(StoreError::Parquet {
+                                            path: path.clone(),
+                                            detail,
+                                        });
+                                    }
+                                    Err(PageError::Unsupported(why)) if strict_pages => {
+                                        return Err(StoreError::Parquet {
+                                            path: path.clone(),
+                                            detail: format!("page reader: {why}"),
+                                        });
+                                    }
+                                    // An encoding the page reader does not know: polars does.
+                                    Err(PageError::Unsupported(_)) => {}
+                                }
+                            }
                             let f = File::open(path).map_err(super::io_err(path))?;
                             let mut reader = ParquetReader::new(f);
                             if let Some(md) = footer(path) {
@@ -589,6 +618,199 @@ fn frame_to_batches(
         let file_name = file.get(start).unwrap_or("").to_string();
         out.push(FileBatch {
             file: file_name,
+            batch: b,
+        });
+    }
+    Ok(out)
+}
+
+/// Rows `offset..offset + len` of the part at `path` read from its pages ([`pages`]),
+/// as [`frame_to_batches`] would give them.
+fn slice_from_pages(
+    path: &std::path::Path,
+    md: &FileMetadataRef,
+    columns: &[String],
+    offset: usize,
+    len: usize,
+    since: Option<i64>,
+    until: Option<i64>,
+) -> Result<Vec<FileBatch>, PageError> {
+    let f = File::open(path).map_err(|e| PageError::Damaged(format!("opening: {e}")))?;
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    for rg in &md.row_groups {
+        let n = rg.num_rows();
+        let (lo, hi) = (offset.max(start), (offset + len).min(start + n));
+        if lo < hi {
+            let mut cols: Vec<(&str, Decoded)> = Vec::with_capacity(columns.len());
+            // `client` only matters for rows without an address: read it last, if any.
+            for name in columns.iter().filter(|c| *c != "client") {
+                let chunk = rg
+                    .columns_under_root_iter(name)
+                    .and_then(|mut it| it.next());
+                if let Some(chunk) = chunk {
+                    cols.push((name.as_str(), pages::read_column(&f, chunk, n)?));
+                }
+            }
+            let addressless = match cols.iter().find(|(c, _)| *c == "ip_hi") {
+                Some((_, Decoded::Int(v))) => v[lo - start..hi - start].iter().any(Option::is_none),
+                _ => true,
+            };
+            if addressless
+                && columns.iter().any(|c| c == "client")
+                && let Some(chunk) = rg
+                    .columns_under_root_iter("client")
+                    .and_then(|mut it| it.next())
+            {
+                cols.push(("client", pages::read_column(&f, chunk, n)?));
+            }
+            out.extend(decoded_to_batches(
+                &cols,
+                lo - start,
+                hi - start,
+                since,
+                until,
+            )?);
+        }
+        start += n;
+    }
+    Ok(out)
+}
+
+/// Splits rows `lo..hi` of decoded columns into one batch per `file` value run,
+/// keeping rows in range: [`frame_to_batches`] for the page reader.
+fn decoded_to_batches(
+    cols: &[(&str, Decoded)],
+    lo: usize,
+    hi: usize,
+    since: Option<i64>,
+    until: Option<i64>,
+) -> Result<Vec<FileBatch>, PageError> {
+    let get = |name: &str| cols.iter().find(|(n, _)| *n == name).map(|(_, d)| d);
+    let int = |name: &str| match get(name) {
+        Some(Decoded::Int(v)) => Some(v.as_slice()),
+        _ => None,
+    };
+    let boolean = |name: &str| match get(name) {
+        Some(Decoded::Bool(v)) => Some(v.as_slice()),
+        _ => None,
+    };
+    let Some(ts) = int("ts") else {
+        return Err(PageError::Unsupported("no ts column".into()));
+    };
+    let Some(Decoded::Text {
+        values: file_values,
+        codes: file_codes,
+    }) = get("file")
+    else {
+        return Err(PageError::Unsupported("no file column".into()));
+    };
+    let file_of = |i: usize| match file_codes[i] {
+        NULL_CODE => None,
+        k => file_values.value(k),
+    };
+    // Runs of equal `file` (equal codes are equal values; plain pages repeat values).
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for i in lo..hi {
+        let same = i > lo && (file_codes[i] == file_codes[i - 1] || file_of(i) == file_of(i - 1));
+        if !same {
+            if let Some(last) = runs.last_mut() {
+                last.1 = i;
+            }
+            runs.push((i, hi));
+        }
+    }
+    let in_range = |t: i64| since.is_none_or(|s| t >= s) && until.is_none_or(|u| t < u);
+    let mut remap = Vec::new();
+    let mut out = Vec::new();
+    for (start, end) in runs {
+        let keep = if (start..end).all(|i| in_range(ts[i].unwrap_or(i64::MIN))) {
+            Keep::Range(start, end)
+        } else {
+            Keep::Rows(
+                (start..end)
+                    .filter(|&i| in_range(ts[i].unwrap_or(i64::MIN)))
+                    .collect(),
+            )
+        };
+        if keep.len() == 0 {
+            continue;
+        }
+        let rows = keep.len();
+        let mut b = Batch {
+            lines: rows as u64,
+            ..Batch::default()
+        };
+        let gather = |v: Option<&[Option<i64>]>| -> Vec<Option<i64>> {
+            let mut o = Vec::with_capacity(rows);
+            match v {
+                Some(v) => match &keep {
+                    Keep::Range(a, z) => o.extend_from_slice(&v[*a..*z]),
+                    Keep::Rows(r) => o.extend(r.iter().map(|&i| v[i])),
+                },
+                None => o.resize(rows, None),
+            }
+            o
+        };
+        b.ts_ms = gather(Some(ts))
+            .into_iter()
+            .map(|v| v.unwrap_or(0))
+            .collect();
+        b.status = gather(int("status"))
+            .into_iter()
+            .map(|v| v.unwrap_or(0).clamp(0, u16::MAX as i64) as u16)
+            .collect();
+        b.line = gather(int("line"))
+            .into_iter()
+            .map(|v| v.unwrap_or(0).max(0) as u64)
+            .collect();
+        b.precision = gather(int("ts_precision"))
+            .into_iter()
+            .map(|v| v.unwrap_or(0).clamp(0, 9) as u8)
+            .collect();
+        let unsigned = |v: Vec<Option<i64>>| -> Vec<Option<u64>> {
+            v.into_iter().map(|v| v.map(|v| v.max(0) as u64)).collect()
+        };
+        b.bytes = unsigned(gather(int("bytes")));
+        b.request_time_us = unsigned(gather(int("request_time_us")));
+        b.has_cookie = match boolean("has_cookie") {
+            Some(v) => {
+                let mut o = Vec::with_capacity(rows);
+                keep.for_each(|i| o.push(v[i]));
+                o
+            }
+            None => vec![None; rows],
+        };
+        if let Some(v) = boolean("client_list") {
+            b.client_list.reserve(rows);
+            keep.for_each(|i| b.client_list.push(v[i].unwrap_or(false)));
+        }
+        let hi_v = gather(int("ip_hi"));
+        let lo_v = gather(int("ip_lo"));
+        b.ip = hi_v
+            .iter()
+            .zip(&lo_v)
+            .map(|(h, l)| match (h, l) {
+                (Some(h), Some(l)) => Some(super::frame::ip_of_halves(*h, *l)),
+                _ => None,
+            })
+            .collect();
+        let names_only = b.ip.iter().any(Option::is_none);
+        for name in TEXT.iter().copied().chain(names_only.then_some("client")) {
+            let col = text_field(&mut b, name);
+            *col = match get(name) {
+                Some(Decoded::Text { values, codes }) => match &keep {
+                    Keep::Range(a, z) => pages::text_rows(values, codes, *a..*z, &mut remap),
+                    Keep::Rows(r) => pages::text_rows(values, codes, r.iter().copied(), &mut remap),
+                },
+                _ => TextColumn::with_codes(TextColumn::default(), vec![NULL_CODE; rows]),
+            };
+        }
+        if !names_only {
+            b.client = TextColumn::with_codes(TextColumn::default(), vec![NULL_CODE; rows]);
+        }
+        out.push(FileBatch {
+            file: file_of(start).unwrap_or("").to_string(),
             batch: b,
         });
     }

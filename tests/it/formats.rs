@@ -17,6 +17,13 @@ const CASES: &[(&str, &str, u64, u64)] = &[
     ("formats/istio.log", "istio", 4, 1),
     ("formats/haproxy-clf.log", "haproxy-clf", 3, 1),
     ("formats/envoy-json.log", "envoy-json", 2, 0),
+    (
+        "formats/nginx-proxy-manager.log",
+        "nginx-proxy-manager",
+        6,
+        0,
+    ),
+    ("formats/cri-combined.log", "cri:combined", 3, 0),
 ];
 
 fn text(df: &DataFrame, col: &str, row: usize) -> Option<String> {
@@ -241,4 +248,54 @@ fn istio_and_haproxy_clf_stored_fields() {
     assert_eq!(text(&df, "client", r).as_deref(), Some("2001:db8::5"));
     assert_eq!(int(&df, "ts", r), Some(1_711_101_667_001));
     assert_eq!(int(&df, "request_time_us", r), Some(5_004_000));
+}
+
+/// Nginx Proxy Manager's `proxy` and `standard` lines and a CRI-prefixed (Kubernetes
+/// container) combined log: the fields as stored.
+#[test]
+fn stored_fields_of_nginx_proxy_manager_and_cri() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let npm = fixture("formats/nginx-proxy-manager.log");
+    let (s, code) = ingest_json(&data, &[npm.to_str().unwrap()]);
+    assert_eq!(code, 0, "{s}");
+    let df = read_dataset(&data);
+    let row = |c: &str| {
+        (0..df.height())
+            .find(|r| text(&df, "client", *r).as_deref() == Some(c))
+            .unwrap()
+    };
+    let r = row("2001:db8::42");
+    assert_eq!(text(&df, "method", r).as_deref(), Some("POST"));
+    assert_eq!(text(&df, "host", r).as_deref(), Some("api.example.org"));
+    assert_eq!(
+        int(&df, "status", r),
+        Some(200),
+        "the status after `502, 200`"
+    );
+    assert_eq!(int(&df, "bytes", r), Some(17));
+    let r = row("203.0.113.7");
+    assert_eq!(text(&df, "query", r).as_deref(), Some("dir=/Photos"));
+    assert_eq!(
+        text(&df, "referer", r).as_deref(),
+        Some("https://cloud.example.org/")
+    );
+    let r = row("198.51.100.30");
+    assert_eq!(text(&df, "host", r).as_deref(), Some("default.example.org"));
+    assert_eq!(int(&df, "request_time_us", r), Some(1000));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let cri = fixture("formats/cri-combined.log");
+    let (s, code) = ingest_json(&data, &[cri.to_str().unwrap()]);
+    assert_eq!(code, 0, "{s}");
+    let df = read_dataset(&data);
+    assert_eq!(df.height(), 3);
+    let users: Vec<Option<String>> = (0..3).map(|r| text(&df, "user", r)).collect();
+    assert!(users.contains(&Some("alice".into())), "{users:?}");
+    let agents: Vec<Option<String>> = (0..3).map(|r| text(&df, "user_agent", r)).collect();
+    assert!(
+        agents.contains(&Some("kube-probe/1.29".into())),
+        "{agents:?}"
+    );
 }

@@ -193,3 +193,51 @@ fn requests_that_are_not_http_are_kept_with_method_null() {
     let status = df.column("status").unwrap().i32().unwrap();
     assert_eq!(status.get(3), Some(408));
 }
+
+/// nginx's `main` format (combined + `"$http_x_forwarded_for"`) among combined lines,
+/// a format with one identity field, the request time before the referer, and a client
+/// list followed by the connecting address: no bad line, each field where it belongs.
+#[test]
+fn xff_extra_one_identity_rt_mid_and_list_then_peer() {
+    let lines = [
+        format!(r#"10.0.0.5 - - {T} "GET /a HTTP/1.1" 200 10 "-" "ua-a""#),
+        format!(r#"10.0.0.5 - - {T} "GET /b HTTP/1.1" 200 11 "-" "ua-b" "203.0.113.9, 10.0.0.1""#),
+        format!(r#"10.0.0.5 - - {T} "GET /c HTTP/1.1" 200 12 "-" "ua-c" "-""#),
+        format!(r#"10.0.0.5 - - {T} "GET /d HTTP/1.1" 200 13 "-" "ua-d" "not an address""#),
+        format!(r#"192.0.2.10 - {T} "GET /one-id HTTP/1.1" 200 14 "-" "curl/8.5.0""#),
+        format!(r#"192.0.2.11 - - {T} "GET /big.pdf HTTP/1.1" 206 33973115 0.202 "-" "ua-rt""#),
+        format!(
+            r#"2001:db8::7, 10.225.192.17 10.2.2.121 - - {T} "GET /list HTTP/1.1" 404 8571 "-" "ua-l""#
+        ),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let (f, df) = ingest(&lines);
+    assert_eq!(f["format"], "combined", "{f}");
+    assert_eq!(df.height(), 7, "{f}");
+    let path_row = |p: &str| {
+        (0..df.height())
+            .find(|r| text(&df, "path", *r).as_deref() == Some(p))
+            .unwrap()
+    };
+    assert_eq!(text(&df, "xff", path_row("/b")), s("203.0.113.9, 10.0.0.1"));
+    assert_eq!(text(&df, "xff", path_row("/c")), None);
+    assert_eq!(
+        text(&df, "xff", path_row("/d")),
+        None,
+        "not a list of addresses"
+    );
+    let r = path_row("/one-id");
+    assert_eq!(text(&df, "client", r), s("192.0.2.10"));
+    assert_eq!(text(&df, "user_agent", r), s("curl/8.5.0"));
+    let r = path_row("/big.pdf");
+    assert_eq!(text(&df, "user_agent", r), s("ua-rt"));
+    let rt = df.column("request_time_us").unwrap().get(r).unwrap();
+    assert_eq!(rt.extract::<i64>(), Some(202_000));
+    let r = path_row("/list");
+    assert_eq!(text(&df, "client", r), s("2001:db8::7"));
+    assert_eq!(text(&df, "xff", r), s("2001:db8::7, 10.225.192.17"));
+    let l = layouts(&f);
+    for name in ["combined-one-identity", "combined-rt-mid"] {
+        assert!(l.iter().any(|(n, c)| n == name && *c == 1), "{name}: {l:?}");
+    }
+}

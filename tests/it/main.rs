@@ -2,13 +2,18 @@
 //! command (and per hardening area).
 
 mod availability;
+mod ban;
 mod browser;
+mod caddy_conf;
 mod charts;
 mod cli_contract;
 mod cli_extras;
 mod common;
 mod corpus;
 mod dataset;
+mod emit_haproxy;
+mod engine_schema;
+mod fleet;
 mod formats;
 mod fuzz_cli;
 mod haproxy_oracle;
@@ -25,6 +30,8 @@ mod replay_memory;
 mod report;
 mod reports;
 mod scale;
+mod sql;
+mod sql_twins;
 mod stored_form;
 mod top;
 mod typed_csv;

@@ -183,3 +183,101 @@ fn dataset_reads_answer_as_file_reads_under_random_filters_and_rules() {
         );
     }
 }
+
+/// The page reader (`src/store/pages.rs`, the default) against polars' reader on the
+/// same dataset: every command answers byte for byte the same, and the page reader read
+/// every slice itself (`LOGSCOPE_SCAN=pages` refuses the fallback).
+#[test]
+fn page_reader_answers_as_polars_reader() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let log = tmp.path().join("access.log");
+    mixed_log(&log, 6_000, 0xfeed);
+    // A second input in the same month (two `file` runs in a row group), with a path
+    // holding a backslash and a byte that is not UTF-8.
+    let other = tmp.path().join("other.log");
+    let mut extra = Vec::new();
+    for i in 0..300 {
+        extra.extend_from_slice(
+            format!(
+                "wiki.example.org 192.0.2.{} - - [03/Jun/2024:10:{:02}:00 +0000] \"GET /a\\\\b",
+                i % 7,
+                i % 60
+            )
+            .as_bytes(),
+        );
+        extra.extend_from_slice(b"\xac HTTP/1.1\" 200 5 \"-\" \"curl/8\"\n");
+    }
+    std::fs::write(&other, extra).unwrap();
+    let out = logscope(&data)
+        .env("LOGSCOPE_ROW_GROUP_ROWS", "512")
+        .args([
+            "ingest",
+            "--final-line",
+            "take",
+            "--format",
+            "vhost-combined",
+        ])
+        .arg(&log)
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let commands: [&[&str]; 9] = [
+        &["heavy", "--by", "1h"],
+        &["concentration", "--top", "8"],
+        &["agents"],
+        &["agents", "--agent", "mobile", "--sample", "3"],
+        &["availability", "--by", "day"],
+        &["top", "--by", "path", "--limit", "50"],
+        &["top", "--by", "ip", "--errors"],
+        &["timeline", "--client", "10.1.0.0/16", "--by", "1h"],
+        &["replay", "--limit", "20/1m,key=ip"],
+    ];
+    let periods: [&[&str]; 2] = [
+        &[],
+        // Cuts row groups in the middle.
+        &[
+            "--since",
+            "2024-06-03T10:17:00Z",
+            "--until",
+            "2024-06-05T03:00:00Z",
+        ],
+    ];
+    let run = |mode: &str, args: &[&str]| {
+        let out = logscope(&data)
+            .env("LOGSCOPE_SCAN", mode)
+            .args(args)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{mode} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    for cmd in commands {
+        for period in periods {
+            let args: Vec<&str> = cmd.iter().chain(period.iter()).copied().collect();
+            let (mut pages, mut polars) = (run("pages", &args), run("polars", &args));
+            if cmd[0] == "replay" {
+                // And every decision, in order.
+                for (mode, out) in [("pages", &mut pages), ("polars", &mut polars)] {
+                    let csv = tmp.path().join(format!("{mode}.csv"));
+                    let mut a = args.clone();
+                    a.extend(["--force", "--decisions", csv.to_str().unwrap()]);
+                    run(mode, &a);
+                    out.extend(std::fs::read(&csv).unwrap());
+                }
+            }
+            assert!(!pages.is_empty(), "{args:?}");
+            assert!(pages == polars, "{args:?}: the page reader differs");
+        }
+    }
+}

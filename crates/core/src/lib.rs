@@ -21,6 +21,7 @@ pub mod rate;
 pub mod record;
 pub mod replay;
 pub mod source;
+pub mod sqlgen;
 pub mod table;
 pub mod time;
 

@@ -26,12 +26,14 @@
 
 mod apache;
 mod caddy;
+mod cri;
 mod fields;
 mod haproxy;
 mod json;
 mod jsonlines;
 mod layouts;
 mod nginx;
+mod npm;
 mod program;
 mod proxies;
 pub mod settle;
@@ -44,6 +46,7 @@ use crate::record::Record;
 use fields::RtUnit;
 pub use haproxy::HAPROXY_CLF_FORMAT;
 pub use jsonlines::JsonMap;
+pub use npm::NPM_DEFAULT_HOST_FORMAT;
 use program::{Builder, FieldKind, Program, TextParser, TimeKind, Trailing};
 pub use proxies::{INGRESS_NGINX_FORMAT, INGRESS_NGINX_LEGACY_FORMAT, ISTIO_FORMAT};
 
@@ -285,6 +288,13 @@ pub enum Format {
     EnvoyJson,
     /// `nginx-json`: nginx `log_format … escape=json` lines keyed by variable names.
     NginxJson,
+    /// `nginx-proxy-manager`: Nginx Proxy Manager's `proxy` and `standard` access logs
+    /// (and its default-server layout, [`NPM_DEFAULT_HOST_FORMAT`]).
+    NginxProxyManager,
+    /// A log of another format inside the CRI container-log prefix that Kubernetes
+    /// nodes write (`2024-01-01T00:00:00.123456789Z stdout F <line>`): the prefix is
+    /// stripped and the line parsed as the inner format; named `cri:<inner>`.
+    Cri(Box<Format>),
     /// A user's JSON-lines field map (`json:'ts=time,status=code,…'`, `--json-map`).
     Json(JsonMap),
     /// A user format string.
@@ -321,6 +331,7 @@ const BUILTIN_NAMES: &[(&str, Ctor)] = &[
     ("istio", || Format::Istio),
     ("haproxy-clf", || Format::HaproxyClf),
     ("envoy-json", || Format::EnvoyJson),
+    ("nginx-proxy-manager", || Format::NginxProxyManager),
 ];
 
 /// Other accepted spellings.
@@ -348,6 +359,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("httplog-clf", "haproxy-clf"),
     ("envoy-gateway", "envoy-json"),
     ("istio-json", "envoy-json"),
+    ("npm", "nginx-proxy-manager"),
 ];
 
 impl fmt::Display for Format {
@@ -460,6 +472,8 @@ impl Format {
             Format::Istio => "istio",
             Format::HaproxyClf => "haproxy-clf",
             Format::EnvoyJson => "envoy-json",
+            Format::NginxProxyManager => "nginx-proxy-manager",
+            Format::Cri(inner) => return format!("cri:{}", inner.name()),
             Format::Json(m) => return format!("json:'{}'", m.source()),
             Format::Custom(c) => {
                 let p = match c.syntax {
@@ -483,6 +497,9 @@ impl Format {
     /// `nginx:<log_format>` / `apache:<LogFormat>` (optionally in single quotes).
     pub fn from_name(s: &str) -> Result<Format, FormatError> {
         let t = s.trim();
+        if t.len() > 4 && t.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("cri:")) {
+            return Ok(Format::Cri(Box::new(Format::from_name(&t[4..])?)));
+        }
         if t.len() > 5 && t.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("json:")) {
             let body = &t[5..];
             let body = body
@@ -674,6 +691,8 @@ impl Format {
             | Format::TraefikJson
             | Format::NginxJson
             | Format::EnvoyJson
+            | Format::NginxProxyManager
+            | Format::Cri(_)
             | Format::Json(_) => {
                 return None;
             }
@@ -692,14 +711,27 @@ impl Format {
                 self.program().expect("text format"),
                 opts,
             )),
-            Format::Envoy => Box::new(proxies::EnvoyParser(
-                TextParser::new(self.program().expect("text format"), opts),
-                Some(proxies::IstioParser::new(opts, false)),
-            )),
             Format::Haproxy => Box::new(haproxy::HaproxyParser::new(opts)),
             Format::HaproxyClf => Box::new(haproxy::HaproxyClfParser::new(opts)),
             Format::Istio => Box::new(proxies::IstioParser::new(opts, true)),
-            Format::EnvoyJson => Box::new(jsonlines::JsonParser::new(JsonMap::envoy(), opts)),
+            // Envoy's text and JSON access logs fall back to each other line by line
+            // (one proxy, both encodings in one log); an all-one file never pays.
+            Format::Envoy => Box::new(proxies::Fallback(
+                proxies::EnvoyParser(
+                    TextParser::new(self.program().expect("text format"), opts),
+                    Some(proxies::IstioParser::new(opts, false)),
+                ),
+                jsonlines::JsonParser::new(JsonMap::envoy(), opts),
+            )),
+            Format::EnvoyJson => Box::new(proxies::Fallback(
+                jsonlines::JsonParser::new(JsonMap::envoy(), opts),
+                proxies::EnvoyParser(
+                    TextParser::new(Format::Envoy.program().expect("text format"), opts),
+                    Some(proxies::IstioParser::new(opts, false)),
+                ),
+            )),
+            Format::NginxProxyManager => Box::new(npm::NpmParser::new(opts)),
+            Format::Cri(inner) => Box::new(cri::Cri(inner.parser(opts))),
             Format::NginxJson => Box::new(jsonlines::JsonParser::new(JsonMap::nginx(), opts)),
             Format::TraefikJson => Box::new(jsonlines::JsonParser::new(JsonMap::traefik(), opts)),
             Format::Json(m) => Box::new(jsonlines::JsonParser::new(m.clone(), opts)),
@@ -720,6 +752,8 @@ impl Format {
                 None,
             )),
             Format::Istio => Box::new(proxies::IstioParser::new(opts, false)),
+            Format::EnvoyJson => Box::new(jsonlines::JsonParser::new(JsonMap::envoy(), opts)),
+            Format::Cri(inner) => Box::new(cri::Cri(inner.detect_parser(opts))),
             _ => self.parser(opts),
         }
     }
@@ -728,14 +762,20 @@ impl Format {
     /// reconstruct (W3C's `#Fields:` columns): such formats must be parsed in order by
     /// one parser.
     pub fn is_stateful(&self) -> bool {
-        matches!(self, Format::W3c)
+        match self {
+            Format::Cri(inner) => inner.is_stateful(),
+            f => matches!(f, Format::W3c),
+        }
     }
 
     /// Whether every line carries a client field (Envoy's default format has none:
     /// its client comes from X-Forwarded-For, `-` when absent), so that a `-` client
     /// means a misreading in [`detect`].
     fn logs_client(&self) -> bool {
-        !matches!(self, Format::Envoy)
+        match self {
+            Format::Cri(inner) => inner.logs_client(),
+            f => !matches!(f, Format::Envoy),
+        }
     }
 
     /// Tie-break rank in detection: the more specific format wins.
@@ -761,7 +801,9 @@ impl Format {
             | Format::NginxJson
             | Format::Istio
             | Format::HaproxyClf
-            | Format::EnvoyJson => 7,
+            | Format::EnvoyJson
+            | Format::NginxProxyManager => 7,
+            Format::Cri(inner) => inner.specificity(),
             Format::Custom(_) | Format::Json(_) => 8,
         }
     }
@@ -803,6 +845,27 @@ pub struct Detection {
 /// specific format (combined over common, formats with timings over those without).
 /// `None` if no format parses any line.
 pub fn detect(sample: &[&[u8]]) -> Option<Detection> {
+    // Container logs: when most lines carry the CRI prefix, the format is the inner
+    // lines' format behind it.
+    let cri = sample.iter().filter(|l| cri::strip(l).is_some()).count();
+    if cri > 0 && cri * 2 > sample.len() {
+        let inner: Vec<&[u8]> = sample.iter().map(|l| cri::strip(l).unwrap_or(l)).collect();
+        let wrap = |f: Format| Format::Cri(Box::new(f));
+        return detect_plain(&inner).map(|d| Detection {
+            format: wrap(d.format),
+            alternatives: d
+                .alternatives
+                .into_iter()
+                .map(|(f, n)| (wrap(f), n))
+                .collect(),
+            ..d
+        });
+    }
+    detect_plain(sample)
+}
+
+/// [`detect`] over lines without a wrapper.
+fn detect_plain(sample: &[&[u8]]) -> Option<Detection> {
     let opts = ParseOptions::default();
     let mut results: Vec<(Format, usize, usize)> = Vec::new();
     for f in Format::builtins() {

@@ -23,13 +23,17 @@
 //! * [`report`] — the `logscope replay` report: rows collected and sorted into
 //!   decision-time order, replayed, summarised per candidate (refusals over time, load
 //!   against a capacity, whom it refused), plus the `--decisions` CSV.
+//! * [`fleet`] — `--servers N --balance RULE`: each server with its own counters
+//!   against one shared counter; [`Shard`] — `--keys K/N`, one shard of the keys.
 
+mod ban;
 mod caddy;
 pub mod conf;
 mod config;
 mod decision;
 mod engine;
 mod fixed_window;
+pub mod fleet;
 mod gcra;
 mod haproxy;
 mod key;
@@ -39,6 +43,7 @@ mod nginx;
 mod policy;
 pub mod report;
 mod request;
+mod shard;
 mod sliding_log;
 mod sliding_window;
 mod spec;
@@ -47,6 +52,9 @@ mod token_bucket;
 mod zone;
 
 pub use crate::rate::{Rate, RateError};
+pub use ban::{
+    BanCounters, BanOptions, BanRecord, BanZone, CountFilter, Increment, key_text, rebuild_line,
+};
 pub use config::LimitConfigError;
 pub use decision::{Decision, RuleId, Verdict};
 pub use engine::{Counters, Replay};
@@ -58,6 +66,7 @@ pub use key::{DEFAULT_V4_PREFIX, DEFAULT_V6_PREFIX, KEY_NAMES, KeySpec, canonica
 pub use matcher::{Exempt, Matcher};
 pub use policy::{Dialect, LimitRef, Policy, PolicyError, Rule, RuleLimit};
 pub use request::{Reorder, ReplayOrder, Request};
+pub use shard::{Shard, ShardError, ShardFilter, shard_key};
 pub use spec::{
     ALGO_NAMES, Algorithm, CostKind, LimitSpec, NginxDelay, SpecError, SpecProblem, SpecScope,
 };

@@ -197,6 +197,16 @@ fn build_targets() -> Vec<Target> {
         t("haproxy-clf", Format::HaproxyClf, fixture_lines("formats/haproxy-clf.log", 9)),
         t("envoy-json", Format::EnvoyJson, fixture_lines("formats/envoy-json.log", 9)),
         t(
+            "nginx-proxy-manager",
+            Format::NginxProxyManager,
+            fixture_lines("formats/nginx-proxy-manager.log", 9),
+        ),
+        t(
+            "cri:combined",
+            Format::Cri(Box::new(Format::Combined)),
+            fixture_lines("formats/cri-combined.log", 9),
+        ),
+        t(
             "json-map-nested",
             Format::json_map("ts=ts,client=request.remote_ip,method=request.method,path=request.uri,protocol=request.proto,host=request.host,agent=request.headers.User-Agent,status=status,bytes=size,request_time=duration").unwrap(),
             fixture_lines("formats/json-nested.log", 9),
@@ -611,6 +621,8 @@ format_targets! {
     fuzz_istio => "istio",
     fuzz_haproxy_clf => "haproxy-clf",
     fuzz_envoy_json => "envoy-json",
+    fuzz_nginx_proxy_manager => "nginx-proxy-manager",
+    fuzz_cri_combined => "cri:combined",
     fuzz_json_map_nested => "json-map-nested",
     fuzz_user_nginx_combined_rt => "nginx:combined+rt",
     fuzz_user_nginx_iso_host => "nginx:iso+host",

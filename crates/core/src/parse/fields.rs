@@ -200,6 +200,14 @@ fn scan_list(s: &[u8]) -> Option<Scanned<'_>> {
     }
 }
 
+/// Whether `v` is a whole list of one or more addresses (`1.2.3.4`, `1.2.3.4,
+/// 10.0.0.1`; `unknown` items allowed, at least one address): an X-Forwarded-For value.
+pub(crate) fn is_addr_list(v: &[u8]) -> bool {
+    !v.is_empty()
+        && v[0] != b' '
+        && matches!(scan_list(v), Some((end, _, _, Some(_))) if end == v.len())
+}
+
 /// A client list at the start of `rest`: `10.0.0.2, 10.0.0.1, 127.0.0.1` (two or more
 /// addresses), or a quoted list followed by the connecting address
 /// (`"10.5.102.222, 175.16.199.1" 10.2.1.185`, whose addresses all count as candidates
@@ -230,10 +238,23 @@ pub(crate) fn client_list(rest: &[u8]) -> Option<ClientList<'_>> {
     if n < 2 {
         return None;
     }
+    // `A, B C - - [`: the list, then the connecting address (Filebeat's nginx
+    // grammar), a candidate for the client like the quoted form's.
+    let mut used = end;
+    let mut peer_public = None;
+    if let Some(after) = rest[end..].strip_prefix(b" ") {
+        let len = memchr(b' ', after).unwrap_or(after.len());
+        if let Some(ip) = parse_ip(&after[..len])
+            && len < after.len()
+        {
+            used = end + 1 + len;
+            peer_public = is_public(ip).then_some(&after[..len]);
+        }
+    }
     Some(ClientList {
-        client: public.or(first)?,
+        client: public.or(peer_public).or(first)?,
         list: &rest[..end],
-        used: end,
+        used,
     })
 }
 

@@ -6,24 +6,40 @@
 //! fallback runs on failing lines only.
 //!
 //! The compatible layouts, tried in this order (the detected one skipped):
-//! `combined`, `common`, `vhost-combined`, `vhost-common`, `combined+extras` (combined
-//! followed by unquoted text, e.g. Apache's `host:443 (107 47us) TLSv1.3` or free text:
-//! the tail is dropped, it goes into no column) and `common+extras` (the same after
-//! common). A reading whose client is `-` is taken only when no layout reads a client.
+//! `combined`, `common`, `vhost-combined`, `vhost-common`; `combined-rt-mid` (nginx's
+//! request time between the size and the referer, `… 206 33973115 0.202 "-" "ua"`, as
+//! `$body_bytes_sent $request_time "$http_referer"` formats log it; arrival =
+//! `$time_local` − request time); `combined+extras` (combined followed by unquoted
+//! text, e.g. Apache's `host:443 (107 47us) TLSv1.3` or free text: the tail is dropped,
+//! it goes into no column) and `common+extras` (the same after common); last,
+//! `combined-one-identity` (one identity field where CLF has two,
+//! `1.2.3.4 - [date] "GET / HTTP/1.1" 200 5 "-" "ua"`, from formats written as
+//! `$remote_addr - [$time_local] …`; the field goes to `user`). A first extra quoted
+//! field that is a list of addresses goes to `xff` in every layout (nginx's `main`
+//! format: combined + `"$http_x_forwarded_for"`). A reading whose client is `-` is
+//! taken only when no layout reads a client.
 
-use super::program::{Builder, TextParser, Trailing};
+use super::fields::RtUnit;
+use super::program::{Builder, FieldKind, TextParser, TimeKind, Trailing};
 use super::{Format, LineParser, ParseError, ParseOptions, clf_prefix, combined_suffix};
 use crate::record::Record;
 
 /// The fallback layouts, in the order they are tried.
-const NAMES: [&str; 6] = [
+const NAMES: [&str; 8] = [
     "combined",
     "common",
     "vhost-combined",
     "vhost-common",
     "combined+extras",
     "common+extras",
+    "combined-one-identity",
+    "combined-rt-mid",
 ];
+
+/// The order the fallback layouts are tried in (indices into [`NAMES`]): those that
+/// take unquoted extra text after the stricter ones, and the one-identity reading last
+/// (`1.2.3.4 ident - [date] … -` is combined + a tail, not a user `ident -`).
+const ORDER: [usize; NAMES.len()] = [0, 1, 2, 3, 7, 4, 5, 6];
 
 /// Lines parsed by each fallback layout (the detected format's own lines are not
 /// counted per line: they are the records minus these).
@@ -63,10 +79,40 @@ impl LayoutCounts {
 /// The program of fallback layout `i` of [`NAMES`].
 fn program(i: usize) -> super::program::Program {
     let mut b = Builder::new();
+    if i == 6 {
+        // `CLIENT USER [TIME] "REQUEST" STATUS BYTES "REFERER" "UA"`
+        let f = |b: &mut Builder, k: FieldKind| b.field(k, 0, "").expect("builtin");
+        f(&mut b, FieldKind::Client);
+        b.lit(b" ");
+        f(&mut b, FieldKind::User);
+        b.lit(b" [");
+        f(
+            &mut b,
+            FieldKind::Time {
+                kind: TimeKind::Clf,
+                completion: false,
+            },
+        );
+        b.lit(b"] \"");
+        f(&mut b, FieldKind::Request);
+        b.lit(b"\" ");
+        f(&mut b, FieldKind::Status);
+        b.lit(b" ");
+        f(&mut b, FieldKind::Bytes);
+        combined_suffix(&mut b);
+        return b.finish(Trailing::Extras).expect("builtin layout");
+    }
+    if i == 7 {
+        clf_prefix(&mut b, true);
+        b.lit(b" ");
+        b.field(FieldKind::ReqTime(RtUnit::SecsFrac), 0, "")
+            .expect("builtin");
+        combined_suffix(&mut b);
+        return b.finish(Trailing::Extras).expect("builtin layout");
+    }
     let vhost = i == 2 || i == 3;
     if vhost {
-        b.field(super::program::FieldKind::HostPort, 0, "vhost")
-            .expect("builtin");
+        b.field(FieldKind::HostPort, 0, "vhost").expect("builtin");
         b.lit(b" ");
     }
     clf_prefix(&mut b, false);
@@ -161,7 +207,8 @@ impl Layered {
         let inner = match format.program() {
             Some(prog) if family => {
                 let own = own_index(format);
-                let alts = (0..NAMES.len())
+                let alts = ORDER
+                    .into_iter()
                     .filter(|i| Some(*i) != own)
                     .map(|i| (i, TextParser::new(std::sync::Arc::new(program(i)), opts)))
                     .collect();

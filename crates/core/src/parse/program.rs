@@ -11,7 +11,7 @@ use memchr::{memchr, memrchr};
 
 use super::fields::RtUnit;
 use super::fields::{
-    client_list, dash_none, dash_only, find_quote, parse_ip, parse_rt, parse_status,
+    client_list, dash_none, dash_only, find_quote, is_addr_list, parse_ip, parse_rt, parse_status,
     split_absolute, split_request, split_target, starts_with_quoted_list, strip_port,
 };
 use super::{FormatError, LineParser, ParseError, ParseOptions};
@@ -154,6 +154,10 @@ pub(crate) struct Program {
     strip_outer: bool,
     /// Ignore spaces and tabs before the first field (the format starts with one).
     trim_lead: bool,
+    /// The format has no X-Forwarded-For field and takes extra ` "…"` fields: the
+    /// first extra field goes to `xff` when it is a list of addresses (nginx's
+    /// `main` format, combined + `"$http_x_forwarded_for"`, in a combined file).
+    xff_extra: bool,
 }
 
 /// Builds a [`Program`] token by token, checking that fields can be delimited.
@@ -279,11 +283,14 @@ impl Builder {
         }
         let strip_outer = !matches!(&self.toks[0], Tok::Lit(l) if l.starts_with(b"\""));
         let trim_lead = matches!(&self.toks[0], Tok::Field(_));
+        let xff_extra = matches!(trailing, Trailing::Quoted | Trailing::Extras)
+            && !self.has(|k| *k == FieldKind::Xff);
         Ok(Program {
             toks: self.toks,
             trailing,
             strip_outer,
             trim_lead,
+            xff_extra,
         })
     }
 }
@@ -685,8 +692,13 @@ impl TextParser {
                     }
                 }
                 Trailing::Extras => {
+                    let mut first = true;
                     while let Some(q) = r.strip_prefix(b" \"") {
                         let n = find_quote(q).ok_or(ParseError::UnterminatedQuote)?;
+                        if first && prog.xff_extra && rec.xff.is_none() && is_addr_list(&q[..n]) {
+                            rec.xff = Some(&q[..n]);
+                        }
+                        first = false;
                         r = &q[n + 1..];
                     }
                     if !r.is_empty() && r[0] != b' ' {
@@ -694,9 +706,14 @@ impl TextParser {
                     }
                 }
                 Trailing::Quoted => {
+                    let mut first = true;
                     while !r.is_empty() {
                         r = r.strip_prefix(b" \"").ok_or(ParseError::TrailingData)?;
                         let n = find_quote(r).ok_or(ParseError::UnterminatedQuote)?;
+                        if first && prog.xff_extra && rec.xff.is_none() && is_addr_list(&r[..n]) {
+                            rec.xff = Some(&r[..n]);
+                        }
+                        first = false;
                         r = &r[n + 1..];
                     }
                 }

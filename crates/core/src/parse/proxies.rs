@@ -127,12 +127,37 @@ impl LineParser for EnvoyParser {
             .xff
             .map(|x| {
                 let end = memchr::memchr(b',', x).unwrap_or(x.len());
-                x[..end].trim_ascii()
+                let c = x[..end].trim_ascii();
+                // `[v6]` as Envoy logs a bracketed address.
+                match c.strip_prefix(b"[").and_then(|c| c.strip_suffix(b"]")) {
+                    Some(inner) if parse_ip(inner).is_some() => inner,
+                    _ => c,
+                }
             })
             .filter(|c| !c.is_empty());
         rec.client = first.unwrap_or(b"-");
         rec.ip = parse_ip(rec.client);
         Ok(rec)
+    }
+}
+
+/// Two layouts of one proxy in one log (Envoy's text and JSON access logs): a line the
+/// first does not parse is tried with the second; the first's error is kept when
+/// neither parses. A file all in the first layout never pays for the second.
+pub(crate) struct Fallback<A, B>(pub(crate) A, pub(crate) B);
+
+impl<A: LineParser, B: LineParser> LineParser for Fallback<A, B> {
+    fn parse<'a>(&'a mut self, line: &'a [u8]) -> Result<Record<'a>, ParseError> {
+        let Fallback(first, second) = self;
+        match first.parse(line) {
+            Ok(r) => Ok(r),
+            Err(e) if e.is_skip() => Err(e),
+            Err(e) => match second.parse(line) {
+                Ok(r) => Ok(r),
+                Err(e2) if e2.is_skip() => Err(e2),
+                Err(_) => Err(e),
+            },
+        }
     }
 }
 

@@ -453,6 +453,10 @@ fn detector_confusion_every_builtin_detects_as_itself() {
         (Format::Istio, fixture("istio.log")),
         (Format::HaproxyClf, fixture("haproxy-clf.log")),
         (Format::EnvoyJson, fixture("envoy-json.log")),
+        (
+            Format::NginxProxyManager,
+            fixture("nginx-proxy-manager.log"),
+        ),
     ];
     for f in Format::builtins() {
         assert!(
@@ -479,5 +483,69 @@ fn detector_confusion_every_builtin_detects_as_itself() {
             f.name(),
             d.confidence
         );
+        // The same lines as a Kubernetes node writes them (CRI prefix): the inner
+        // format behind `cri:` (W3C directives and JSON alike).
+        let cri: Vec<Vec<u8>> = lines
+            .iter()
+            .map(|l| [&b"2024-03-12T09:15:02.123456789Z stdout F "[..], l].concat())
+            .collect();
+        let refs: Vec<&[u8]> = cri.iter().map(Vec::as_slice).collect();
+        let d = detect(&refs).unwrap_or_else(|| panic!("cri:{}: nothing detected", f.name()));
+        assert_eq!(
+            d.format,
+            Format::Cri(Box::new(f.clone())),
+            "cri:{}",
+            f.name()
+        );
+        assert_eq!(
+            Format::from_name(&d.format.name()).unwrap(),
+            d.format,
+            "{}",
+            d.format.name()
+        );
+    }
+}
+
+#[test]
+fn nginx_proxy_manager_fields() {
+    let lines = fixture("nginx-proxy-manager.log");
+    let got = parse_all(&Format::NginxProxyManager, &ParseOptions::default(), &lines);
+    let want = [
+        "2024-03-12T09:15:02.000Z p0 c=203.0.113.7 ip=203.0.113.7 u=~ GET /index.php/apps/files/ q=dir=/Photos ~ 200 b=5120 ref=https://cloud.example.org/ ua=Mozilla/5.0 (X11; Linux x86_64; rv:123.0) Gecko/20100101 Firefox/123.0 h=cloud.example.org xff=~ rt=~ ck=None",
+        "2024-03-12T09:15:03.000Z p0 c=203.0.113.7 ip=203.0.113.7 u=~ GET /core/img/logo.svg q=~ ~ 304 b=0 ref=~ ua=Mozilla/5.0 (X11; Linux x86_64; rv:123.0) Gecko/20100101 Firefox/123.0 h=cloud.example.org xff=~ rt=~ ck=None",
+        "2024-03-12T09:15:04.000Z p0 c=2001:db8::42 ip=2001:db8::42 u=~ POST /v1/upload q=~ ~ 200 b=17 ref=~ ua=curl/8.5.0 h=api.example.org xff=~ rt=~ ck=None",
+        "2024-03-12T09:15:05.000Z p0 c=198.51.100.9 ip=198.51.100.9 u=~ GET / q=~ ~ 301 b=166 ref=~ ua=Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html) h=example.org xff=~ rt=~ ck=None",
+        "2024-03-12T09:15:06.000Z p0 c=198.51.100.23 ip=198.51.100.23 u=~ GET /wp-login.php q=~ ~ 404 b=146 ref=~ ua=python-requests/2.31.0 h=example.org xff=~ rt=~ ck=None",
+        "2024-03-12T09:15:06.999Z p0 c=198.51.100.30 ip=198.51.100.30 u=~ GET /.env q=~ HTTP/1.1 444 b=0 ref=~ ua=Mozilla/5.0 zgrab/0.x h=default.example.org xff=~ rt=1000 ck=None",
+    ];
+    assert_eq!(got, want);
+    let mut p = Format::NginxProxyManager.parser(&ParseOptions::default());
+    for bad in [
+        &b"[12/Mar/2024:09:15:02 +0000] 200 - GET https h \"/x\" [Client 1.2.3.4] [Length 5] [Gzip -] \"ua"[..],
+        b"[12/Mar/2024:09:15:02 +0000] 200 GET https h \"/x\" [Client 1.2.3.4] [Length 5] [Gzip -] \"ua\" \"-\"",
+        b"[12/Mar/2024:09:15:02 +0000] 200 - GET https h \"/x\" [Length 5] [Gzip -] \"ua\" \"-\"",
+        b"[99/Mar/2024:09:15:02 +0000] 200 - GET https h \"/x\" [Client 1.2.3.4] [Length 5] \"ua\" \"-\"",
+    ] {
+        assert!(p.parse(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+    }
+}
+
+#[test]
+fn envoy_text_and_json_lines_in_one_log() {
+    let text = fixture("envoy.log");
+    let json = fixture("envoy-json.log");
+    for f in [Format::Envoy, Format::EnvoyJson] {
+        let mut p = f.parser(&ParseOptions::default());
+        for l in text.iter().chain(json.iter()) {
+            match p.parse(l) {
+                Ok(_) => {}
+                Err(e) => assert!(
+                    e.is_skip(),
+                    "{}: {e}: {}",
+                    f.name(),
+                    String::from_utf8_lossy(l)
+                ),
+            }
+        }
     }
 }

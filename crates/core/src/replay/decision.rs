@@ -21,6 +21,9 @@ pub enum Decision {
     Delay(u32),
     /// Refused.
     Refuse,
+    /// Passed, but challenged (a ban policy's softer class, `challenge=`): over the
+    /// challenge rate, under the ban threshold.
+    Challenge,
 }
 
 impl Decision {
@@ -28,7 +31,7 @@ impl Decision {
     pub fn in_scope(&self) -> bool {
         matches!(
             self,
-            Decision::Admit | Decision::Delay(_) | Decision::Refuse
+            Decision::Admit | Decision::Delay(_) | Decision::Refuse | Decision::Challenge
         )
     }
 
@@ -37,7 +40,7 @@ impl Decision {
         !matches!(self, Decision::Refuse)
     }
 
-    /// A short word: `out-of-scope`, `exempt`, `admit`, `delay`, `refuse`.
+    /// A short word: `out-of-scope`, `exempt`, `admit`, `delay`, `refuse`, `challenge`.
     pub fn word(&self) -> &'static str {
         match self {
             Decision::OutOfScope => "out-of-scope",
@@ -45,6 +48,7 @@ impl Decision {
             Decision::Admit => "admit",
             Decision::Delay(_) => "delay",
             Decision::Refuse => "refuse",
+            Decision::Challenge => "challenge",
         }
     }
 }

@@ -5,6 +5,7 @@
 pub(crate) use super::decision::{Decision, Verdict};
 use super::policy::Policy;
 use super::request::Request;
+use super::shard::ShardFilter;
 use super::spec::SpecError;
 
 /// Tallies of one candidate.
@@ -12,7 +13,7 @@ use super::spec::SpecError;
 pub struct Counters {
     /// Requests fed.
     pub requests: u64,
-    /// Requests a rule limited (admitted + delayed + refused).
+    /// Requests a rule limited (admitted + delayed + refused + challenged).
     pub in_scope: u64,
     /// Passed at once.
     pub admitted: u64,
@@ -30,6 +31,8 @@ pub struct Counters {
     pub delay_ms_max: u32,
     /// Decisions on a 1 ms boundary ([`Verdict::boundary`]).
     pub boundary: u64,
+    /// Passed but challenged (ban policies' `challenge=`).
+    pub challenged: u64,
 }
 
 impl Counters {
@@ -52,6 +55,10 @@ impl Counters {
             Decision::Refuse => {
                 self.in_scope += 1;
                 self.refused += 1;
+            }
+            Decision::Challenge => {
+                self.in_scope += 1;
+                self.challenged += 1;
             }
         }
     }
@@ -80,6 +87,7 @@ pub struct Replay {
     out: Vec<Verdict>,
     clock: i64,
     out_of_order: u64,
+    shard: Option<ShardFilter>,
 }
 
 impl Replay {
@@ -92,6 +100,7 @@ impl Replay {
             out: vec![Verdict::default(); n],
             clock: i64::MIN,
             out_of_order: 0,
+            shard: None,
         }
     }
 
@@ -117,12 +126,20 @@ impl Replay {
         } else {
             self.clock = now;
         }
-        for ((p, c), o) in self
+        for (i, ((p, c), o)) in self
             .policies
             .iter_mut()
             .zip(self.counters.iter_mut())
             .zip(self.out.iter_mut())
+            .enumerate()
         {
+            if let Some(f) = &mut self.shard
+                && !f.admits(i, req)
+            {
+                // Another shard's key (`--keys K/N`): not fed, not counted.
+                *o = Verdict::OUT_OF_SCOPE;
+                continue;
+            }
             let v = p.decide(req, now);
             c.add(v.decision);
             c.boundary += u64::from(v.boundary);
@@ -144,6 +161,18 @@ impl Replay {
     /// Requests that arrived earlier than one already judged.
     pub fn out_of_order(&self) -> u64 {
         self.out_of_order
+    }
+
+    /// Replays, for each candidate, only the requests whose key is in `filter`'s shard
+    /// (`--keys K/N`, see [`super::Shard`]); the others get [`Verdict::OUT_OF_SCOPE`]
+    /// and are not counted.
+    pub fn set_shard(&mut self, filter: ShardFilter) {
+        self.shard = Some(filter);
+    }
+
+    /// The shard filter, if any (its per-candidate counts of requests left out).
+    pub fn shard(&self) -> Option<&ShardFilter> {
+        self.shard.as_ref()
     }
 
     /// Hands the candidates back.

@@ -97,6 +97,7 @@ pub struct Policy {
     pending: Vec<(u16, u64)>,
     program: Option<Box<Program>>,
     scratch: Scratch,
+    challenge: bool,
 }
 
 /// A rule or limit that does not fit the policy.
@@ -142,6 +143,7 @@ impl Policy {
             pending: Vec::new(),
             program: None,
             scratch: Scratch::default(),
+            challenge: false,
         }
     }
 
@@ -155,11 +157,18 @@ impl Policy {
     pub fn from_limit(spec: LimitSpec) -> Result<Policy, SpecError> {
         let label = spec.label();
         let scope = spec.scope;
+        // `status=`/`path=` narrow what is counted; a ban zone counts through its own
+        // filter and covers every request (a banned key is refused everywhere).
+        let ban = spec.algorithm == super::spec::Algorithm::Ban;
+        let mut matcher = Matcher {
+            status: super::spec::statuses_list(&spec.status),
+            path_prefix: spec.path.iter().map(|p| p.as_bytes().to_vec()).collect(),
+            ..Matcher::default()
+        };
         let mut p = Policy::new(label.clone(), Dialect::Nginx);
         let z = p
             .add_zone(Zone::new(label.clone(), spec)?)
             .expect("first zone");
-        let mut matcher = Matcher::default();
         match scope {
             SpecScope::All => {}
             SpecScope::Heavy => matcher.heavy = Some(true),
@@ -167,6 +176,12 @@ impl Policy {
             SpecScope::AnonymousHeavy => {
                 matcher.heavy = Some(true);
                 matcher.identified = Some(false);
+            }
+        }
+        if ban {
+            let count = std::mem::take(&mut matcher);
+            if !count.is_empty() {
+                p.zones[z as usize].set_count_filter(super::ban::CountFilter::of(count));
             }
         }
         let lim = LimitRef {
@@ -311,6 +326,11 @@ impl Policy {
         &self.zones
     }
 
+    /// The zones, to set a ban zone's count filter ([`Zone::set_count_filter`]).
+    pub fn zones_mut(&mut self) -> &mut [Zone] {
+        &mut self.zones
+    }
+
     /// The rules, by [`RuleId`].
     pub fn rules(&self) -> &[Rule] {
         &self.rules
@@ -416,11 +436,15 @@ impl Policy {
             }
             return p.decide(req, now, &mut self.zones, &mut self.scratch);
         }
+        self.challenge = false;
         let mut v = match self.dialect {
             Dialect::Nginx => self.decide_nginx(req, now),
             Dialect::Caddy => self.decide_caddy(req, now),
         };
         v.boundary = std::mem::take(&mut self.boundary);
+        if std::mem::take(&mut self.challenge) && v.decision == Decision::Admit {
+            v.decision = Decision::Challenge;
+        }
         v
     }
 
@@ -455,6 +479,7 @@ impl Policy {
             zone.counters.checked += 1;
             let r = zone.lookup(now, &self.key, cost, &lim.nginx, i + 1 == nl);
             self.boundary |= std::mem::take(&mut zone.boundary);
+            self.challenge |= std::mem::take(&mut zone.challenged);
             match r {
                 Lookup::Busy => {
                     zone.counters.refused += 1;
@@ -493,6 +518,7 @@ impl Policy {
             let lim = &rule.limits[j as usize];
             let zone = &mut self.zones[lim.zone as usize];
             let d = zone.account(now, cost, &lim.nginx);
+            self.challenge |= std::mem::take(&mut zone.challenged);
             zone.counters.cost_charged = zone.counters.cost_charged.saturating_add(cost);
             if d > max_delay {
                 max_delay = d;
@@ -588,6 +614,7 @@ impl Policy {
             zone.counters.checked += 1;
             let r = zone.lookup(now, &self.key, cost, &lim.nginx, true);
             self.boundary |= std::mem::take(&mut zone.boundary);
+            self.challenge |= std::mem::take(&mut zone.challenged);
             match r {
                 Lookup::Busy => {
                     zone.counters.refused += 1;
@@ -644,6 +671,9 @@ fn exempt(e: &Exempt, req: &Request<'_>) -> bool {
 
 #[inline]
 fn cost_of(zone: &mut Zone, req: &Request<'_>) -> u64 {
+    if !zone.counts(req) {
+        return 0;
+    }
     match zone.spec().cost.of(req) {
         Some(c) => c,
         None => {

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use super::ban::{BanOptions, Increment, ban_length, milli_text, parse_milli};
 use super::key::{KEY_NAMES, KeySpec};
 use crate::number::thousands;
 use crate::rate::{Rate, RateError, describe_period};
@@ -31,10 +32,13 @@ pub enum Algorithm {
     /// refused or not; rate = current period + previous weighted by what remains of it;
     /// entries expire `expire=` ms after their last request (default: W).
     Haproxy,
+    /// Ban policy (fail2ban, seed 001): more than N counted requests of a key in any W
+    /// bans the key for `ban=` (see `ban.rs`); optional `challenge=` class.
+    Ban,
 }
 
 /// Names accepted for `algo=`, for messages.
-pub const ALGO_NAMES: &str = "sliding-log, nginx, caddy, token-bucket, gcra, fixed-window, sliding-window, leaky-queue, haproxy";
+pub const ALGO_NAMES: &str = "sliding-log, nginx, caddy, token-bucket, gcra, fixed-window, sliding-window, leaky-queue, haproxy, ban";
 
 impl Algorithm {
     /// Parses an algorithm name (also a few aliases: `log`, `limit_req`, `tb`, `leaky`…).
@@ -50,6 +54,7 @@ impl Algorithm {
             "sliding-window" | "sliding-window-counter" | "swc" => Algorithm::SlidingWindow,
             "leaky-queue" | "leaky" | "leaky-bucket" | "queue" => Algorithm::LeakyQueue,
             "haproxy" | "stick-table" | "http-req-rate" => Algorithm::Haproxy,
+            "ban" | "fail2ban" => Algorithm::Ban,
             _ => return None,
         })
     }
@@ -66,6 +71,7 @@ impl Algorithm {
             Algorithm::SlidingWindow => "sliding-window",
             Algorithm::LeakyQueue => "leaky-queue",
             Algorithm::Haproxy => "haproxy",
+            Algorithm::Ban => "ban",
         }
     }
 
@@ -210,6 +216,13 @@ pub struct LimitSpec {
     pub scope: SpecScope,
     /// haproxy only: `expire=` in ms (default: the rate's window).
     pub expire: Option<u64>,
+    /// ban only: `ban=`, `challenge=`, `extend`, `reach`, `increment` and its options.
+    pub ban: Option<BanOptions>,
+    /// `status=`: only requests with these statuses (inclusive ranges) are counted
+    /// (ban: toward the ban; other algorithms: covered at all).
+    pub status: Vec<(u16, u16)>,
+    /// `path=`: only requests whose path starts with one of these are counted.
+    pub path: Vec<String>,
 }
 
 impl LimitSpec {
@@ -225,6 +238,9 @@ impl LimitSpec {
             delay: NginxDelay::Default,
             scope: SpecScope::All,
             expire: None,
+            ban: None,
+            status: Vec::new(),
+            path: Vec::new(),
         }
     }
 
@@ -271,6 +287,8 @@ impl LimitSpec {
         let mut out = LimitSpec::new(Algorithm::SlidingLog, rate);
         let mut seen: Vec<String> = Vec::new();
         let mut queue: Option<u64> = None;
+        let mut ban = BanOptions::default();
+        let mut ban_given: Vec<&'static str> = Vec::new();
         for part in parts {
             if part.is_empty() {
                 continue;
@@ -355,8 +373,116 @@ impl LimitSpec {
                     out.scope =
                         SpecScope::parse(&v).ok_or_else(|| err(SpecProblem::UnknownScope(v)))?;
                 }
+                "status" => {
+                    let v = need(v)?;
+                    out.status = parse_statuses(&v).ok_or_else(|| {
+                        err(SpecProblem::BadValue {
+                            option: k.clone(),
+                            value: v.clone(),
+                            expected: "statuses separated by | (404, 4xx, 500-599)",
+                        })
+                    })?;
+                }
+                "path" => {
+                    let v = need(v)?;
+                    out.path = v.split('|').map(|p| p.trim().to_string()).collect();
+                    if out.path.iter().any(|p| !p.starts_with('/')) {
+                        return Err(err(SpecProblem::BadValue {
+                            option: k.clone(),
+                            value: v.clone(),
+                            expected: "path prefixes starting with / separated by |",
+                        }));
+                    }
+                }
+                "ban" | "bantime" => {
+                    ban_given.push("ban");
+                    let v = need(v)?;
+                    ban.ban_ms = match v.to_ascii_lowercase().as_str() {
+                        "forever" | "permanent" | "-1" => None,
+                        _ => Some(duration_value(&k, &v, &err)?),
+                    };
+                }
+                "challenge" => {
+                    ban_given.push("challenge");
+                    let v = need(v)?;
+                    ban.challenge = Some(Rate::parse(&v).map_err(|_| {
+                        err(SpecProblem::BadValue {
+                            option: k.clone(),
+                            value: v.clone(),
+                            expected: "a rate COUNT/PERIOD (100/1m)",
+                        })
+                    })?);
+                }
+                "extend" | "reach" | "increment" => {
+                    if v.is_some() {
+                        return Err(err(SpecProblem::FlagWithValue(k)));
+                    }
+                    match k.as_str() {
+                        "extend" => {
+                            ban_given.push("extend");
+                            ban.extend = true;
+                        }
+                        "reach" => {
+                            ban_given.push("reach");
+                            ban.reach = true;
+                        }
+                        _ => {
+                            ban_given.push("increment");
+                            ban.increment.get_or_insert_with(Increment::doubling);
+                        }
+                    }
+                }
+                "factor" => {
+                    ban_given.push("factor");
+                    let v = need(v)?;
+                    let f = parse_milli(&v).filter(|&f| f > 0).ok_or_else(|| {
+                        err(SpecProblem::BadValue {
+                            option: k.clone(),
+                            value: v.clone(),
+                            expected: "a decimal number above 0 (2, 1.5)",
+                        })
+                    })?;
+                    ban.increment
+                        .get_or_insert_with(Increment::doubling)
+                        .factor_milli = f;
+                }
+                "maxtime" => {
+                    ban_given.push("maxtime");
+                    let v = need(v)?;
+                    let d = duration_value(&k, &v, &err)?;
+                    ban.increment.get_or_insert_with(Increment::doubling).max_ms = Some(d);
+                }
+                "multipliers" => {
+                    ban_given.push("multipliers");
+                    let v = need(v)?;
+                    let m: Option<Vec<u64>> = v
+                        .split([':', ' '])
+                        .filter(|p| !p.is_empty())
+                        .map(|p| p.parse::<u64>().ok().filter(|&n| n > 0))
+                        .collect();
+                    let m = m
+                        .filter(|m| !m.is_empty() && m.len() <= 64)
+                        .ok_or_else(|| {
+                            err(SpecProblem::BadValue {
+                                option: k.clone(),
+                                value: v.clone(),
+                                expected: "whole numbers above 0 separated by : (1:5:30:60)",
+                            })
+                        })?;
+                    ban.increment
+                        .get_or_insert_with(Increment::doubling)
+                        .multipliers = m;
+                }
                 _ => return Err(err(SpecProblem::UnknownOption(k))),
             }
+        }
+        if out.algorithm == Algorithm::Ban {
+            out.ban = Some(ban);
+        } else if let Some(o) = ban_given.first() {
+            return Err(err(SpecProblem::NotApplicable {
+                option: o,
+                algorithm: out.algorithm,
+            }));
         }
         if let Some(q) = queue {
             out.burst = Some(q);
@@ -382,6 +508,26 @@ impl LimitSpec {
         if self.expire.is_some() && self.algorithm != Algorithm::Haproxy {
             return Err(SpecProblem::NotApplicable {
                 option: "expire",
+                algorithm: self.algorithm,
+            });
+        }
+        if self.algorithm == Algorithm::Ban {
+            if let Some(o) = &self.ban {
+                if o.ban_ms == Some(0) {
+                    return Err(SpecProblem::ZeroBan);
+                }
+                if let Some(c) = o.challenge {
+                    // The challenge must come before the ban: a lower rate.
+                    let lower = (c.count() as u128) * (self.rate.window_ms() as u128)
+                        < (self.rate.count() as u128) * (c.window_ms() as u128);
+                    if !lower {
+                        return Err(SpecProblem::ChallengeNotLower);
+                    }
+                }
+            }
+        } else if self.ban.is_some() {
+            return Err(SpecProblem::NotApplicable {
+                option: "ban",
                 algorithm: self.algorithm,
             });
         }
@@ -508,6 +654,41 @@ impl LimitSpec {
                     }
                 }
             ),
+            Algorithm::Ban => {
+                let o = self.ban.clone().unwrap_or_default();
+                let mut s = if o.reach {
+                    format!(
+                        "ban: {} counted in any {} ban the key {} (fail2ban: maxretry {n}, findtime {}; the request that reaches {n} passes, the key's later ones are refused)",
+                        units(self.rate.count()),
+                        one(per.clone()),
+                        ban_for(o.ban_ms),
+                        one(per.clone())
+                    )
+                } else {
+                    format!(
+                        "ban: more than {} counted in any {} bans the key {}; the request over the limit and every later one of the key are refused",
+                        units(self.rate.count()),
+                        one(per.clone()),
+                        ban_for(o.ban_ms)
+                    )
+                };
+                if let Some(c) = o.challenge {
+                    s.push_str(&format!(
+                        "; challenged (passed, counted apart) above {} in any {}",
+                        thousands(c.count()),
+                        describe_period(c.window_ms())
+                    ));
+                }
+                if let Some(i) = &o.increment {
+                    s.push_str(&format!("; repeat bans grow: {i}"));
+                }
+                s.push_str(if o.extend {
+                    "; a banned request restarts the ban"
+                } else {
+                    "; banned requests do not count and do not extend the ban"
+                });
+                s
+            }
         };
         let cost = match self.cost {
             CostKind::Requests => "counting requests",
@@ -520,7 +701,14 @@ impl LimitSpec {
             SpecScope::Anonymous => "; anonymous clients only",
             SpecScope::AnonymousHeavy => "; heavy requests of anonymous clients only",
         };
-        format!("{algo}; {}; {cost}{scope}", self.key.describe())
+        let mut only = String::new();
+        if !self.status.is_empty() {
+            only.push_str(&format!("; status {} only", statuses_text(&self.status)));
+        }
+        if !self.path.is_empty() {
+            only.push_str(&format!("; paths {} only", self.path.join(" | ")));
+        }
+        format!("{algo}; {}; {cost}{scope}{only}", self.key.describe())
     }
 }
 
@@ -550,6 +738,40 @@ impl fmt::Display for LimitSpec {
         }
         if let Some(e) = self.expire {
             write!(f, ",expire={e}ms")?;
+        }
+        if !self.status.is_empty() {
+            write!(f, ",status={}", statuses_text(&self.status))?;
+        }
+        if !self.path.is_empty() {
+            write!(f, ",path={}", self.path.join("|"))?;
+        }
+        if let Some(o) = &self.ban {
+            match o.ban_ms {
+                None => f.write_str(",ban=forever")?,
+                Some(ms) => write!(f, ",ban={}", ms_text(ms))?,
+            }
+            if let Some(c) = o.challenge {
+                write!(f, ",challenge={c}")?;
+            }
+            if o.extend {
+                f.write_str(",extend")?;
+            }
+            if o.reach {
+                f.write_str(",reach")?;
+            }
+            if let Some(i) = &o.increment {
+                f.write_str(",increment")?;
+                if i.factor_milli != 1000 {
+                    write!(f, ",factor={}", milli_text(i.factor_milli))?;
+                }
+                if let Some(m) = i.max_ms {
+                    write!(f, ",maxtime={}", ms_text(m))?;
+                }
+                if !i.multipliers.is_empty() {
+                    let m: Vec<String> = i.multipliers.iter().map(u64::to_string).collect();
+                    write!(f, ",multipliers={}", m.join(":"))?;
+                }
+            }
         }
         if let Some(n) = &self.name {
             write!(f, ",name={n}")?;
@@ -607,7 +829,7 @@ pub enum SpecProblem {
     UnknownScope(String),
     /// Unknown option.
     #[error(
-        "unknown option `{0}`; known: burst, algo, key, cost, name, nodelay, delay, queue, scope, expire"
+        "unknown option `{0}`; known: burst, algo, key, cost, name, nodelay, delay, queue, scope, expire, status, path; with algo=ban: ban, challenge, extend, reach, increment, factor, maxtime, multipliers"
     )]
     UnknownOption(String),
     /// Option given twice.
@@ -648,6 +870,12 @@ pub enum SpecProblem {
     /// Numbers too large for exact arithmetic.
     #[error("the numbers are too large for exact arithmetic")]
     TooLarge,
+    /// `ban=0`.
+    #[error("a ban of 0 bans nothing; give a length (ban=1h) or ban=forever")]
+    ZeroBan,
+    /// `challenge=` at or above the ban rate.
+    #[error("the challenge rate must be lower than the ban rate (challenged first, banned later)")]
+    ChallengeNotLower,
 }
 
 fn not_applicable_hint(option: &str, algorithm: Algorithm) -> &'static str {
@@ -657,6 +885,11 @@ fn not_applicable_hint(option: &str, algorithm: Algorithm) -> &'static str {
         }
         ("queue", _) => " (queue is for leaky-queue)",
         ("expire", _) => " (expire is for haproxy)",
+        (
+            "ban" | "challenge" | "extend" | "reach" | "increment" | "factor" | "maxtime"
+            | "multipliers",
+            _,
+        ) => " (ban options are for algo=ban)",
         _ => " (nodelay and delay= are nginx options)",
     }
 }
@@ -672,11 +905,114 @@ impl SpecProblem {
             SpecProblem::UnknownCost(_) => "`300/s,algo=token-bucket,burst=1000,cost=request-time`",
             SpecProblem::NginxRateTooLow => "`1r/m,algo=nginx,burst=5`",
             SpecProblem::UnknownScope(_) => "`1600/10m,scope=anonymous-heavy`",
+            SpecProblem::ZeroBan | SpecProblem::ChallengeNotLower => {
+                "`500/1m,algo=ban,ban=1h,challenge=100/1m,key=ip`"
+            }
+            SpecProblem::BadValue { option, .. }
+                if matches!(
+                    option.as_str(),
+                    "ban" | "bantime" | "challenge" | "factor" | "maxtime" | "multipliers"
+                ) =>
+            {
+                "`500/1m,algo=ban,ban=1h,challenge=100/1m,key=ip` or `5/10m,algo=ban,ban=10m,status=404,increment,maxtime=1d,key=ip`"
+            }
             _ => {
                 "`1600/10m` (at most 1,600 in any 10 minutes, site-wide) or `5r/s,burst=10,algo=token-bucket,key=ip`"
             }
         }
     }
+}
+
+fn ban_for(ms: Option<u64>) -> String {
+    match ms {
+        None => "for ever".into(),
+        Some(_) => format!("for {}", one(ban_length(ms))),
+    }
+}
+
+/// `hour` → `1 hour`; `10 minutes` stays.
+fn one(p: String) -> String {
+    if p.starts_with(|c: char| c.is_ascii_digit()) {
+        p
+    } else {
+        format!("1 {p}")
+    }
+}
+
+/// A length in ms in the shortest exact spec form (`1h`, `90s`, `1500ms`).
+fn ms_text(ms: u64) -> String {
+    for (unit, n) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1000),
+    ] {
+        if ms >= n && ms.is_multiple_of(n) {
+            return format!("{}{unit}", ms / n);
+        }
+    }
+    format!("{ms}ms")
+}
+
+fn duration_value(
+    k: &str,
+    v: &str,
+    err: &dyn Fn(SpecProblem) -> SpecError,
+) -> Result<u64, SpecError> {
+    crate::duration::Duration::parse(v, crate::duration::Resolution::Millis)
+        .map(|d| d.ms())
+        .ok()
+        .filter(|&ms| ms > 0)
+        .ok_or_else(|| {
+            err(SpecProblem::BadValue {
+                option: k.to_string(),
+                value: v.to_string(),
+                expected: "a duration above 0 (10m, 1h, 1d)",
+            })
+        })
+}
+
+/// `404|4xx|500-599` → inclusive ranges.
+fn parse_statuses(v: &str) -> Option<Vec<(u16, u16)>> {
+    let mut out = Vec::new();
+    for p in v.split('|').map(str::trim) {
+        let r = if let Some(d) = p.strip_suffix("xx").or_else(|| p.strip_suffix("XX")) {
+            let d: u16 = d.parse().ok().filter(|d| (1..=9).contains(d))?;
+            (d * 100, d * 100 + 99)
+        } else if let Some((a, b)) = p.split_once('-') {
+            let (a, b): (u16, u16) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+            (a, b)
+        } else {
+            let a: u16 = p.parse().ok()?;
+            (a, a)
+        };
+        if r.0 > r.1 || r.1 > 999 || r.0 < 100 {
+            return None;
+        }
+        out.push(r);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Ranges back to their spec form.
+pub(crate) fn statuses_text(v: &[(u16, u16)]) -> String {
+    v.iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else if a % 100 == 0 && b == a + 99 {
+                format!("{}xx", a / 100)
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+/// Every status of the ranges (for a [`super::Matcher`]).
+pub(crate) fn statuses_list(v: &[(u16, u16)]) -> Vec<u16> {
+    v.iter().flat_map(|&(a, b)| a..=b).collect()
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! A zone: one limit's parameters plus the per-key state of its algorithm; the low-level
 //! entry point `Zone::check(now, key, cost)` for callers with their own keys.
 
+use super::ban::{BanZone, CountFilter};
 use super::caddy::caddy;
 use super::fixed_window::FixedWindow;
 use super::gcra::Gcra;
@@ -27,6 +28,8 @@ enum Kind {
     Haproxy(Store<HaproxyRate>),
     /// A haproxy.cfg stick table, driven by its policy's program.
     Table(StickTable),
+    /// `algo=ban`: bans and their log.
+    Ban(Box<BanZone>),
 }
 
 macro_rules! each_store {
@@ -34,6 +37,7 @@ macro_rules! each_store {
         match $kind {
             Kind::Nginx($n) => $ne,
             Kind::Table($n) => $ne,
+            Kind::Ban($n) => $ne,
             Kind::Haproxy($s) => $e,
             Kind::Log($s) => $e,
             Kind::Token($s) => $e,
@@ -87,6 +91,10 @@ pub struct Zone {
     pub(crate) counters: ZoneCounters,
     /// Set by a lookup on a boundary; the policy reads and clears it.
     pub(crate) boundary: bool,
+    /// Set by a ban zone's lookup that challenged; the policy reads and clears it.
+    pub(crate) challenged: bool,
+    /// Ban zones: which requests count toward a ban (`None`: every one).
+    count: Option<Box<CountFilter>>,
 }
 
 impl Zone {
@@ -134,6 +142,10 @@ impl Zone {
                 spec.rate.window_ms(),
                 spec.expire_ms(),
             ))),
+            Algorithm::Ban => Kind::Ban(Box::new(BanZone::new(
+                spec.rate,
+                spec.ban.clone().unwrap_or_default(),
+            ))),
         };
         let default_limit = nginx_limit(b, spec.delay);
         Ok(Zone {
@@ -143,6 +155,8 @@ impl Zone {
             default_limit,
             counters: ZoneCounters::default(),
             boundary: false,
+            challenged: false,
+            count: None,
         })
     }
 
@@ -156,7 +170,35 @@ impl Zone {
             default_limit: nginx_limit(0, NginxDelay::Default),
             counters: ZoneCounters::default(),
             boundary: false,
+            challenged: false,
+            count: None,
         }
+    }
+
+    /// A ban zone's bans and tallies.
+    pub fn ban(&self) -> Option<&BanZone> {
+        match &self.kind {
+            Kind::Ban(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Sets which requests count toward this zone's bans (ban zones only; the others
+    /// ignore it).
+    pub fn set_count_filter(&mut self, f: CountFilter) {
+        self.count = Some(Box::new(f));
+    }
+
+    /// The count filter, if any.
+    pub fn count_filter(&self) -> Option<&CountFilter> {
+        self.count.as_deref()
+    }
+
+    /// Whether `req` counts toward this zone (a ban zone's count filter; always true
+    /// for other zones).
+    #[inline]
+    pub(crate) fn counts(&mut self, req: &super::Request<'_>) -> bool {
+        self.count.as_mut().is_none_or(|c| c.counts(req))
     }
 
     /// The stick table of a haproxy.cfg zone.
@@ -249,6 +291,11 @@ impl Zone {
             Kind::Sliding(s) => s.lookup(now, key, cost, account),
             Kind::Leaky(s) => s.lookup(now, key, cost, account),
             Kind::Haproxy(s) => s.lookup(now, key, cost, account),
+            Kind::Ban(z) => {
+                let r = z.lookup(now, key, cost, account);
+                self.challenged = std::mem::take(&mut z.challenged);
+                r
+            }
             // Driven by the policy's program, never looked up.
             Kind::Table(_) => Lookup::Admit(0),
         }
@@ -268,6 +315,11 @@ impl Zone {
             Kind::Sliding(s) => s.account(now, cost),
             Kind::Leaky(s) => s.account(now, cost),
             Kind::Haproxy(s) => s.account(now, cost),
+            Kind::Ban(z) => {
+                let d = z.account(now, cost);
+                self.challenged = std::mem::take(&mut z.challenged);
+                d
+            }
             Kind::Table(_) => 0,
         }
     }

@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 
 use super::model::{LoggedFate, TimeCell};
 use super::options::ReportOptions;
-use super::rows::RowMeta;
+use super::rows::{RowMeta, Who};
 use crate::classify::ClientKey;
 use crate::net::canonical;
 use crate::rate::Rate;
@@ -76,6 +76,17 @@ pub(super) struct CandAcc {
     /// Per rule: in scope, admitted, delayed, refused, exempt.
     pub(super) rules: Vec<[u64; 5]>,
     pub(super) cap: Option<CapAcc>,
+    /// Challenged requests per class.
+    pub(super) challenged: [u64; 5],
+    /// Ban zones: (zone, bans seen, per ban: trigger class and lost requests per class).
+    pub(super) bans: Vec<BanAcc>,
+}
+
+/// What the accumulator learns about one ban zone's bans.
+#[derive(Default)]
+pub(super) struct BanAcc {
+    pub(super) zone: usize,
+    pub(super) per_ban: Vec<(Who, [u64; 5], i64)>,
 }
 
 /// Accumulates the report while the rows are replayed.
@@ -93,6 +104,8 @@ pub struct ReportAcc {
     pub(super) cands: Vec<CandAcc>,
     /// The IPv4 network mask of `opts.v4_len`.
     pub(super) v4_mask: u32,
+    /// Whether any candidate has a ban zone.
+    watch_bans: bool,
 }
 
 impl ReportAcc {
@@ -109,6 +122,16 @@ impl ReportAcc {
                     pass: VecDeque::new(),
                     peak: [(0, 0, 0); 2],
                 }),
+                bans: p
+                    .zones()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, z)| z.ban().is_some())
+                    .map(|(zone, _)| BanAcc {
+                        zone,
+                        per_ban: Vec::new(),
+                    })
+                    .collect(),
                 ..CandAcc::default()
             })
             .collect();
@@ -126,6 +149,9 @@ impl ReportAcc {
             agent_total: Vec::new(),
             buckets: BTreeMap::new(),
             cur: None,
+            watch_bans: policies
+                .iter()
+                .any(|p| p.zones().iter().any(|z| z.ban().is_some())),
             cands,
             v4_mask: match opts.v4_len.min(32) {
                 0 => 0,
@@ -149,6 +175,38 @@ impl ReportAcc {
             self.cur = Some((start, b));
         }
         &mut self.cur.as_mut().expect("set above").1
+    }
+
+    /// Whether [`ReportAcc::note_bans`] has anything to do.
+    #[inline]
+    pub fn watches_bans(&self) -> bool {
+        self.watch_bans
+    }
+
+    /// After [`ReportAcc::add`]: the class of the request that started each new ban,
+    /// and the class of each request a ban refused.
+    pub fn note_bans(&mut self, m: &RowMeta, verdicts: &[Verdict], policies: &[Policy]) {
+        let w = m.who.index();
+        let off = self.last.map_or(0, |l| l.1);
+        for (c, ca) in self.cands.iter_mut().enumerate() {
+            for b in &mut ca.bans {
+                let Some(z) = policies.get(c).and_then(|p| p.zones().get(b.zone)) else {
+                    continue;
+                };
+                let Some(bz) = z.ban() else { continue };
+                while b.per_ban.len() < bz.bans().len() {
+                    b.per_ban.push((m.who, [0; 5], off));
+                }
+                let v = verdicts.get(c);
+                if v.is_some_and(|v| {
+                    v.decision == Decision::Refuse && v.zone == Some(b.zone as u16)
+                }) && let Some(i) = bz.last_hit()
+                    && let Some(e) = b.per_ban.get_mut(i as usize)
+                {
+                    e.1[w] += 1;
+                }
+            }
+        }
     }
 
     /// Adds one replayed row: its facts, its time on the report's clock, and the
@@ -198,6 +256,10 @@ impl ReportAcc {
                         r[0] += 1;
                         r[3] += 1;
                     }
+                    Decision::Challenge => {
+                        r[0] += 1;
+                        r[1] += 1;
+                    }
                     _ => r[4] += 1,
                 }
             }
@@ -213,6 +275,7 @@ impl ReportAcc {
             match d {
                 Decision::Exempt => wr[1] += 1,
                 Decision::Delay(_) => wr[3] += 1,
+                Decision::Challenge => ca.challenged[w] += 1,
                 Decision::Refuse => {
                     wr[2] += 1;
                     if ca.first_refusal.is_none() {

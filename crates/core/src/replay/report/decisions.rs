@@ -1,5 +1,5 @@
-//! `--decisions FILE`: one CSV row per request a candidate limited (admitted, delayed
-//! or refused), in decision-time order, candidates in command-line order. Every text
+//! `--decisions FILE`: one CSV row per request a candidate limited (admitted, delayed,
+//! refused or challenged), in decision-time order, candidates in command-line order. Every text
 //! cell goes through [`csv_cell`] (control characters escaped, formulas defused).
 
 use std::io::{self, Write};
@@ -47,6 +47,7 @@ impl<W: Write> DecisionsWriter<W> {
             Decision::Admit => ("admit", 0),
             Decision::Delay(ms) => ("delay", ms),
             Decision::Refuse => ("refuse", 0),
+            Decision::Challenge => ("challenge", 0),
             _ => return Ok(()),
         };
         let rule = v.rule.and_then(|r| policy.rules().get(r as usize));

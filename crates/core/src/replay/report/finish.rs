@@ -11,8 +11,8 @@ use rustc_hash::FxHashMap;
 use super::acc::{CandAcc, CapAcc, ReportAcc, client_keys, merge_bucket};
 use super::labels::{agent_label, letter, stamp, stamp_secs};
 use super::model::{
-    CandidateReport, ClassRow, ClassTotal, KeyRow, Load, LoggedRefusals, ReplayReport, RuleRow,
-    TimeGap, TimeRow, TopRefused, ZoneRow,
+    BanRow, BanSummary, CandidateReport, ClassRow, ClassTotal, KeyRow, Load, LoggedRefusals,
+    ReplayReport, RuleRow, TimeGap, TimeRow, TopRefused, ZoneRow,
 };
 use super::options::ReportContext;
 use super::rows::{RowStore, Who};
@@ -102,6 +102,7 @@ impl ReportAcc {
             over_time,
             gaps,
             warnings,
+            fleet: None,
         })
     }
 
@@ -220,8 +221,12 @@ impl ReportAcc {
     ) -> CandidateReport {
         let p = &sh.policies[c];
         let k = sh.counters[c];
-        let warnings = self.candidate_warnings(&sh.labels[c], p, &ca, sh.ctx);
+        let mut warnings = self.candidate_warnings(&sh.labels[c], p, &ca, sh.ctx);
         let classes = self.class_rows(&ca);
+        let bans = ban_summary(p, &ca);
+        if let Some(b) = &bans {
+            warnings.extend(ban_warnings(&sh.labels[c], p, b));
+        }
         let top_refused = TopRefused {
             prefixes: key_rows(top_prefix, sh.totals, 1, sh.cls),
             ips: key_rows(top_ip, sh.totals, 0, sh.cls),
@@ -238,6 +243,7 @@ impl ReportAcc {
             admitted: k.admitted,
             delayed: k.delayed,
             refused: k.refused,
+            challenged: k.challenged,
             exempt: k.exempt,
             out_of_scope: k.out_of_scope,
             admitted_share: share(k.admitted, k.in_scope),
@@ -258,6 +264,7 @@ impl ReportAcc {
             top_refused,
             rules: rule_rows(p, &ca.rules),
             zones: zone_rows(p),
+            bans,
             warnings,
         }
     }
@@ -314,6 +321,7 @@ impl ReportAcc {
                     exempt: r[1],
                     refused: r[2],
                     delayed: r[3],
+                    challenged: ca.challenged[w.index()],
                     refused_share: share(r[2], self.who_total[w.index()]),
                 }
             })
@@ -357,6 +365,86 @@ impl ReportAcc {
             .collect();
         (over_time, gaps)
     }
+}
+
+/// A ban candidate's bans: every ban of its ban zones, in start order, with the class
+/// of its trigger and of its lost requests. `None` for a candidate without ban zones.
+fn ban_summary(p: &Policy, ca: &CandAcc) -> Option<BanSummary> {
+    if ca.bans.is_empty() {
+        return None;
+    }
+    let mut s = BanSummary::default();
+    let mut counted_by = Vec::new();
+    let mut keys: std::collections::BTreeSet<(usize, &[u8])> = Default::default();
+    let mut rows: Vec<(i64, usize, BanRow)> = Vec::new();
+    for b in &ca.bans {
+        let z = &p.zones()[b.zone];
+        let Some(bz) = z.ban() else { continue };
+        let k = bz.counters();
+        s.counted += k.counted;
+        s.bans += k.bans;
+        s.lost += k.lost;
+        s.challenged += k.challenged;
+        counted_by.push(match z.count_filter() {
+            Some(f) => f.describe(),
+            None => "every request".to_string(),
+        });
+        for (i, r) in bz.bans().iter().enumerate() {
+            keys.insert((b.zone, &r.key));
+            let (trigger, by, off) = b.per_ban.get(i).copied().unwrap_or((Who::Other, [0; 5], 0));
+            match trigger {
+                Who::Identified => s.identified_bans += 1,
+                Who::Internal => s.internal_bans += 1,
+                _ => {}
+            }
+            s.lost_identified += by[Who::Identified.index()];
+            s.lost_internal += by[Who::Internal.index()];
+            rows.push((
+                r.start_ms,
+                rows.len(),
+                BanRow {
+                    zone: z.name().to_string(),
+                    key: crate::replay::key_text(&z.spec().key, &r.key),
+                    start: stamp(r.start_ms, off),
+                    end: (r.end_ms != i64::MAX).then(|| stamp(r.end_ms, off)),
+                    length_ms: r.length_ms(),
+                    nth: r.nth,
+                    lost: r.lost,
+                    extended: r.extended,
+                    trigger_class: trigger,
+                    lost_by_class: by,
+                },
+            ));
+        }
+    }
+    rows.sort_by_key(|r| (r.0, r.1));
+    s.banned_keys = keys.len() as u64;
+    s.list = rows.into_iter().map(|r| r.2).collect();
+    counted_by.dedup();
+    s.counted_by = counted_by.join("; ");
+    Some(s)
+}
+
+/// Warnings when bans hit identified users or internal services.
+fn ban_warnings(label: &str, p: &Policy, b: &BanSummary) -> Vec<String> {
+    let mut w = Vec::new();
+    if b.internal_bans > 0 || b.lost_internal > 0 {
+        w.push(format!(
+            "WARNING: {label} ({}) would ban your own services: {} bans started by them, {} of their requests lost. Put their addresses in ignoreip / --exempt before deploying.",
+            p.name(),
+            thousands(b.internal_bans),
+            thousands(b.lost_internal)
+        ));
+    }
+    if b.identified_bans > 0 || b.lost_identified > 0 {
+        w.push(format!(
+            "WARNING: {label} ({}) would ban identified (logged-in) users: {} bans started by them, {} of their requests lost.",
+            p.name(),
+            thousands(b.identified_bans),
+            thousands(b.lost_identified)
+        ));
+    }
+    w
 }
 
 /// The passed load against the capacity, from one candidate's windows and peaks.

@@ -23,6 +23,7 @@
 mod acc;
 mod decisions;
 mod finish;
+mod fleet_render;
 mod labels;
 mod model;
 mod options;
@@ -35,9 +36,10 @@ pub use acc::ReportAcc;
 pub use decisions::{DecisionsWriter, HEADER as DECISIONS_HEADER};
 pub use labels::{agent_label, stamp, stamp_secs, utc_ms_label};
 pub use model::{
-    CandidateReport, ClassRow, ClassTotal, KeyRow, Load, LoggedFate, LoggedRefusals, ReplayReport,
-    RuleRow, TimeCell, TimeGap, TimeRow, TopRefused, ZoneRow,
+    BanRow, BanSummary, CandidateReport, ClassRow, ClassTotal, KeyRow, Load, LoggedFate,
+    LoggedRefusals, ReplayReport, RuleRow, TimeCell, TimeGap, TimeRow, TopRefused, ZoneRow,
 };
+pub use model::{FleetCandidate, FleetCounts, FleetPeak, FleetReport};
 pub use options::{ReportContext, ReportOptions, auto_bucket};
 pub use rows::{InternalMarks, Needs, RowInput, RowMeta, RowStore, SpillOptions, Who};
 
@@ -97,6 +99,9 @@ pub fn run(
         verdicts.clear();
         verdicts.extend_from_slice(replay.decide(req));
         acc.add(meta, t + slot.1, &verdicts);
+        if acc.watches_bans() {
+            acc.note_bans(meta, &verdicts, replay.policies());
+        }
         if let Some(w) = decisions.as_deref_mut() {
             w.decided(
                 store.file_name(meta.file),

@@ -46,6 +46,10 @@ pub struct ReplayReport {
     pub gaps: Vec<TimeGap>,
     /// Warnings (approximate timestamps, identified users or internal services refused).
     pub warnings: Vec<String>,
+    /// `--servers N`: what a fleet of servers with their own counters would have done,
+    /// against one shared counter (absent from JSON without `--servers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<FleetReport>,
 }
 
 /// Requests already refused in the log.
@@ -93,6 +97,8 @@ pub struct CandidateReport {
     pub delayed: u64,
     /// Refused.
     pub refused: u64,
+    /// Passed but challenged (ban policies' `challenge=`).
+    pub challenged: u64,
     /// Covered but exempt.
     pub exempt: u64,
     /// Not covered.
@@ -125,8 +131,65 @@ pub struct CandidateReport {
     pub rules: Vec<RuleRow>,
     /// Per zone.
     pub zones: Vec<ZoneRow>,
+    /// Ban policies: who was banned, when, for how long, what they lost (absent from
+    /// JSON for other candidates).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bans: Option<BanSummary>,
     /// Warnings about this candidate.
     pub warnings: Vec<String>,
+}
+
+/// What a ban candidate's bans did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BanSummary {
+    /// What counts toward a ban, in words (for a fail2ban jail: its failregex on the
+    /// rebuilt line).
+    pub counted_by: String,
+    /// Requests that counted.
+    pub counted: u64,
+    /// Bans started.
+    pub bans: u64,
+    /// Distinct keys banned.
+    pub banned_keys: u64,
+    /// Requests refused because their key was banned.
+    pub lost: u64,
+    /// Requests challenged.
+    pub challenged: u64,
+    /// Bans whose triggering request came from an identified user.
+    pub identified_bans: u64,
+    /// Bans whose triggering request came from an internal service.
+    pub internal_bans: u64,
+    /// Requests of identified users lost to bans.
+    pub lost_identified: u64,
+    /// Requests of internal services lost to bans.
+    pub lost_internal: u64,
+    /// Every ban, in the order they started.
+    pub list: Vec<BanRow>,
+}
+
+/// One ban.
+#[derive(Clone, Debug, Serialize)]
+pub struct BanRow {
+    /// The zone (fail2ban: the jail).
+    pub zone: String,
+    /// The banned key (log-derived: escape before printing).
+    pub key: String,
+    /// When the ban started (the triggering request's decision time).
+    pub start: String,
+    /// When it ended (exclusive); `None`: never.
+    pub end: Option<String>,
+    /// Its length, ms; `None`: for ever.
+    pub length_ms: Option<u64>,
+    /// The key's ban number (1, 2, … with increments).
+    pub nth: u32,
+    /// Requests of the key refused during it.
+    pub lost: u64,
+    /// Requests that restarted it (`extend`).
+    pub extended: u64,
+    /// The class of the request that triggered it.
+    pub trigger_class: Who,
+    /// Its lost requests by class, in [`Who::ALL`] order.
+    pub lost_by_class: [u64; 5],
 }
 
 /// Requests refused in the log, under a candidate.
@@ -176,6 +239,8 @@ pub struct ClassRow {
     pub delayed: u64,
     /// Refused.
     pub refused: u64,
+    /// Challenged (ban policies).
+    pub challenged: u64,
     /// `refused / requests`.
     pub refused_share: f64,
 }
@@ -283,4 +348,82 @@ pub struct TimeCell {
     pub refused: u64,
     /// Passed (covered minus refused: the load with the limit).
     pub passed: u64,
+}
+
+/// `--servers N --balance RULE`: every candidate replayed once with one shared counter
+/// and once per server with that server's own counters (each request on the server the
+/// balance rule sends it to), compared request by request.
+#[derive(Clone, Debug, Serialize)]
+pub struct FleetReport {
+    /// Servers.
+    pub servers: usize,
+    /// The balance rule (`round-robin`, `ip-hash`, `random:SEED`).
+    pub balance: String,
+    /// Requests routed to each server (every selected request goes to one).
+    pub routed: Vec<u64>,
+    /// One entry per candidate, in command-line order.
+    pub candidates: Vec<FleetCandidate>,
+}
+
+/// Admitted, delayed and refused requests of one counter (shared, fleet, one server).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct FleetCounts {
+    /// Requests limited (admitted + delayed + refused).
+    pub in_scope: u64,
+    /// Passed at once.
+    pub admitted: u64,
+    /// Passed after a delay.
+    pub delayed: u64,
+    /// Refused.
+    pub refused: u64,
+}
+
+/// One candidate on a fleet.
+#[derive(Clone, Debug, Serialize)]
+pub struct FleetCandidate {
+    /// Column label (`A`, `B`, …), as in the main report.
+    pub label: String,
+    /// The candidate's name.
+    pub name: String,
+    /// One counter shared by every server (what the candidate alone decides).
+    pub shared: FleetCounts,
+    /// Every server with its own counters, summed.
+    pub fleet: FleetCounts,
+    /// Requests the fleet let through (admitted or delayed) that the shared counter
+    /// refused: admitted beyond the configured limit.
+    pub admitted_beyond_limit: u64,
+    /// Requests the fleet refused that the shared counter let through.
+    pub refused_not_shared: u64,
+    /// Per server, in server order.
+    pub per_server: Vec<FleetCounts>,
+    /// Per zone: the most requests one key had let through in one window of the zone's
+    /// limit, fleet-wide and with the shared counter.
+    pub peaks: Vec<FleetPeak>,
+}
+
+/// The peak of one zone: the most requests of one key let through in one window of
+/// the limit's length (windows aligned on the epoch, UTC), against the limit.
+#[derive(Clone, Debug, Serialize)]
+pub struct FleetPeak {
+    /// The zone's name.
+    pub zone: String,
+    /// Its limit as a spec (`10/1m,key=ip`).
+    pub limit: String,
+    /// The limit's count (N of N/WINDOW).
+    pub limit_count: u64,
+    /// The limit's window, ms.
+    pub window_ms: u64,
+    /// Fleet-wide: the most let through for one key in one window.
+    pub fleet_peak: u64,
+    /// Its key (log-derived: escape before printing).
+    pub fleet_key: Option<String>,
+    /// Its window's start (RFC 3339, UTC).
+    pub fleet_at: Option<String>,
+    /// (key, window) pairs the fleet let through more than the limit.
+    pub fleet_windows_over: u64,
+    /// With the shared counter: the most let through for one key in one window.
+    pub shared_peak: u64,
+    /// (key, window) pairs the shared counter let through more than the limit (a token
+    /// bucket's burst or an nginx zone can exceed N in an aligned window on its own).
+    pub shared_windows_over: u64,
 }

@@ -83,6 +83,9 @@ impl ReplayReport {
             lines.push(format!("Internal services: {i}."));
         }
         lines.extend(self.warnings.iter().cloned());
+        if let Some(f) = &self.fleet {
+            lines.push(f.headline());
+        }
 
         let mut sections = vec![self.summary()];
         sections.push(self.classes_section());
@@ -97,6 +100,12 @@ impl ReplayReport {
             if c.zones.len() > 1 {
                 sections.push(zones_section(c, n));
             }
+            if let Some(b) = &c.bans {
+                sections.push(bans_section(c, b, n));
+            }
+        }
+        if let Some(f) = &self.fleet {
+            sections.push(f.section());
         }
         Doc {
             title: if n == 1 {
@@ -156,9 +165,12 @@ impl ReplayReport {
                 aligned.as_str(),
             ]);
         }
+        if self.fleet.is_some() {
+            cols.extend(super::FleetReport::csv_heads());
+        }
         let spec: Vec<(&str, Align)> = cols.iter().map(|c| (*c, Align::Left)).collect();
         let mut t = Table::new(&spec);
-        for c in &self.candidates {
+        for (ci, c) in self.candidates.iter().enumerate() {
             let mut r: Vec<Cell> = vec![
                 Cell::from(c.label.clone()),
                 Cell::from(c.name.clone()),
@@ -192,6 +204,9 @@ impl ReplayReport {
                     ]),
                     None => r.extend((0..5).map(|_| Cell::from(""))),
                 }
+            }
+            if let Some(f) = &self.fleet {
+                r.extend(f.csv_cells(ci));
             }
             t.row(r);
         }
@@ -302,6 +317,17 @@ impl ReplayReport {
         row(&mut t, "refused", &|c| {
             red_if(count_pct(c.refused, c.in_scope), c.refused > 0)
         });
+        if cs.iter().any(|c| c.challenged > 0) {
+            row(&mut t, "challenged", &|c| {
+                count_pct(c.challenged, c.in_scope).into()
+            });
+        }
+        if cs.iter().any(|c| c.bans.is_some()) {
+            row(&mut t, "bans (keys)", &|c| match &c.bans {
+                Some(b) => format!("{} ({})", thousands(b.bans), thousands(b.banned_keys)).into(),
+                None => "-".into(),
+            });
+        }
         if cs.iter().any(|c| c.exempt > 0) {
             row(&mut t, "exempt", &|c| thousands(c.exempt).into());
         }
@@ -683,6 +709,73 @@ fn zones_section(c: &CandidateReport, n: usize) -> Section {
         title: Some(format!("By zone — {}", who(c, n))),
         table: Some(t),
         notes: vec![],
+    }
+}
+
+/// Bans listed one by one (all of them are in JSON).
+const BANS_LISTED: usize = 30;
+
+fn bans_section(c: &CandidateReport, b: &super::BanSummary, n: usize) -> Section {
+    let mut t = Table::new(&[
+        ("key", Align::Left),
+        ("banned at", Align::Left),
+        ("until", Align::Left),
+        ("for", Align::Right),
+        ("ban #", Align::Right),
+        ("requests lost", Align::Right),
+        ("started by", Align::Left),
+    ]);
+    // The most costly bans when there are too many, shown in time order.
+    let mut idx: Vec<usize> = (0..b.list.len()).collect();
+    if idx.len() > BANS_LISTED {
+        idx.sort_by(|&x, &y| b.list[y].lost.cmp(&b.list[x].lost).then(x.cmp(&y)));
+        idx.truncate(BANS_LISTED);
+        idx.sort_unstable();
+    }
+    for i in idx {
+        let r = &b.list[i];
+        let loud = matches!(r.trigger_class, Who::Identified | Who::Internal)
+            || r.lost_by_class[Who::Identified.index()] > 0
+            || r.lost_by_class[Who::Internal.index()] > 0;
+        t.row([
+            Cell::from(r.key.clone()),
+            Cell::from(r.start.clone()),
+            Cell::from(r.end.clone().unwrap_or_else(|| "never".into())),
+            Cell::from(match r.length_ms {
+                Some(ms) => duration_label(ms as i64),
+                None => "for ever".into(),
+            }),
+            thousands(u64::from(r.nth)).into(),
+            thousands(r.lost).into(),
+            red_if(r.trigger_class.label().to_string(), loud),
+        ]);
+    }
+    let mut notes = vec![format!(
+        "{} bans of {} keys; {} requests lost to them, {} challenged; counted: {} ({} requests counted).",
+        thousands(b.bans),
+        thousands(b.banned_keys),
+        thousands(b.lost),
+        thousands(b.challenged),
+        b.counted_by,
+        thousands(b.counted)
+    )];
+    if b.list.len() > BANS_LISTED {
+        notes.push(format!(
+            "The {BANS_LISTED} bans that lost the most requests are listed; all {} are in --format json.",
+            thousands(b.list.len() as u64)
+        ));
+    }
+    notes.push(format!(
+        "Identified users: {} bans started, {} requests lost; internal services: {} bans started, {} requests lost.",
+        thousands(b.identified_bans),
+        thousands(b.lost_identified),
+        thousands(b.internal_bans),
+        thousands(b.lost_internal)
+    ));
+    Section {
+        title: Some(format!("Bans — {}", who(c, n))),
+        table: Some(t),
+        notes,
     }
 }
 

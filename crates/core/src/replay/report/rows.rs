@@ -86,6 +86,18 @@ impl Needs {
             // Costs read numeric fields, which are always kept.
             for z in p.zones() {
                 n.key(&z.spec().key);
+                if let Some(f) = z.count_filter() {
+                    n.matcher(&f.matcher);
+                    if f.reads_line() {
+                        // The rebuilt log line reads every text field.
+                        n.method = true;
+                        n.path = true;
+                        n.query = true;
+                        n.agent = true;
+                        n.referer = true;
+                        n.user = true;
+                    }
+                }
             }
             if let Some(prog) = p.program() {
                 prog.matchers.iter().for_each(|m| n.matcher(m));

@@ -1,0 +1,792 @@
+//! Ban policies (`algo=ban`, fail2ban jails): more than N counted requests of a key in
+//! any W ms bans the key for T; every request of a banned key is refused until the ban
+//! ends. Optionally a softer class first (`challenge=M/W2`: counted requests over that
+//! rate, but not banned, are challenged — passed, yet told apart), ban times that grow
+//! for repeat offenders (fail2ban's `bantime.increment`), and bans that last while the
+//! client keeps trying (`extend`).
+//!
+//! Semantics (chosen to match fail2ban, whose bans are the model; time is passed in):
+//!
+//! * Counted requests: those the zone's count filter accepts (the spec's `scope=`,
+//!   `status=`, `path=`, or a jail's `failregex`); the others of the key are not counted
+//!   but are refused during a ban. A request costing 0 is not counted.
+//! * The window is half-open like the sliding log's: a request at `t` counts at `now`
+//!   while `now − t < W`. `algo=ban`: the request that makes the count exceed N is
+//!   refused and starts the ban (seed 001: "over 500/min → blocked for an hour");
+//!   `reach` (fail2ban's `maxretry`): the request that makes the count reach N passes
+//!   (fail2ban reads it from the log after it was served) and the ban starts with it.
+//! * A banned request does not count and does not extend the ban (fail2ban: the
+//!   firewall drops it before the server logs it), unless `extend` is set: then every
+//!   request of a banned key restarts the ban (HAProxy's "a ban lasts while the client
+//!   keeps trying"). When a ban starts the key's counts are cleared (fail2ban forgets a
+//!   banned ticket's failures).
+//! * Challenged requests count toward the ban (they are attempts).
+//! * Increments (fail2ban ≥ 0.11 `bantime.increment`, observer.py): the k-th ban
+//!   (k earlier bans remembered) lasts `T` for k = 0, else `T·factor·multipliers[min(k,
+//!   len−1)]` with multipliers, else `max(T, T·2^min(k,20)·factor)`; capped by
+//!   `maxtime`. While earlier bans are remembered, one failure of the key counts as
+//!   `min(2^k/2 + 1, N)` (fail2ban's "known bad IP" retry boost). Earlier bans are
+//!   forgotten one day after the last one ended (fail2ban's `dbpurgeage` default).
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use super::key::KeySpec;
+use super::matcher::Matcher;
+use super::request::Request;
+use super::store::{KeyMap, Lookup};
+use crate::rate::Rate;
+
+/// How long earlier bans are remembered for increments after the last one ended
+/// (fail2ban's `dbpurgeage` default, 1 day).
+pub const FORGET_MS: i64 = 86_400_000;
+
+/// Ban times that grow for repeat offenders (fail2ban's `bantime.increment`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Increment {
+    /// `bantime.factor` in thousandths (1000 = 1).
+    pub factor_milli: u64,
+    /// `bantime.multipliers` (empty: the doubling formula).
+    pub multipliers: Vec<u64>,
+    /// `bantime.maxtime`, ms.
+    pub max_ms: Option<u64>,
+}
+
+impl Increment {
+    /// The doubling formula with factor 1 and no cap.
+    pub fn doubling() -> Increment {
+        Increment {
+            factor_milli: 1000,
+            multipliers: Vec::new(),
+            max_ms: None,
+        }
+    }
+
+    /// The length of a ban after `earlier` remembered bans, given the base length.
+    pub fn ban_ms(&self, base: u64, earlier: u32) -> u64 {
+        if earlier == 0 {
+            return base;
+        }
+        let f = self.factor_milli as u128;
+        let t = if self.multipliers.is_empty() {
+            let grown = base as u128 * (1u128 << earlier.min(20)) * f / 1000;
+            grown.max(base as u128)
+        } else {
+            let m = self.multipliers[(earlier as usize).min(self.multipliers.len() - 1)];
+            base as u128 * m as u128 * f / 1000
+        };
+        let t = t.min(u64::MAX as u128 / 2) as u64;
+        match self.max_ms {
+            Some(m) => t.min(m),
+            None => t,
+        }
+    }
+}
+
+/// The ban options of an `algo=ban` limit (its rate is the ban threshold N/W).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BanOptions {
+    /// How long a ban lasts, ms; `None` = for ever (fail2ban `bantime = -1`).
+    pub ban_ms: Option<u64>,
+    /// The softer class: counted requests over this rate (but not banned) are challenged.
+    pub challenge: Option<Rate>,
+    /// Every request of a banned key restarts its ban.
+    pub extend: bool,
+    /// Ban when the count reaches N (that request passes) instead of exceeding it.
+    pub reach: bool,
+    /// Growing ban times.
+    pub increment: Option<Increment>,
+}
+
+/// The default ban length: fail2ban's `bantime` default, 10 minutes.
+pub const DEFAULT_BAN_MS: u64 = 600_000;
+
+impl Default for BanOptions {
+    fn default() -> Self {
+        BanOptions {
+            ban_ms: Some(DEFAULT_BAN_MS),
+            challenge: None,
+            extend: false,
+            reach: false,
+            increment: None,
+        }
+    }
+}
+
+/// One ban, as the report lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BanRecord {
+    /// The key's bytes ([`key_text`] shows them).
+    pub key: Box<[u8]>,
+    /// When it started, ms since the epoch (the triggering request's decision time).
+    pub start_ms: i64,
+    /// When it ends (exclusive); `i64::MAX` = never.
+    pub end_ms: i64,
+    /// Its number for this key: 1 for the first, 2 for the second… (increments).
+    pub nth: u32,
+    /// Requests of the key refused during it (the triggering one included when refused).
+    pub lost: u64,
+    /// Requests that restarted it (`extend`).
+    pub extended: u64,
+}
+
+impl BanRecord {
+    /// Its length, ms (`None`: for ever).
+    pub fn length_ms(&self) -> Option<u64> {
+        (self.end_ms != i64::MAX).then(|| (self.end_ms - self.start_ms) as u64)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct KeyState {
+    ban: VecDeque<(i64, u64)>,
+    ban_sum: u64,
+    chal: VecDeque<(i64, u64)>,
+    chal_sum: u64,
+    /// End of the current ban (exclusive), `i64::MIN` when not banned.
+    until: i64,
+    /// Index of the current (or last) ban in the log.
+    open: u32,
+    /// Earlier bans remembered (for increments).
+    bans: u32,
+    /// When the last ban ended (for forgetting).
+    last_end: i64,
+    /// Length of the current ban, ms (for `extend`).
+    len: u64,
+}
+
+/// Tallies of a ban zone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BanCounters {
+    /// Bans started.
+    pub bans: u64,
+    /// Requests refused because their key was banned (triggers included when refused).
+    pub lost: u64,
+    /// Requests challenged.
+    pub challenged: u64,
+    /// Counted requests (matched the count filter, not banned).
+    pub counted: u64,
+}
+
+/// A ban zone's per-key state and its ban log.
+pub struct BanZone {
+    n: u64,
+    w: i64,
+    challenge: Option<(u64, i64)>,
+    opts: BanOptions,
+    map: KeyMap<KeyState>,
+    site: Option<KeyState>,
+    bans: Vec<BanRecord>,
+    counters: BanCounters,
+    pending: Vec<u8>,
+    next_sweep: i64,
+    sweep_len: usize,
+    peak: usize,
+    /// Set when the last lookup challenged; the zone reads and clears it.
+    pub(crate) challenged: bool,
+    /// Index in the ban log of the ban that refused the last refused request.
+    last_hit: Option<u32>,
+}
+
+fn fresh_state() -> KeyState {
+    KeyState {
+        until: i64::MIN,
+        last_end: i64::MIN,
+        open: u32::MAX,
+        ..KeyState::default()
+    }
+}
+
+impl BanZone {
+    /// A zone banning past `rate` with `opts`.
+    pub fn new(rate: Rate, opts: BanOptions) -> BanZone {
+        BanZone {
+            n: rate.count(),
+            w: rate.window_ms() as i64,
+            challenge: opts.challenge.map(|c| (c.count(), c.window_ms() as i64)),
+            opts,
+            map: KeyMap::new(),
+            site: None,
+            bans: Vec::new(),
+            counters: BanCounters::default(),
+            pending: Vec::new(),
+            next_sweep: i64::MIN,
+            sweep_len: 1024,
+            peak: 0,
+            challenged: false,
+            last_hit: None,
+        }
+    }
+
+    /// Every ban so far, in the order they started.
+    pub fn bans(&self) -> &[BanRecord] {
+        &self.bans
+    }
+
+    /// Tallies so far.
+    pub fn counters(&self) -> &BanCounters {
+        &self.counters
+    }
+
+    /// The ban (index in [`BanZone::bans`]) that refused the last refused request.
+    pub fn last_hit(&self) -> Option<u32> {
+        self.last_hit
+    }
+
+    /// Keys held now.
+    pub fn live_keys(&self) -> usize {
+        self.map.len() + usize::from(self.site.is_some())
+    }
+
+    /// Most keys held at once.
+    pub fn peak_keys(&self) -> usize {
+        self.peak
+    }
+
+    /// Looks `key` up at `now`, counting `cost` (0 = not counted). Without `account`
+    /// only checks (a pending request; [`BanZone::account`] charges it).
+    pub(crate) fn lookup(&mut self, now: i64, key: &[u8], cost: u64, account: bool) -> Lookup {
+        if !account {
+            let st = if key.is_empty() {
+                self.site.as_ref()
+            } else {
+                self.map.get(key)
+            };
+            let fresh = fresh_state();
+            let st = st.unwrap_or(&fresh);
+            if now < st.until {
+                return Lookup::Busy;
+            }
+            let w = self.weight(st, now, cost);
+            let sum = live(&st.ban, st.ban_sum, now, self.w);
+            if w > 0 && self.triggers(sum, w) && !self.opts.reach {
+                return Lookup::Busy;
+            }
+            self.pending.clear();
+            self.pending.extend_from_slice(key);
+            return Lookup::Pending;
+        }
+        if key.is_empty() {
+            let mut st = self.site.take().unwrap_or_else(fresh_state);
+            let r = self.step(&mut st, now, key, cost);
+            self.site = Some(st);
+            self.peak = self.peak.max(1);
+            return r;
+        }
+        self.sweep(now);
+        // Take the state out so that `step` can borrow the zone.
+        let mut st = self.map.remove(key).unwrap_or_else(fresh_state);
+        let r = self.step(&mut st, now, key, cost);
+        if !self.idle(&st, now) {
+            self.map.insert(key, st);
+            self.peak = self.peak.max(self.map.len());
+        }
+        r
+    }
+
+    /// Charges the pending request; its delay (always 0).
+    pub(crate) fn account(&mut self, now: i64, cost: u64) -> u32 {
+        let key = std::mem::take(&mut self.pending);
+        let _ = self.lookup(now, &key, cost, true);
+        self.pending = key;
+        0
+    }
+
+    #[inline]
+    fn triggers(&self, sum: u64, w: u64) -> bool {
+        let after = sum.saturating_add(w);
+        if self.opts.reach {
+            after >= self.n
+        } else {
+            after > self.n
+        }
+    }
+
+    /// What one counted request weighs: its cost, boosted for known offenders.
+    #[inline]
+    fn weight(&self, st: &KeyState, now: i64, cost: u64) -> u64 {
+        if cost == 0 {
+            return 0;
+        }
+        let k = remembered(st, now);
+        if k == 0 || self.opts.increment.is_none() {
+            return cost;
+        }
+        let boost = ((1u64 << k.min(20)) / 2 + 1).min(self.n.max(1));
+        cost.saturating_mul(boost)
+    }
+
+    fn step(&mut self, st: &mut KeyState, now: i64, key: &[u8], cost: u64) -> Lookup {
+        if now < st.until {
+            let rec = &mut self.bans[st.open as usize];
+            rec.lost += 1;
+            if self.opts.extend && st.until != i64::MAX {
+                st.until = now.saturating_add(st.len as i64);
+                rec.end_ms = st.until;
+                rec.extended += 1;
+                st.last_end = st.until;
+            }
+            self.counters.lost += 1;
+            self.last_hit = Some(st.open);
+            return Lookup::Busy;
+        }
+        if st.bans > 0 && remembered(st, now) == 0 {
+            st.bans = 0;
+        }
+        expire(&mut st.ban, &mut st.ban_sum, now, self.w);
+        if let Some((_, cw)) = self.challenge {
+            expire(&mut st.chal, &mut st.chal_sum, now, cw);
+        }
+        let w = self.weight(st, now, cost);
+        if w == 0 {
+            return Lookup::Admit(0);
+        }
+        self.counters.counted += 1;
+        if self.triggers(st.ban_sum, w) {
+            let base = self.opts.ban_ms;
+            let len = match (&self.opts.increment, base) {
+                (_, None) => None,
+                (Some(inc), Some(b)) => Some(inc.ban_ms(b, st.bans)),
+                (None, Some(b)) => Some(b),
+            };
+            st.bans = st.bans.saturating_add(1);
+            st.len = len.unwrap_or(0);
+            st.until = match len {
+                None => i64::MAX,
+                Some(l) => now
+                    .saturating_add(l.min(i64::MAX as u64 / 2) as i64)
+                    .max(now.saturating_add(1)),
+            };
+            st.last_end = st.until;
+            st.open = self.bans.len().min(u32::MAX as usize - 1) as u32;
+            st.ban.clear();
+            st.ban_sum = 0;
+            st.chal.clear();
+            st.chal_sum = 0;
+            let refused = !self.opts.reach;
+            self.bans.push(BanRecord {
+                key: key.into(),
+                start_ms: now,
+                end_ms: st.until,
+                nth: st.bans,
+                lost: u64::from(refused),
+                extended: 0,
+            });
+            self.counters.bans += 1;
+            if refused {
+                self.counters.lost += 1;
+                self.last_hit = Some(st.open);
+                return Lookup::Busy;
+            }
+            return Lookup::Admit(0);
+        }
+        push(&mut st.ban, &mut st.ban_sum, now, w);
+        if let Some((cn, _)) = self.challenge {
+            push(&mut st.chal, &mut st.chal_sum, now, w);
+            if st.chal_sum > cn {
+                self.challenged = true;
+                self.counters.challenged += 1;
+            }
+        }
+        Lookup::Admit(0)
+    }
+
+    fn idle(&self, st: &KeyState, now: i64) -> bool {
+        now >= st.until
+            && remembered(st, now) == 0
+            && st.ban.back().is_none_or(|&(t, _)| now - t >= self.w)
+            && self
+                .challenge
+                .is_none_or(|(_, cw)| st.chal.back().is_none_or(|&(t, _)| now - t >= cw))
+    }
+
+    fn sweep(&mut self, now: i64) {
+        if now < self.next_sweep && self.map.len() < self.sweep_len {
+            return;
+        }
+        let (w, cw) = (self.w, self.challenge.map_or(0, |c| c.1));
+        self.map.retain(|st| {
+            !(now >= st.until
+                && remembered(st, now) == 0
+                && st.ban.back().is_none_or(|&(t, _)| now - t >= w)
+                && st.chal.back().is_none_or(|&(t, _)| now - t >= cw))
+        });
+        self.next_sweep = now.saturating_add(w.max(cw).max(1000));
+        self.sweep_len = (self.map.len() * 2).max(1024);
+    }
+}
+
+/// Earlier bans still remembered at `now`.
+#[inline]
+fn remembered(st: &KeyState, now: i64) -> u32 {
+    if st.bans == 0 || (st.last_end != i64::MAX && now.saturating_sub(st.last_end) > FORGET_MS) {
+        0
+    } else {
+        st.bans
+    }
+}
+
+#[inline]
+fn expire(q: &mut VecDeque<(i64, u64)>, sum: &mut u64, now: i64, w: i64) {
+    while let Some(&(t, c)) = q.front() {
+        if now - t < w {
+            break;
+        }
+        *sum -= c;
+        q.pop_front();
+    }
+}
+
+#[inline]
+fn live(q: &VecDeque<(i64, u64)>, sum: u64, now: i64, w: i64) -> u64 {
+    let mut s = sum;
+    for &(t, c) in q {
+        if now - t < w {
+            break;
+        }
+        s -= c;
+    }
+    s
+}
+
+#[inline]
+fn push(q: &mut VecDeque<(i64, u64)>, sum: &mut u64, now: i64, c: u64) {
+    *sum += c;
+    match q.back_mut() {
+        Some((t, n)) if *t >= now => *n += c,
+        _ => q.push_back((now, c)),
+    }
+}
+
+/// Which requests count toward a ban: a matcher (scope, status, path) and, for a
+/// fail2ban jail, `failregex`/`ignoreregex` applied to the request's log line rebuilt
+/// from its fields ([`rebuild_line`]).
+#[derive(Clone, Debug, Default)]
+pub struct CountFilter {
+    /// The conditions on fields (empty = every request).
+    pub matcher: Matcher,
+    /// fail2ban `failregex`: one must match the line (none given: not checked).
+    pub fail: Vec<regex::bytes::Regex>,
+    /// fail2ban `ignoreregex`: none may match.
+    pub ignore: Vec<regex::bytes::Regex>,
+    /// What counts, in words, when the matcher's own words are not enough (a jail's
+    /// filter).
+    pub note: Option<String>,
+    buf: Vec<u8>,
+}
+
+impl CountFilter {
+    /// A filter of field conditions only.
+    pub fn of(matcher: Matcher) -> CountFilter {
+        CountFilter {
+            matcher,
+            ..CountFilter::default()
+        }
+    }
+
+    /// A filter with fail2ban regexes.
+    pub fn with_regex(
+        matcher: Matcher,
+        fail: Vec<regex::bytes::Regex>,
+        ignore: Vec<regex::bytes::Regex>,
+    ) -> CountFilter {
+        CountFilter {
+            matcher,
+            fail,
+            ignore,
+            note: None,
+            buf: Vec::with_capacity(256),
+        }
+    }
+
+    /// What counts, in words.
+    pub fn describe(&self) -> String {
+        if let Some(n) = &self.note {
+            return n.clone();
+        }
+        let mut s = self.matcher.describe();
+        if !self.fail.is_empty() {
+            s.push_str(&format!(
+                "; {} failregex on the line rebuilt from the stored fields",
+                self.fail.len()
+            ));
+        }
+        s
+    }
+
+    /// Whether the filter reads the log line (then every text field is needed).
+    pub fn reads_line(&self) -> bool {
+        !self.fail.is_empty() || !self.ignore.is_empty()
+    }
+
+    /// Whether `req` counts.
+    pub fn counts(&mut self, req: &Request<'_>) -> bool {
+        if !self.matcher.is_empty() && !self.matcher.matches(req) {
+            return false;
+        }
+        if !self.reads_line() {
+            return true;
+        }
+        rebuild_line(req, &mut self.buf);
+        let line = self.buf.as_slice();
+        (self.fail.is_empty() || self.fail.iter().any(|r| r.is_match(line)))
+            && !self.ignore.iter().any(|r| r.is_match(line))
+    }
+}
+
+/// The request as the combined-format line fail2ban's filters read, with the date cut
+/// out as fail2ban's date detector cuts it (`[]` stays):
+/// `CLIENT - USER [] "METHOD PATH?QUERY HTTP/1.1" STATUS BYTES "REFERER" "AGENT"`.
+/// The protocol is not kept by the replay: it is written as `HTTP/1.1`; the ident field
+/// is `-`; a missing field is `-` (a missing status `0`). Fields are in logscope's
+/// stored form (a byte that is not UTF-8 as `\xHH`, a backslash as `\\`).
+pub fn rebuild_line(req: &Request<'_>, buf: &mut Vec<u8>) {
+    fn or_dash(buf: &mut Vec<u8>, v: Option<&[u8]>) {
+        match v {
+            Some(b) if !b.is_empty() => buf.extend_from_slice(b),
+            _ => buf.push(b'-'),
+        }
+    }
+    buf.clear();
+    if req.client.is_empty() {
+        match req.ip {
+            Some(ip) => {
+                use std::io::Write as _;
+                let _ = write!(buf, "{ip}");
+            }
+            None => buf.push(b'-'),
+        }
+    } else {
+        buf.extend_from_slice(req.client);
+    }
+    buf.extend_from_slice(b" - ");
+    or_dash(buf, req.user);
+    buf.extend_from_slice(b" [] \"");
+    or_dash(buf, req.method);
+    buf.push(b' ');
+    or_dash(buf, req.path);
+    if let Some(q) = req.query {
+        buf.push(b'?');
+        buf.extend_from_slice(q);
+    }
+    buf.extend_from_slice(b" HTTP/1.1\" ");
+    let mut num = itoa_buf(u64::from(req.status));
+    buf.extend_from_slice(num.as_bytes());
+    buf.push(b' ');
+    match req.bytes {
+        Some(b) => {
+            num = itoa_buf(b);
+            buf.extend_from_slice(num.as_bytes());
+        }
+        None => buf.push(b'-'),
+    }
+    buf.extend_from_slice(b" \"");
+    or_dash(buf, req.referer);
+    buf.extend_from_slice(b"\" \"");
+    or_dash(buf, req.user_agent);
+    buf.push(b'"');
+}
+
+fn itoa_buf(n: u64) -> Digits {
+    let mut d = Digits([0; 20], 20);
+    let mut n = n;
+    loop {
+        d.1 -= 1;
+        d.0[d.1] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    d
+}
+
+struct Digits([u8; 20], usize);
+
+impl Digits {
+    fn as_bytes(&self) -> &[u8] {
+        &self.0[self.1..]
+    }
+}
+
+/// A key's bytes (as [`KeySpec::extract`] writes them) for people.
+pub fn key_text(spec: &KeySpec, key: &[u8]) -> String {
+    let ip = |b: &[u8]| -> Option<(String, usize)> {
+        match b.first()? {
+            4 if b.len() >= 5 => {
+                let a: [u8; 4] = b[1..5].try_into().ok()?;
+                Some((Ipv4Addr::from(a).to_string(), 5))
+            }
+            6 if b.len() >= 17 => {
+                let a: [u8; 16] = b[1..17].try_into().ok()?;
+                Some((Ipv6Addr::from(a).to_string(), 17))
+            }
+            _ => None,
+        }
+    };
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    match spec {
+        KeySpec::Site => "site".into(),
+        KeySpec::Ip => match ip(key) {
+            Some((s, n)) if n == key.len() => s,
+            _ => text(key.strip_prefix(b"h").unwrap_or(key)),
+        },
+        KeySpec::Prefix { .. } => match ip(key) {
+            Some((s, n)) if n + 1 == key.len() => format!("{s}/{}", key[n]),
+            _ => text(key.strip_prefix(b"h").unwrap_or(key)),
+        },
+        KeySpec::Status if key.len() == 2 => u16::from_be_bytes([key[0], key[1]]).to_string(),
+        _ => text(key),
+    }
+}
+
+/// A duration in fail2ban's words (`10m`, `1h`, `1d 12h`), for descriptions.
+pub fn ban_length(ms: Option<u64>) -> String {
+    match ms {
+        None => "for ever".into(),
+        Some(ms) => crate::rate::describe_period(ms),
+    }
+}
+
+impl fmt::Display for Increment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.multipliers.is_empty() {
+            f.write_str("doubling with each earlier ban")?;
+        } else {
+            let m: Vec<String> = self.multipliers.iter().map(u64::to_string).collect();
+            write!(f, "multiplied by {} for the 1st, 2nd… ban", m.join(", "))?;
+        }
+        if self.factor_milli != 1000 {
+            write!(f, ", factor {}", milli_text(self.factor_milli))?;
+        }
+        if let Some(m) = self.max_ms {
+            write!(f, ", at most {}", crate::rate::describe_period(m))?;
+        }
+        Ok(())
+    }
+}
+
+/// `1500` → `1.5`.
+pub fn milli_text(m: u64) -> String {
+    if m.is_multiple_of(1000) {
+        (m / 1000).to_string()
+    } else {
+        let s = format!("{}.{:03}", m / 1000, m % 1000);
+        s.trim_end_matches('0').to_string()
+    }
+}
+
+/// Parses a decimal factor (`2`, `1.5`) into thousandths.
+pub fn parse_milli(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let i: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let mut f = 0u64;
+    for (k, b) in frac.bytes().take(3).enumerate() {
+        f += u64::from(b - b'0') * 10u64.pow(2 - k as u32);
+    }
+    i.checked_mul(1000)?.checked_add(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zone(n: u64, w: u64, opts: BanOptions) -> BanZone {
+        BanZone::new(Rate::new(n, w).unwrap(), opts)
+    }
+
+    #[test]
+    fn bans_past_n_for_t_and_counts_lost() {
+        let mut z = zone(
+            3,
+            1000,
+            BanOptions {
+                ban_ms: Some(10_000),
+                ..BanOptions::default()
+            },
+        );
+        let k = b"a";
+        let d: Vec<bool> = [0, 10, 20, 30, 40, 5000, 10_029, 10_030]
+            .iter()
+            .map(|&t| z.lookup(t, k, 1, true) == Lookup::Busy)
+            .collect();
+        assert_eq!(d, [false, false, false, true, true, true, true, false]);
+        assert_eq!(z.bans().len(), 1);
+        let b = &z.bans()[0];
+        assert_eq!((b.start_ms, b.end_ms, b.lost), (30, 10_030, 4));
+    }
+
+    #[test]
+    fn reach_passes_the_trigger_and_increments_grow() {
+        let mut z = zone(
+            2,
+            1000,
+            BanOptions {
+                ban_ms: Some(1000),
+                reach: true,
+                increment: Some(Increment::doubling()),
+                ..BanOptions::default()
+            },
+        );
+        assert_eq!(z.lookup(0, b"k", 1, true), Lookup::Admit(0));
+        assert_eq!(z.lookup(1, b"k", 1, true), Lookup::Admit(0));
+        assert_eq!(z.lookup(2, b"k", 1, true), Lookup::Busy);
+        // Ban 1 ends at 1001; a known offender's one failure counts 2: banned again.
+        assert_eq!(z.lookup(1001, b"k", 1, true), Lookup::Admit(0));
+        assert_eq!(z.bans()[1].end_ms, 1001 + 2000);
+        assert_eq!(z.bans()[1].nth, 2);
+    }
+
+    #[test]
+    fn multipliers_and_maxtime() {
+        let inc = Increment {
+            factor_milli: 1000,
+            multipliers: vec![1, 5, 30],
+            max_ms: Some(20_000),
+        };
+        assert_eq!(inc.ban_ms(1000, 0), 1000);
+        assert_eq!(inc.ban_ms(1000, 1), 5000);
+        assert_eq!(inc.ban_ms(1000, 2), 20_000);
+        assert_eq!(inc.ban_ms(1000, 9), 20_000);
+        assert_eq!(Increment::doubling().ban_ms(600, 3), 4800);
+    }
+
+    #[test]
+    fn rebuilt_line_and_key_text() {
+        let req = Request {
+            client: b"192.0.2.1",
+            method: Some(b"GET"),
+            path: Some(b"/wp-login.php"),
+            status: 404,
+            bytes: Some(12),
+            user_agent: Some(b"curl/8"),
+            ..Default::default()
+        };
+        let mut b = Vec::new();
+        rebuild_line(&req, &mut b);
+        assert_eq!(
+            String::from_utf8(b).unwrap(),
+            "192.0.2.1 - - [] \"GET /wp-login.php HTTP/1.1\" 404 12 \"-\" \"curl/8\""
+        );
+        let mut k = Vec::new();
+        let r = Request {
+            ip: "203.0.113.9".parse().ok(),
+            ..Default::default()
+        };
+        KeySpec::Ip.extract(&r, &mut k);
+        assert_eq!(key_text(&KeySpec::Ip, &k), "203.0.113.9");
+        let p = KeySpec::parse("prefix").unwrap();
+        p.extract(&r, &mut k);
+        assert_eq!(key_text(&p, &k), "203.0.113.0/24");
+        assert_eq!(parse_milli("1.5"), Some(1500));
+        assert_eq!(milli_text(1500), "1.5");
+    }
+}

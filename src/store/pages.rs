@@ -1,0 +1,376 @@
+//! Reading a row group's columns straight from its Parquet pages: text as dictionary
+//! codes (a slot per dictionary entry, no per-row hashing or string views), numbers and
+//! flags as values. Only the encodings logscope's writer produces are decoded (PLAIN,
+//! dictionary with RLE/bit-packed indices, RLE levels, data pages v1 and v2); anything
+//! else is [`PageError::Unsupported`] and the caller reads that slice through polars.
+
+use std::fs::File;
+use std::io::Cursor;
+use std::os::unix::fs::FileExt;
+
+use logscope_core::batch::{NULL_CODE, TextColumn};
+use polars_buffer::Buffer;
+use polars_parquet::parquet::encoding::Encoding;
+use polars_parquet::parquet::encoding::hybrid_rle::HybridRleDecoder;
+use polars_parquet::parquet::metadata::ColumnChunkMetadata;
+use polars_parquet::parquet::page::{DataPage, split_buffer};
+use polars_parquet::parquet::read::{BasicDecompressor, PageReader};
+use polars_parquet::parquet::schema::types::PhysicalType;
+
+/// Why a column could not be read here.
+#[derive(Debug)]
+pub enum PageError {
+    /// An encoding or type this reader does not decode: read the slice through polars.
+    Unsupported(String),
+    /// The file is damaged (or unreadable).
+    Damaged(String),
+}
+
+impl From<polars_parquet::parquet::error::ParquetError> for PageError {
+    fn from(e: polars_parquet::parquet::error::ParquetError) -> Self {
+        PageError::Damaged(e.to_string())
+    }
+}
+
+/// One column of a row group, every row.
+pub enum Decoded {
+    /// INT32 or INT64 values (`None` = null).
+    Int(Vec<Option<i64>>),
+    /// BOOLEAN values.
+    Bool(Vec<Option<bool>>),
+    /// BYTE_ARRAY values as slots of `values` (dictionary entries first, then values
+    /// of plain pages one slot per row) and a slot per row ([`NULL_CODE`] = null).
+    Text {
+        /// The distinct values (plain layout: slot = position).
+        values: TextColumn,
+        /// Slot of each row.
+        codes: Vec<u32>,
+    },
+}
+
+/// Pages larger than this are damage, not data (the writer's pages are ~1 MiB).
+const MAX_PAGE: usize = 256 << 20;
+
+/// Reads and decodes column chunk `chunk` of `file` (`rows` rows).
+pub fn read_column(
+    file: &File,
+    chunk: &ColumnChunkMetadata,
+    rows: usize,
+) -> Result<Decoded, PageError> {
+    let range = chunk.byte_range();
+    let len = usize::try_from(range.end.saturating_sub(range.start))
+        .map_err(|_| PageError::Damaged("column chunk too large".into()))?;
+    if len > MAX_PAGE * 16 {
+        return Err(PageError::Damaged(format!("column chunk of {len} bytes")));
+    }
+    let mut bytes = vec![0u8; len];
+    file.read_exact_at(&mut bytes, range.start)
+        .map_err(|e| PageError::Damaged(format!("reading a column chunk: {e}")))?;
+    let reader = PageReader::new(
+        Cursor::new(Buffer::from_vec(bytes)),
+        chunk,
+        Vec::new(),
+        MAX_PAGE,
+    );
+    let mut pages = BasicDecompressor::new(reader, Vec::new());
+    let physical = chunk.physical_type();
+    let dict = pages.read_dict_page()?;
+    match physical {
+        PhysicalType::Int32 | PhysicalType::Int64 => {
+            let width = if physical == PhysicalType::Int32 {
+                4
+            } else {
+                8
+            };
+            let dict: Vec<i64> = match &dict {
+                Some(d) => plain_ints(&d.buffer, width, d.num_values)?,
+                None => Vec::new(),
+            };
+            let mut out = Vec::with_capacity(rows);
+            while let Some(item) = pages.next() {
+                let page = item?.decompress(&mut pages)?;
+                ints_page(&page, width, &dict, &mut out)?;
+                pages.reuse_page_buffer(page);
+            }
+            check_rows(out.len(), rows)?;
+            Ok(Decoded::Int(out))
+        }
+        PhysicalType::Boolean => {
+            if dict.is_some() {
+                return Err(PageError::Unsupported("dictionary-encoded booleans".into()));
+            }
+            let mut out = Vec::with_capacity(rows);
+            while let Some(item) = pages.next() {
+                let page = item?.decompress(&mut pages)?;
+                bools_page(&page, &mut out)?;
+                pages.reuse_page_buffer(page);
+            }
+            check_rows(out.len(), rows)?;
+            Ok(Decoded::Bool(out))
+        }
+        PhysicalType::ByteArray => {
+            let mut values = TextColumn::default();
+            let dict_len = match &dict {
+                Some(d) => {
+                    plain_texts(&d.buffer, d.num_values, |s| values.push_str(Some(s)))?;
+                    d.num_values
+                }
+                None => 0,
+            };
+            let mut codes = Vec::with_capacity(rows);
+            while let Some(item) = pages.next() {
+                let page = item?.decompress(&mut pages)?;
+                texts_page(&page, dict_len, &mut values, &mut codes)?;
+                pages.reuse_page_buffer(page);
+            }
+            check_rows(codes.len(), rows)?;
+            Ok(Decoded::Text { values, codes })
+        }
+        other => Err(PageError::Unsupported(format!("{other:?} column"))),
+    }
+}
+
+fn check_rows(got: usize, want: usize) -> Result<(), PageError> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(PageError::Damaged(format!(
+            "column holds {got} rows, the row group {want}"
+        )))
+    }
+}
+
+/// The page's definition levels as a validity per row (`None`: every row is valid),
+/// and the encoded values.
+fn levels(page: &DataPage) -> Result<(Option<Vec<bool>>, &[u8]), PageError> {
+    if page.descriptor.max_rep_level > 0 {
+        return Err(PageError::Unsupported("nested column".into()));
+    }
+    let split = split_buffer(page)?;
+    let n = page.num_values();
+    if page.descriptor.max_def_level == 0 {
+        return Ok((None, split.values));
+    }
+    if page.definition_level_encoding() != Encoding::Rle {
+        return Err(PageError::Unsupported(format!(
+            "{:?} definition levels",
+            page.definition_level_encoding()
+        )));
+    }
+    let bits = 32 - (page.descriptor.max_def_level as u32).leading_zeros();
+    let defs = HybridRleDecoder::new(split.def, bits, n).collect()?;
+    if defs.len() != n {
+        return Err(PageError::Damaged("short definition levels".into()));
+    }
+    let max = page.descriptor.max_def_level as u32;
+    if defs.iter().all(|&d| d == max) {
+        return Ok((None, split.values));
+    }
+    Ok((Some(defs.iter().map(|&d| d == max).collect()), split.values))
+}
+
+/// Dictionary indices of `present` values.
+fn indices(values: &[u8], present: usize) -> Result<Vec<u32>, PageError> {
+    let Some((&bits, rest)) = values.split_first() else {
+        return if present == 0 {
+            Ok(Vec::new())
+        } else {
+            Err(PageError::Damaged("empty dictionary indices".into()))
+        };
+    };
+    if bits > 32 {
+        return Err(PageError::Damaged(format!("index width {bits}")));
+    }
+    let idx = HybridRleDecoder::new(rest, bits as u32, present).collect()?;
+    if idx.len() != present {
+        return Err(PageError::Damaged("short dictionary indices".into()));
+    }
+    Ok(idx)
+}
+
+fn is_dict(e: Encoding) -> bool {
+    matches!(e, Encoding::RleDictionary | Encoding::PlainDictionary)
+}
+
+/// Expands `present` values over the page's rows (nulls where `valid` says so).
+fn spread<T: Copy, U>(
+    valid: &Option<Vec<bool>>,
+    present: &[T],
+    out: &mut Vec<U>,
+    some: impl Fn(T) -> U,
+    none: U,
+) -> Result<(), PageError>
+where
+    U: Copy,
+{
+    match valid {
+        None => out.extend(present.iter().map(|&v| some(v))),
+        Some(valid) => {
+            let mut it = present.iter();
+            for &ok in valid {
+                if ok {
+                    let v = it
+                        .next()
+                        .ok_or_else(|| PageError::Damaged("fewer values than levels".into()))?;
+                    out.push(some(*v));
+                } else {
+                    out.push(none);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn present_count(valid: &Option<Vec<bool>>, n: usize) -> usize {
+    valid
+        .as_ref()
+        .map_or(n, |v| v.iter().filter(|&&b| b).count())
+}
+
+fn plain_ints(buf: &[u8], width: usize, n: usize) -> Result<Vec<i64>, PageError> {
+    if buf.len() < n * width {
+        return Err(PageError::Damaged("short plain integers".into()));
+    }
+    Ok(buf[..n * width]
+        .chunks_exact(width)
+        .map(|c| {
+            if width == 4 {
+                i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64
+            } else {
+                i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
+            }
+        })
+        .collect())
+}
+
+fn ints_page(
+    page: &DataPage,
+    width: usize,
+    dict: &[i64],
+    out: &mut Vec<Option<i64>>,
+) -> Result<(), PageError> {
+    let (valid, values) = levels(page)?;
+    let present = present_count(&valid, page.num_values());
+    let vals: Vec<i64> = match page.encoding() {
+        e if is_dict(e) => {
+            let idx = indices(values, present)?;
+            let mut v = Vec::with_capacity(idx.len());
+            for k in idx {
+                v.push(
+                    *dict
+                        .get(k as usize)
+                        .ok_or_else(|| PageError::Damaged("index past the dictionary".into()))?,
+                );
+            }
+            v
+        }
+        Encoding::Plain => plain_ints(values, width, present)?,
+        e => return Err(PageError::Unsupported(format!("{e:?} integers"))),
+    };
+    spread(&valid, &vals, out, Some, None)
+}
+
+fn bools_page(page: &DataPage, out: &mut Vec<Option<bool>>) -> Result<(), PageError> {
+    let (valid, values) = levels(page)?;
+    let present = present_count(&valid, page.num_values());
+    let vals: Vec<bool> = match page.encoding() {
+        Encoding::Plain => {
+            if values.len() * 8 < present {
+                return Err(PageError::Damaged("short plain booleans".into()));
+            }
+            (0..present)
+                .map(|i| (values[i / 8] >> (i % 8)) & 1 == 1)
+                .collect()
+        }
+        Encoding::Rle => {
+            // v1 and v2 alike: a 4-byte length, then the hybrid runs of width 1.
+            let data = values
+                .get(4..)
+                .ok_or_else(|| PageError::Damaged("short boolean runs".into()))?;
+            let v = HybridRleDecoder::new(data, 1, present).collect()?;
+            if v.len() != present {
+                return Err(PageError::Damaged("short boolean runs".into()));
+            }
+            v.into_iter().map(|b| b == 1).collect()
+        }
+        e => return Err(PageError::Unsupported(format!("{e:?} booleans"))),
+    };
+    spread(&valid, &vals, out, Some, None)
+}
+
+/// Calls `f` with each of the `n` PLAIN byte-array values of `buf` (stored text is UTF-8).
+fn plain_texts(buf: &[u8], n: usize, mut f: impl FnMut(&str)) -> Result<(), PageError> {
+    let mut at = 0usize;
+    for _ in 0..n {
+        let len = buf
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            .ok_or_else(|| PageError::Damaged("short byte array".into()))?;
+        let bytes = buf
+            .get(at + 4..at + 4 + len)
+            .ok_or_else(|| PageError::Damaged("short byte array".into()))?;
+        let s = std::str::from_utf8(bytes)
+            .map_err(|_| PageError::Damaged("a text value is not UTF-8".into()))?;
+        f(s);
+        at += 4 + len;
+    }
+    Ok(())
+}
+
+fn texts_page(
+    page: &DataPage,
+    dict_len: usize,
+    values: &mut TextColumn,
+    codes: &mut Vec<u32>,
+) -> Result<(), PageError> {
+    let (valid, data) = levels(page)?;
+    let present = present_count(&valid, page.num_values());
+    let slots: Vec<u32> = match page.encoding() {
+        e if is_dict(e) => {
+            let idx = indices(data, present)?;
+            if idx.iter().any(|&k| k as usize >= dict_len) {
+                return Err(PageError::Damaged("index past the dictionary".into()));
+            }
+            idx
+        }
+        Encoding::Plain => {
+            let mut v = Vec::with_capacity(present);
+            plain_texts(data, present, |s| {
+                values.push_str(Some(s));
+                v.push((values.slots() - 1) as u32);
+            })?;
+            v
+        }
+        e => return Err(PageError::Unsupported(format!("{e:?} text"))),
+    };
+    spread(&valid, &slots, codes, |k| k, NULL_CODE)
+}
+
+/// The rows `keep` of a decoded text column as a coded column whose slots are the
+/// values those rows use, numbered in order of first use (as the polars path does).
+pub fn text_rows(
+    values: &TextColumn,
+    codes: &[u32],
+    keep: impl Iterator<Item = usize>,
+    remap: &mut Vec<u32>,
+) -> TextColumn {
+    remap.clear();
+    remap.resize(values.slots(), NULL_CODE);
+    let mut out_values = TextColumn::default();
+    let mut out_codes = Vec::with_capacity(codes.len());
+    for i in keep {
+        let k = codes[i];
+        if k == NULL_CODE {
+            out_codes.push(NULL_CODE);
+            continue;
+        }
+        let slot = &mut remap[k as usize];
+        if *slot == NULL_CODE {
+            out_values.push_str(values.value(k));
+            *slot = (out_values.slots() - 1) as u32;
+        }
+        out_codes.push(*slot);
+    }
+    TextColumn::with_codes(out_values, out_codes)
+}

@@ -1,0 +1,629 @@
+//! SQL over the dataset with polars' SQL: the table `requests` (exactly the parts the
+//! committed manifest lists, plus the partition column `month`) and the view
+//! `requests_x` (the same rows with the derived columns every report uses, each
+//! classified once per distinct value and joined back).
+//!
+//! `requests` is a polars anonymous scan that takes the pushed-down predicate and
+//! projection: conjuncts that look only at `month`, or compare `ts` with a constant,
+//! are evaluated on the manifest's per-part month and `[min_ts, max_ts]` first, and
+//! only the parts they can match are opened (inside a part, Parquet row-group
+//! statistics skip what `ts` rules out). The snapshot is resolved once, so an ingest
+//! that commits meanwhile is not seen, and a part being written is never listed.
+
+use std::any::Any;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use logscope_core::batch::Batch;
+use logscope_core::classify::{Classifier, ClientKey};
+use polars::prelude::*;
+use polars::sql::SQLContext;
+
+use super::frame::{batch_to_frame, ip_of_halves};
+use super::scan::check_part;
+use super::{Dataset, PartEntry, StoreError};
+
+/// The dataset table.
+pub const TABLE: &str = "requests";
+/// The view with the derived columns.
+pub const VIEW: &str = "requests_x";
+
+/// The derived columns of [`VIEW`], in order, with their type and meaning.
+pub const DERIVED: &[(&str, &str, &str)] = &[
+    (
+        "prefix",
+        "string",
+        "the client's network: /24 (IPv4), /48 (IPv6) or --prefix-v4/--prefix-v6, e.g. 203.0.113.0/24, 2001:db8:1::/48; a host name as itself",
+    ),
+    (
+        "real_client",
+        "string",
+        "the client address (behind --trust-proxy: the real client), e.g. 203.0.113.7",
+    ),
+    (
+        "device",
+        "string",
+        "ios, android, desktop, other, tool, bot or unknown (what the User-Agent claims)",
+    ),
+    (
+        "agent_family",
+        "string",
+        "Chrome, Safari, curl, GPTBot … ((none) without a User-Agent)",
+    ),
+    (
+        "agent",
+        "string",
+        "the short class reports show: the crawler's or tool's name, else the device",
+    ),
+    (
+        "bot_kind",
+        "string",
+        "for declared bots: ai, search, seo, social, monitor, scanner, other-bot; else NULL",
+    ),
+    ("heavy", "bool", "a heavy request under the rules (--rules)"),
+    (
+        "heavy_class",
+        "string",
+        "its heavy class (search, diff, oldid, history, info or a rule's name); else NULL",
+    ),
+    ("identity", "string", "anonymous, identified or unknown"),
+];
+
+/// Errors of a query.
+#[derive(Debug, thiserror::Error)]
+pub enum SqlError {
+    /// The query is not valid SQL, or names tables, columns or functions polars does
+    /// not know, or applies them to the wrong types (polars' message).
+    #[error("{0}")]
+    Query(String),
+    /// The dataset could not be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What one scan of `requests` read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanRead {
+    /// Parts opened.
+    pub parts: usize,
+    /// Parts in the snapshot.
+    pub of: usize,
+    /// Months of the parts opened (sorted, distinct).
+    pub months: Vec<String>,
+}
+
+/// A query's result and what it read.
+pub struct SqlResult {
+    /// The rows.
+    pub frame: DataFrame,
+    /// One entry per scan of `requests` (a self-join scans twice).
+    pub reads: Vec<ScanRead>,
+    /// Rows in the snapshot.
+    pub dataset_rows: u64,
+}
+
+/// The schema of `requests` (the stored columns of format 3, then `month`). A format-2
+/// dataset's parts get `client_list = false`.
+pub fn requests_schema() -> Schema {
+    let mut schema = batch_to_frame(&Batch::default(), "")
+        .map(|df| df.schema().as_ref().clone())
+        .unwrap_or_default();
+    schema.with_column("month".into(), DataType::String);
+    schema
+}
+
+/// A type as the help shows it.
+pub fn type_name(dt: &DataType) -> String {
+    match dt {
+        DataType::Int32 => "int32".into(),
+        DataType::Int64 => "int64".into(),
+        DataType::UInt32 => "uint32".into(),
+        DataType::UInt64 => "uint64".into(),
+        DataType::Float64 => "float64".into(),
+        DataType::Boolean => "bool".into(),
+        DataType::String => "string".into(),
+        DataType::Datetime(TimeUnit::Milliseconds, Some(_)) => "timestamp(ms, UTC)".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Runs one SQL statement over the committed snapshot of `ds`, classifying with
+/// `classifier` (the same rules, prefix lengths and proxies as the reports).
+pub fn run(ds: &Dataset, query: &str, classifier: Classifier) -> Result<SqlResult, SqlError> {
+    let (snapshot, manifest) = ds.read()?;
+    let parts: Vec<(PathBuf, PartEntry)> = match &snapshot {
+        Some(s) => manifest
+            .parts
+            .iter()
+            .map(|p| (s.part_path(p), p.clone()))
+            .collect(),
+        None => Vec::new(),
+    };
+    let dataset_rows = manifest.rows();
+    let reads = Arc::new(Mutex::new(Vec::new()));
+    let failure = Arc::new(Mutex::new(None));
+    let schema = Arc::new(requests_schema());
+    let scan = PartsScan {
+        parts,
+        synth_client_list: manifest.version < 3,
+        schema: schema.clone(),
+        reads: reads.clone(),
+        failure: failure.clone(),
+    };
+    let requests = LazyFrame::anonymous_scan(
+        Arc::new(scan),
+        ScanArgsAnonymous {
+            schema: Some(schema),
+            name: "logscope requests",
+            ..ScanArgsAnonymous::default()
+        },
+    )
+    .map_err(|e| SqlError::Query(e.to_string()))?;
+    let view = derived(requests.clone(), Arc::new(Mutex::new(classifier)));
+    let mut ctx = SQLContext::new();
+    ctx.register(TABLE, requests);
+    ctx.register(VIEW, view);
+    let lf = ctx
+        .execute(query)
+        .map_err(|e| SqlError::Query(polars_message(&e)))?;
+    let collected = lf.collect();
+    if let Some(e) = failure.lock().ok().and_then(|mut f| f.take()) {
+        return Err(SqlError::Store(e));
+    }
+    let frame = collected.map_err(|e| match e {
+        PolarsError::IO { .. } => SqlError::Store(StoreError::Parquet {
+            path: ds.dir().to_path_buf(),
+            detail: e.to_string(),
+        }),
+        other => SqlError::Query(polars_message(&other)),
+    })?;
+    let reads = reads.lock().map(|r| r.clone()).unwrap_or_default();
+    Ok(SqlResult {
+        frame,
+        reads,
+        dataset_rows,
+    })
+}
+
+/// polars' message without its backtrace hints, on as few lines as it allows.
+fn polars_message(e: &PolarsError) -> String {
+    let s = e.to_string();
+    let s = s.trim();
+    s.strip_prefix("SQLInterface: ")
+        .or_else(|| s.strip_prefix("SQLSyntax: "))
+        .unwrap_or(s)
+        .trim()
+        .to_string()
+}
+
+/// The scan of `requests`: the committed parts, pruned by the pushed-down predicate.
+struct PartsScan {
+    parts: Vec<(PathBuf, PartEntry)>,
+    /// A format-2 dataset: `client_list` is not stored (always false).
+    synth_client_list: bool,
+    schema: SchemaRef,
+    reads: Arc<Mutex<Vec<ScanRead>>>,
+    failure: Arc<Mutex<Option<StoreError>>>,
+}
+
+impl PartsScan {
+    fn fail(&self, e: StoreError) -> PolarsError {
+        let msg = e.to_string();
+        if let Ok(mut f) = self.failure.lock() {
+            f.get_or_insert(e);
+        }
+        PolarsError::ComputeError(msg.into())
+    }
+}
+
+impl AnonymousScan for PartsScan {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn schema(&self, _infer_schema_length: Option<usize>) -> PolarsResult<SchemaRef> {
+        Ok(self.schema.clone())
+    }
+
+    fn allows_predicate_pushdown(&self) -> bool {
+        true
+    }
+
+    fn allows_projection_pushdown(&self) -> bool {
+        true
+    }
+
+    fn scan(&self, args: AnonymousScanArgs) -> PolarsResult<DataFrame> {
+        let keep = keep_parts(&self.parts, args.predicate.as_ref());
+        let chosen: Vec<&(PathBuf, PartEntry)> = self
+            .parts
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(p, _)| p)
+            .collect();
+        let mut months: Vec<String> = chosen.iter().map(|(_, p)| p.month.clone()).collect();
+        months.sort();
+        months.dedup();
+        if let Ok(mut r) = self.reads.lock() {
+            r.push(ScanRead {
+                parts: chosen.len(),
+                of: self.parts.len(),
+                months,
+            });
+        }
+        let names: Vec<PlSmallStr> = match &args.with_columns {
+            Some(cols) => cols.iter().cloned().collect(),
+            None => self.schema.iter_names().cloned().collect(),
+        };
+        let out_schema: Schema = names
+            .iter()
+            .filter_map(|n| self.schema.get(n).map(|dt| (n.clone(), dt.clone())))
+            .collect();
+        if chosen.is_empty() {
+            return Ok(DataFrame::empty_with_schema(&out_schema));
+        }
+        let mut frames = Vec::with_capacity(chosen.len());
+        for (path, part) in chosen {
+            check_part(path, part).map_err(|e| self.fail(e))?;
+            let Some(p) = path.to_str() else {
+                return Err(self.fail(StoreError::Corrupt {
+                    path: path.clone(),
+                    detail: "the dataset's path is not UTF-8, which polars cannot open".into(),
+                }));
+            };
+            let args = ScanArgsParquet {
+                glob: false,
+                cache: false,
+                ..ScanArgsParquet::default()
+            };
+            let mut lf = LazyFrame::scan_parquet(PlRefPath::new(p), args)?;
+            let mut extra = vec![lit(part.month.as_str()).alias("month")];
+            if self.synth_client_list {
+                extra.push(lit(false).alias("client_list"));
+            }
+            lf = lf.with_columns(extra);
+            frames.push(lf);
+        }
+        let mut lf = concat(frames, UnionArgs::default())?;
+        if let Some(p) = args.predicate {
+            lf = lf.filter(p);
+        }
+        lf = lf.select(names.iter().map(|n| col(n.clone())).collect::<Vec<_>>());
+        if let Some(n) = args.n_rows {
+            lf = lf.limit(n as IdxSize);
+        }
+        lf.collect()
+    }
+}
+
+/// Which parts a predicate can match: every conjunct that looks only at `month` is
+/// evaluated on the parts' months, and every comparison of `ts` with a constant
+/// (`<`, `<=`, `>`, `>=`) on their earliest and latest arrival. Anything else keeps
+/// the part (the predicate is applied to its rows anyway).
+fn keep_parts(parts: &[(PathBuf, PartEntry)], predicate: Option<&Expr>) -> Vec<bool> {
+    let mut keep = vec![true; parts.len()];
+    let Some(predicate) = predicate else {
+        return keep;
+    };
+    if parts.is_empty() {
+        return keep;
+    }
+    let mut conj = Vec::new();
+    conjuncts(predicate, &mut conj);
+    let ts_col = |v: Vec<i64>| {
+        Int64Chunked::from_vec("ts".into(), v)
+            .into_datetime(TimeUnit::Milliseconds, Some(TimeZone::UTC))
+            .into_column()
+    };
+    for c in conj {
+        let roots = c.clone().meta().root_names();
+        if roots.is_empty() || !roots.iter().all(|r| r == roots[0].as_str()) {
+            continue;
+        }
+        let verdict = if roots[0] == "month" {
+            let months = StringChunked::from_iter_values(
+                "month".into(),
+                parts.iter().map(|(_, p)| p.month.as_str()),
+            )
+            .into_column();
+            eval_bools(vec![months], &c)
+        } else if roots[0] == "ts" && is_ts_range(&c) {
+            let lo = eval_bools(
+                vec![ts_col(parts.iter().map(|(_, p)| p.min_ts_ms).collect())],
+                &c,
+            );
+            let hi = eval_bools(
+                vec![ts_col(parts.iter().map(|(_, p)| p.max_ts_ms).collect())],
+                &c,
+            );
+            match (lo, hi) {
+                (Some(a), Some(b)) => Some(a.iter().zip(&b).map(|(x, y)| *x || *y).collect()),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        if let Some(v) = verdict {
+            for (k, v) in keep.iter_mut().zip(v) {
+                *k &= v;
+            }
+        }
+    }
+    keep
+}
+
+fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::BinaryExpr {
+            left,
+            op: Operator::And | Operator::LogicalAnd,
+            right,
+        } => {
+            conjuncts(left, out);
+            conjuncts(right, out);
+        }
+        other => out.push(other.clone()),
+    }
+}
+
+/// `ts OP constant` or `constant OP ts` with OP one of `<`, `<=`, `>`, `>=`: true at
+/// neither end of a part's time range means true nowhere in it.
+fn is_ts_range(e: &Expr) -> bool {
+    let Expr::BinaryExpr { left, op, right } = e else {
+        return false;
+    };
+    let is_ts = |x: &Expr| matches!(x, Expr::Column(n) if n == "ts");
+    let constant = |x: &Expr| x.clone().meta().root_names().is_empty();
+    matches!(
+        op,
+        Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
+    ) && ((is_ts(left) && constant(right)) || (is_ts(right) && constant(left)))
+}
+
+/// `e` evaluated on a frame of `columns`: true per row (null and false are false).
+fn eval_bools(columns: Vec<Column>, e: &Expr) -> Option<Vec<bool>> {
+    let n = columns.first()?.len();
+    let df = DataFrame::new(n, columns).ok()?;
+    let out = df.lazy().select([e.clone().alias("keep")]).collect().ok()?;
+    let c = out.column("keep").ok()?.bool().ok()?.clone();
+    let v: Vec<bool> = c.iter().map(|x| x == Some(true)).collect();
+    match v.len() {
+        l if l == n => Some(v),
+        1 => Some(vec![v[0]; n]),
+        _ => None,
+    }
+}
+
+fn text<'a>(v: &'a AnyValue<'a>) -> Option<&'a str> {
+    match v {
+        AnyValue::String(s) => Some(s),
+        AnyValue::StringOwned(s) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+fn int(v: &AnyValue<'_>) -> Option<i64> {
+    match v {
+        AnyValue::Int64(x) => Some(*x),
+        _ => None,
+    }
+}
+
+fn boolean(v: &AnyValue<'_>) -> Option<bool> {
+    match v {
+        AnyValue::Boolean(b) => Some(*b),
+        _ => None,
+    }
+}
+
+/// A string column computed from `inputs` once per distinct combination of their
+/// values (`f`), then joined back onto the rows in their order.
+fn per_distinct<F>(inputs: Vec<Expr>, name: &'static str, f: F) -> Expr
+where
+    F: Fn(&[AnyValue<'_>]) -> Option<String> + Send + Sync + 'static,
+{
+    map_multiple(
+        move |cols: &mut [Column]| {
+            let n = cols.first().map_or(0, Column::len);
+            let keys: Vec<PlSmallStr> = (0..cols.len())
+                .map(|i| PlSmallStr::from(format!("k{i}")))
+                .collect();
+            let renamed: Vec<Column> = cols
+                .iter()
+                .zip(&keys)
+                .map(|(c, k)| c.clone().with_name(k.clone()))
+                .collect();
+            let df = DataFrame::new(n, renamed)?;
+            let uniq = df
+                .clone()
+                .lazy()
+                .unique(None, UniqueKeepStrategy::Any)
+                .collect()?;
+            let mut vals: Vec<AnyValue<'_>> = Vec::with_capacity(keys.len());
+            let mut out: Vec<Option<String>> = Vec::with_capacity(uniq.height());
+            for r in 0..uniq.height() {
+                vals.clear();
+                for c in uniq.columns() {
+                    vals.push(c.get(r)?);
+                }
+                out.push(f(&vals));
+            }
+            let values = StringChunked::from_iter_options("v".into(), out.into_iter());
+            let uniq = uniq.hstack(&[values.into_column()])?;
+            let on: Vec<Expr> = keys.iter().map(|k| col(k.clone())).collect();
+            let mut how = JoinArgs::new(JoinType::Left);
+            how.nulls_equal = true;
+            how.maintain_order = MaintainOrderJoin::Left;
+            let joined = df
+                .lazy()
+                .join(uniq.lazy(), on.clone(), on, how)
+                .select([col("v")])
+                .collect()?;
+            if joined.height() != n {
+                return Err(PolarsError::ComputeError(
+                    format!("{name}: the per-value join changed the row count").into(),
+                ));
+            }
+            Ok(joined.column("v")?.clone().with_name(name.into()))
+        },
+        inputs,
+        move |_, _| Ok(Field::new(name.into(), DataType::String)),
+    )
+    .alias(name)
+}
+
+/// `requests` with the derived columns ([`DERIVED`]).
+fn derived(requests: LazyFrame, cls: Arc<Mutex<Classifier>>) -> LazyFrame {
+    let (trust, v4, v6) = match cls.lock() {
+        Ok(c) => (c.trust.clone(), c.v4_len, c.v6_len),
+        Err(_) => (Default::default(), 24, 48),
+    };
+    let mut addr = vec![col("ip_hi"), col("ip_lo"), col("client")];
+    if !trust.is_empty() {
+        addr.extend([col("xff"), col("client_list")]);
+    }
+    let trust = Arc::new(trust);
+    // The real client of one row (Classifier::finish), or the name it is known by.
+    let real = {
+        let trust = trust.clone();
+        move |v: &[AnyValue<'_>]| -> Result<std::net::IpAddr, String> {
+            let ip = match (int(&v[0]), int(&v[1])) {
+                (Some(hi), Some(lo)) => Some(ip_of_halves(hi, lo)),
+                _ => None,
+            };
+            let real = if trust.is_empty() {
+                ip
+            } else if v.get(4).and_then(boolean).unwrap_or(false) {
+                trust.real_client_of_list(v.get(3).and_then(text).unwrap_or(""))
+            } else {
+                trust.real_client(ip, v.get(3).and_then(text))
+            };
+            match real {
+                Some(ip) => Ok(ip),
+                None if ip.is_some() => Err("(unknown behind proxy)".into()),
+                None => Err(text(&v[2]).unwrap_or("(none)").to_string()),
+            }
+        }
+    };
+    let real2 = real.clone();
+    let prefix = per_distinct(addr.clone(), "prefix", move |v| {
+        Some(match real(v) {
+            Ok(ip) => ClientKey::prefix(ip, v4, v6).to_string(),
+            Err(name) => name,
+        })
+    });
+    let real_client = per_distinct(addr, "real_client", move |v| {
+        Some(match real2(v) {
+            Ok(ip) => ClientKey::addr(ip).to_string(),
+            Err(name) => name,
+        })
+    });
+    let agent_col =
+        |name: &'static str, pick: fn(&logscope_core::classify::AgentInfo) -> Option<String>| {
+            let cls = cls.clone();
+            per_distinct(vec![col("user_agent")], name, move |v| {
+                let mut c = cls.lock().ok()?;
+                let id = c.agents.id(text(&v[0]));
+                pick(c.agents.info(id))
+            })
+        };
+    let device = agent_col("device", |i| Some(i.device.name().to_string()));
+    let family = agent_col("agent_family", |i| Some(i.family.clone()));
+    let label = agent_col("agent", |i| Some(i.label.clone()));
+    let bot = agent_col("bot_kind", |i| i.bot.map(|b| b.name().to_string()));
+    let heavy = {
+        let cls = cls.clone();
+        per_distinct(
+            vec![col("method"), col("path"), col("query")],
+            "heavy_class",
+            move |v| {
+                let c = cls.lock().ok()?;
+                let h = c.heavy.classify(text(&v[0]), text(&v[1]), text(&v[2]));
+                h.is_heavy().then(|| c.heavy.name(h).to_string())
+            },
+        )
+    };
+    let identity = per_distinct(vec![col("user"), col("has_cookie")], "identity", move |v| {
+        let c = cls.lock().ok()?;
+        Some(
+            c.identity
+                .classify(text(&v[0]), boolean(&v[1]))
+                .name()
+                .to_string(),
+        )
+    });
+    requests
+        .with_columns([
+            prefix,
+            real_client,
+            device,
+            family,
+            label,
+            bot,
+            heavy,
+            identity,
+        ])
+        .with_columns([col("heavy_class").is_not_null().alias("heavy")])
+        .select(view_order())
+}
+
+fn view_order() -> Vec<Expr> {
+    let mut cols: Vec<Expr> = requests_schema()
+        .iter_names()
+        .map(|n| col(n.clone()))
+        .collect();
+    cols.extend(DERIVED.iter().map(|(n, _, _)| col(*n)));
+    cols
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(month: &str, min: i64, max: i64) -> (PathBuf, PartEntry) {
+        (
+            PathBuf::from(format!("{month}.parquet")),
+            PartEntry {
+                file: format!("{month}.parquet"),
+                month: month.into(),
+                rows: 1,
+                bytes: 1,
+                min_ts_ms: min,
+                max_ts_ms: max,
+                ingest: 1,
+                segments: Vec::new(),
+            },
+        )
+    }
+
+    #[test]
+    fn prunes_by_month_and_time() {
+        let parts = vec![part("2024-06", 0, 99), part("2024-07", 100, 199)];
+        let m = col("month").eq(lit("2024-07"));
+        assert_eq!(keep_parts(&parts, Some(&m)), vec![false, true]);
+        let ts = |ms: i64| {
+            lit(ms).cast(DataType::Datetime(
+                TimeUnit::Milliseconds,
+                Some(TimeZone::UTC),
+            ))
+        };
+        let t = col("ts").gt_eq(ts(150)).and(col("status").eq(lit(200)));
+        assert_eq!(keep_parts(&parts, Some(&t)), vec![false, true]);
+        let t = col("ts").lt(ts(100));
+        assert_eq!(keep_parts(&parts, Some(&t)), vec![true, false]);
+        // Not a range comparison: nothing pruned.
+        let t = col("ts").neq(ts(5));
+        assert_eq!(keep_parts(&parts, Some(&t)), vec![true, true]);
+        let or = col("month").eq(lit("2024-06")).or(col("status").eq(lit(1)));
+        assert_eq!(keep_parts(&parts, Some(&or)), vec![true, true]);
+    }
+
+    #[test]
+    fn schema_has_month_and_the_stored_columns() {
+        let s = requests_schema();
+        assert_eq!(s.len(), super::super::frame::COLUMNS.len() + 1);
+        assert_eq!(s.get("month"), Some(&DataType::String));
+        assert_eq!(type_name(s.get("ts").unwrap()), "timestamp(ms, UTC)");
+    }
+}
