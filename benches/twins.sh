@@ -25,7 +25,7 @@ while IFS='|' read -r name args; do
         "$BIN --data $DATA $args --format json" >/dev/null
     hyperfine --style none --warmup 0 --runs "$RUNS" --export-json "$WORK/d.json" \
         "python3 tests/engines/run_duckdb.py $WORK/$name.duckdb.sql" >/dev/null
-    s=$(time1 python3 tests/engines/run_spark.py "$WORK/$name.spark.sql")
+    s=$(time1 python3 tests/engines/run_spark.py "$WORK/$name.spark.sql" 2>/dev/null)
     printf '| `%s` | %s | %s | %s |\n' "$args" "$(median "$WORK/l.json")" "$(median "$WORK/d.json")" "$s"
 done <<'LIST'
 heavy|heavy --by 1h
@@ -35,5 +35,5 @@ availability|availability --by month
 top|top --by path
 LIST
 : > "$WORK/empty.sql"
-echo "Spark start-up alone (an empty script): $(time1 python3 tests/engines/run_spark.py "$WORK/empty.sql") s"
+echo "Spark start-up alone (an empty script): $(time1 python3 tests/engines/run_spark.py "$WORK/empty.sql" 2>/dev/null) s"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -9,7 +9,7 @@ use logscope_core::forensics::agents::{AgentsAcc, AgentsReport};
 
 use super::filters::FilterArgs;
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, RowStats, columns_for, for_each_batch};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch, value_counts};
 
 /// Arguments of `logscope agents`.
 #[derive(Debug, Args)]
@@ -89,6 +89,16 @@ pub fn compute(data: &Path, args: &AgentsArgs) -> anyhow::Result<(AgentsReport, 
     // Without a filter or a sample every row of the period counts for its agent only:
     // count the rows per distinct User-Agent, then classify each once.
     let per_agent = sel.filter.selects_whole_period() && !acc.samples();
+    if per_agent
+        && let Some((values, stats)) = value_counts(data, &args.rows, "user_agent", since, until)?
+    {
+        for (ua, n) in &values {
+            let agent = sel.classifier.agents.id(ua.as_deref());
+            acc.add_unsampled(agent, *n);
+        }
+        let report = acc.finish(&sel.classifier, args.top, &sel.describe(), &stats.origin);
+        return Ok((report, stats));
+    }
     let cols = crate::store::scan::Columns {
         bare: per_agent,
         ..cols

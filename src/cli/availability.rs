@@ -223,6 +223,7 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
         Columns {
             request: true,
             query: probe.is_some(),
+            lean: true,
             ..Columns::NONE
         }
     } else {

@@ -77,7 +77,7 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
         let path = snap.part_path(p);
         bytes += std::fs::metadata(&path).map(|md| md.len()).unwrap_or(0);
         // Trust nothing: the file must be there, whole, and hold the rows recorded.
-        let problem = match crate::store::scan::check_part(&path, p) {
+        let problem = match crate::store::slices::check_part(&path, p) {
             Err(e) => Some(e.to_string()),
             Ok(()) => match crate::store::scan::footer_rows(&path) {
                 Ok(n) if n == p.rows => None,

@@ -19,6 +19,7 @@ use serde::Serialize;
 use super::exit;
 use super::inputs::{self, FormatArgs};
 use crate::store::Dataset;
+use crate::store::counts::Counted;
 use crate::store::scan::{self, Columns};
 
 /// Log files to read instead of the dataset.
@@ -259,18 +260,8 @@ pub fn for_each_batch(
 ) -> anyhow::Result<RowStats> {
     let mut stats = RowStats::default();
     if args.files.is_empty() {
-        let ds = Dataset::open_read(data);
-        if !ds.exists() {
-            bail!(
-                "{}: no dataset here yet; run `logscope ingest FILE` first, or give log files as arguments",
-                escape::path(data)
-            );
-        }
-        stats.origin = if args.full_paths {
-            format!("dataset {}", data.display())
-        } else {
-            "dataset".to_string()
-        };
+        let ds = open_dataset(data)?;
+        stats.origin = dataset_origin(data, args);
         let scanned = scan::scan(&ds, cols, since, until, |fb| {
             sink(&fb.file, &fb.batch);
             ControlFlow::Continue(())
@@ -371,6 +362,49 @@ pub fn for_each_batch(
     }
     stats.input = Some(input);
     Ok(stats)
+}
+
+/// Rows per distinct value of the text column `column` over the dataset, in order of
+/// first appearance, counted where the pages are decoded; `None` when FILE arguments
+/// are given (their rows go through [`for_each_batch`]).
+pub fn value_counts(
+    data: &Path,
+    args: &RowArgs,
+    column: &str,
+    since: Option<i64>,
+    until: Option<i64>,
+) -> anyhow::Result<Option<(Counted, RowStats)>> {
+    if !args.files.is_empty() {
+        return Ok(None);
+    }
+    let ds = open_dataset(data)?;
+    let counted = crate::store::counts::value_counts(&ds, column, since, until)?;
+    let stats = RowStats {
+        records: counted.scanned.delivered,
+        dataset_rows: Some(counted.scanned.rows),
+        origin: dataset_origin(data, args),
+        ..RowStats::default()
+    };
+    Ok(Some((counted.values, stats)))
+}
+
+fn open_dataset(data: &Path) -> anyhow::Result<Dataset> {
+    let ds = Dataset::open_read(data);
+    if !ds.exists() {
+        bail!(
+            "{}: no dataset here yet; run `logscope ingest FILE` first, or give log files as arguments",
+            escape::path(data)
+        );
+    }
+    Ok(ds)
+}
+
+fn dataset_origin(data: &Path, args: &RowArgs) -> String {
+    if args.full_paths {
+        format!("dataset {}", data.display())
+    } else {
+        "dataset".to_string()
+    }
 }
 
 fn damage_ref(file: &str, d: &SourceError) -> DamageRef {

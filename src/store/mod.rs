@@ -21,11 +21,13 @@
 //! crash, the next writer removes it (and any snapshot newer than the committed one).
 //! The previous snapshot is kept for readers still reading it; older ones are removed.
 
+pub mod counts;
 pub mod frame;
 pub mod ingest;
 pub mod manifest;
 mod pages;
 pub mod scan;
+pub mod slices;
 pub mod sql;
 pub mod writer;
 

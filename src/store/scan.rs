@@ -9,10 +9,8 @@ use polars::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::pages::{self, Decoded, PageError};
+use super::slices;
 use super::{Dataset, StoreError};
-
-/// Rows read at a time (one row group).
-const SLICE_ROWS: usize = 128 * 1024;
 
 /// Which optional columns a reader needs; `ts`, `status`, `client`, `ip_hi`, `ip_lo`,
 /// `file` and `line` are always read. Reading fewer columns is most of what makes a
@@ -40,6 +38,9 @@ pub struct Columns {
     /// Read neither `status`, `line` nor the client columns either: batches carry status
     /// 0, line 0 and no client (for counting per distinct value of another column).
     pub bare: bool,
+    /// Read neither `line` nor the client columns (`status` is read): batches carry
+    /// line 0 and no client (for reports of time, status and request only).
+    pub lean: bool,
 }
 
 impl Columns {
@@ -55,6 +56,7 @@ impl Columns {
         xff: true,
         sizes: true,
         bare: false,
+        lean: false,
     };
 
     /// Only the columns that are always read.
@@ -69,11 +71,14 @@ impl Columns {
         xff: false,
         sizes: false,
         bare: false,
+        lean: false,
     };
 
     fn names(&self, version: u32) -> Vec<&'static str> {
         let mut names = if self.bare {
             vec!["ts", "file"]
+        } else if self.lean {
+            vec!["ts", "status", "file"]
         } else {
             vec!["ts", "status", "client", "ip_hi", "ip_lo", "file", "line"]
         };
@@ -128,207 +133,131 @@ pub fn scan(
     until: Option<i64>,
     mut sink: impl FnMut(FileBatch) -> ControlFlow<()>,
 ) -> Result<Scanned, StoreError> {
-    let (snapshot, manifest) = ds.read()?;
-    let Some(snapshot) = snapshot else {
+    let Some(plan) = slices::plan(ds, since, until)? else {
         return Ok(Scanned::default());
     };
-    let rows: u64 = manifest.parts.iter().map(|p| p.rows).sum();
-    let names = cols.names(manifest.version);
-    // What to read: per part, the row ranges whose time range meets [since, until).
-    let mut work: Vec<(std::path::PathBuf, usize, usize)> = Vec::new();
-    let overlaps = |lo: i64, hi: i64| since.is_none_or(|s| hi >= s) && until.is_none_or(|u| lo < u);
-    for part in &manifest.parts {
-        if !overlaps(part.min_ts_ms, part.max_ts_ms) {
-            continue;
-        }
-        let path = snapshot.part_path(part);
-        check_part(&path, part)?;
-        for (offset, len) in ranges(part, &overlaps) {
-            let mut o = offset;
-            while o < offset + len {
-                let n = SLICE_ROWS.min(offset + len - o);
-                work.push((path.clone(), o, n));
-                o += n;
-            }
-        }
-    }
-    let columns: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-    // Each part's footer is read once, not once per slice.
-    let mut footers: Vec<(std::path::PathBuf, FileMetadataRef)> = Vec::new();
-    for (path, _, _) in &work {
-        if footers.last().is_none_or(|(p, _)| p != path) {
-            let f = File::open(path).map_err(super::io_err(path))?;
-            let md =
-                ParquetReader::new(f)
-                    .get_metadata()
-                    .cloned()
-                    .map_err(|e| StoreError::Parquet {
-                        path: path.clone(),
-                        detail: e.to_string(),
-                    })?;
-            footers.push((path.clone(), md));
-        }
-    }
-    let footer = |path: &std::path::Path| {
-        footers
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, m)| m.clone())
-    };
-    // Decoders on every core (polars, then the conversion to batches), each taking every
-    // n-th slice; the caller takes their results in slice order, one slice in flight per
-    // decoder besides the one it consumes.
-    let decoders = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 4)
-        .min(work.len().max(1));
-    let mut senders = Vec::new();
-    let mut receivers = Vec::new();
-    for _ in 0..decoders {
-        let (tx, rx) = crossbeam_channel::bounded::<Result<Vec<FileBatch>, StoreError>>(1);
-        senders.push(tx);
-        receivers.push(rx);
-    }
-    // `LOGSCOPE_SCAN=polars` reads every slice through polars (the plain path the
-    // page reader is tested against).
-    // `LOGSCOPE_SCAN=pages` refuses the fallback (the tests' proof that the page
-    // reader read every slice).
-    let mode = std::env::var_os("LOGSCOPE_SCAN");
-    let pages_first = mode.as_ref().is_none_or(|v| v != "polars");
-    let strict_pages = mode.as_ref().is_some_and(|v| v == "pages");
-    let work = &work;
-    let columns = &columns;
-    let footer = &footer;
-    std::thread::scope(|scope| {
-        for (d, tx) in senders.into_iter().enumerate() {
-            let spawned = std::thread::Builder::new()
-                .name(format!("decode-{d}"))
-                .spawn_scoped(scope, move || {
-                    for (path, offset, len) in work.iter().skip(d).step_by(decoders) {
-                        let read = (|| {
-                            let err = |e: PolarsError| StoreError::Parquet {
-                                path: path.clone(),
-                                detail: e.to_string(),
-                            };
-                            if pages_first && let Some(md) = footer(path) {
-                                match slice_from_pages(
-                                    path, &md, columns, *offset, *len, since, until,
-                                ) {
-                                    Ok(batches) => return Ok(batches),
-                                    Err(PageError::Damaged(detail)) => {
-                                        return Err(StoreError::Parquet {
-                                            path: path.clone(),
-                                            detail,
-                                        });
-                                    }
-                                    Err(PageError::Unsupported(why)) if strict_pages => {
-                                        return Err(StoreError::Parquet {
-                                            path: path.clone(),
-                                            detail: format!("page reader: {why}"),
-                                        });
-                                    }
-                                    // An encoding the page reader does not know: polars does.
-                                    Err(PageError::Unsupported(_)) => {}
-                                }
-                            }
-                            let f = File::open(path).map_err(super::io_err(path))?;
-                            let mut reader = ParquetReader::new(f);
-                            if let Some(md) = footer(path) {
-                                reader.set_metadata(md);
-                            }
-                            let df = reader
-                                .with_columns(Some(columns.clone()))
-                                .with_slice(Some((*offset, *len)))
-                                .finish()
-                                .map_err(err)?;
-                            frame_to_batches(&df, since, until).map_err(err)
-                        })();
-                        let failed = read.is_err();
-                        if tx.send(read).is_err() || failed {
-                            return;
-                        }
-                    }
-                });
-            // Without the thread its slices never arrive: fail instead of hanging.
-            if let Err(e) = spawned {
-                // The decoders already started stop at their next send.
-                drop(receivers);
-                return Err(StoreError::Io {
-                    path: ds.dir().to_path_buf(),
-                    error: e,
-                });
-            }
-        }
-        let mut total = 0u64;
-        for k in 0..work.len() {
-            // A decoder that stopped on an error sent it first; one that is gone
-            // without a message cannot happen before its last slice.
-            let Ok(msg) = receivers[k % decoders].recv() else {
-                break;
-            };
-            for fb in msg? {
+    let columns: Vec<String> = cols
+        .names(plan.version)
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mode = ScanMode::from_env();
+    let mut total = 0u64;
+    let plan = &plan;
+    slices::in_order(
+        ds,
+        plan,
+        |s| read_slice(plan, s, &columns, since, until, mode),
+        |batches| {
+            for fb in batches {
                 total += fb.batch.len() as u64;
                 if sink(fb).is_break() {
-                    // Dropping the receivers stops the decoders at their next send.
-                    drop(receivers);
-                    return Ok(Scanned {
-                        delivered: total,
-                        rows,
-                    });
+                    return ControlFlow::Break(());
                 }
             }
-        }
-        Ok(Scanned {
-            delivered: total,
-            rows,
-        })
+            ControlFlow::Continue(())
+        },
+    )?;
+    Ok(Scanned {
+        delivered: total,
+        rows: plan.rows,
     })
 }
 
-/// The row ranges `(offset, len)` of `part` worth reading: the runs of its segments whose
-/// time range `overlaps`, merged; the whole part when it records no segments.
-fn ranges(part: &super::PartEntry, overlaps: &dyn Fn(i64, i64) -> bool) -> Vec<(usize, usize)> {
-    let whole = vec![(0, part.rows as usize)];
-    if part.segments.is_empty() || part.segments.iter().map(|s| s.rows).sum::<u64>() != part.rows {
-        return whole;
-    }
-    let mut out: Vec<(usize, usize)> = Vec::new();
-    let mut offset = 0usize;
-    for seg in &part.segments {
-        let n = seg.rows as usize;
-        if overlaps(seg.min_ts_ms, seg.max_ts_ms) {
-            match out.last_mut() {
-                Some((o, l)) if *o + *l == offset => *l += n,
-                _ => out.push((offset, n)),
-            }
-        }
-        offset += n;
-    }
-    out
+/// How slices are read: `LOGSCOPE_SCAN=polars` reads every slice through polars (the
+/// plain path the page reader is tested against); `LOGSCOPE_SCAN=pages` refuses the
+/// fallback (the tests' proof that the page reader read every slice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ScanMode {
+    /// The page reader, polars where it cannot.
+    Pages,
+    /// The page reader only.
+    PagesOnly,
+    /// polars only.
+    Polars,
 }
 
-/// A part file that is missing or not the size the manifest recorded is damage, not
-/// an empty part: say so instead of answering from fewer rows.
-pub fn check_part(path: &std::path::Path, part: &super::PartEntry) -> Result<(), StoreError> {
-    match std::fs::metadata(path) {
-        Ok(md) if md.len() == part.bytes => Ok(()),
-        Ok(md) => Err(StoreError::Corrupt {
-            path: path.to_path_buf(),
-            detail: format!(
-                "part is {} bytes, the manifest recorded {} (truncated or replaced); run `logscope info`",
-                md.len(),
-                part.bytes
-            ),
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::Corrupt {
-            path: path.to_path_buf(),
-            detail: "part file is missing; run `logscope info`".into(),
-        }),
-        Err(e) => Err(StoreError::Io {
-            path: path.to_path_buf(),
-            error: e,
-        }),
+impl ScanMode {
+    pub(super) fn from_env() -> ScanMode {
+        match std::env::var_os("LOGSCOPE_SCAN") {
+            Some(v) if v == "polars" => ScanMode::Polars,
+            Some(v) if v == "pages" => ScanMode::PagesOnly,
+            _ => ScanMode::Pages,
+        }
     }
+
+    /// What a page-reader result means in this mode: `Some` = the answer (data or
+    /// damage), `None` = read the slice through polars.
+    pub(super) fn settle<T>(
+        self,
+        path: &std::path::Path,
+        r: Result<T, PageError>,
+    ) -> Option<Result<T, StoreError>> {
+        match r {
+            Ok(v) => Some(Ok(v)),
+            Err(PageError::Damaged(detail)) => Some(Err(StoreError::Parquet {
+                path: path.to_path_buf(),
+                detail,
+            })),
+            Err(PageError::Unsupported(why)) if self == ScanMode::PagesOnly => {
+                Some(Err(StoreError::Parquet {
+                    path: path.to_path_buf(),
+                    detail: format!("page reader: {why}"),
+                }))
+            }
+            // An encoding the page reader does not know: polars does.
+            Err(PageError::Unsupported(_)) => None,
+        }
+    }
+}
+
+/// One slice as batches: from its pages, or through polars.
+fn read_slice(
+    plan: &slices::Plan,
+    s: &slices::Slice,
+    columns: &[String],
+    since: Option<i64>,
+    until: Option<i64>,
+    mode: ScanMode,
+) -> Result<Vec<FileBatch>, StoreError> {
+    let md = plan.footer(&s.path);
+    if mode != ScanMode::Polars
+        && let Some(md) = &md
+        && let Some(r) = mode.settle(
+            &s.path,
+            slice_from_pages(&s.path, md, columns, s.offset, s.len, since, until),
+        )
+    {
+        return r;
+    }
+    let df = polars_slice(&s.path, md, columns, s.offset, s.len)?;
+    frame_to_batches(&df, since, until).map_err(|e| StoreError::Parquet {
+        path: s.path.clone(),
+        detail: e.to_string(),
+    })
+}
+
+/// Rows `offset..offset + len` of the part at `path`, `columns` only, through polars.
+pub(super) fn polars_slice(
+    path: &std::path::Path,
+    md: Option<FileMetadataRef>,
+    columns: &[String],
+    offset: usize,
+    len: usize,
+) -> Result<DataFrame, StoreError> {
+    let f = File::open(path).map_err(super::io_err(path))?;
+    let mut reader = ParquetReader::new(f);
+    if let Some(md) = md {
+        reader.set_metadata(md);
+    }
+    reader
+        .with_columns(Some(columns.to_vec()))
+        .with_slice(Some((offset, len)))
+        .finish()
+        .map_err(|e| StoreError::Parquet {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })
 }
 
 /// Rows a part file's Parquet footer declares.

@@ -20,7 +20,7 @@ use polars::prelude::*;
 use polars::sql::SQLContext;
 
 use super::frame::{batch_to_frame, ip_of_halves};
-use super::scan::check_part;
+use super::slices::check_part;
 use super::{Dataset, PartEntry, StoreError};
 
 /// The dataset table.

@@ -1,0 +1,209 @@
+//! Which rows of the committed snapshot a read covers (per part, the row groups whose
+//! time range meets `--since`/`--until`, cut into slices), and reading those slices on
+//! every core while the caller takes the results in slice order.
+
+use std::fs::File;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use super::{Dataset, StoreError};
+
+/// Rows read at a time (one row group).
+const SLICE_ROWS: usize = 128 * 1024;
+
+/// Rows `offset..offset + len` of one part file.
+pub struct Slice {
+    /// The part file.
+    pub path: PathBuf,
+    /// First row.
+    pub offset: usize,
+    /// Rows.
+    pub len: usize,
+}
+
+/// What a read covers.
+pub struct Plan {
+    /// The slices, in manifest order (parts) and row order.
+    pub slices: Vec<Slice>,
+    /// Rows of the whole snapshot, time filters or not.
+    pub rows: u64,
+    /// The manifest's schema version.
+    pub version: u32,
+    footers: Vec<(PathBuf, FileMetadataRef)>,
+}
+
+impl Plan {
+    /// The Parquet footer of a planned part (read once per part, not per slice).
+    pub fn footer(&self, path: &Path) -> Option<FileMetadataRef> {
+        self.footers
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, m)| m.clone())
+    }
+}
+
+/// The slices of `ds`'s committed snapshot with rows that may lie in `[since, until)`
+/// (ms; unbounded where `None`); `None` when nothing was ever committed.
+pub fn plan(
+    ds: &Dataset,
+    since: Option<i64>,
+    until: Option<i64>,
+) -> Result<Option<Plan>, StoreError> {
+    let (snapshot, manifest) = ds.read()?;
+    let Some(snapshot) = snapshot else {
+        return Ok(None);
+    };
+    let rows: u64 = manifest.parts.iter().map(|p| p.rows).sum();
+    let mut slices = Vec::new();
+    let overlaps = |lo: i64, hi: i64| since.is_none_or(|s| hi >= s) && until.is_none_or(|u| lo < u);
+    for part in &manifest.parts {
+        if !overlaps(part.min_ts_ms, part.max_ts_ms) {
+            continue;
+        }
+        let path = snapshot.part_path(part);
+        check_part(&path, part)?;
+        for (offset, len) in ranges(part, &overlaps) {
+            let mut o = offset;
+            while o < offset + len {
+                let n = SLICE_ROWS.min(offset + len - o);
+                slices.push(Slice {
+                    path: path.clone(),
+                    offset: o,
+                    len: n,
+                });
+                o += n;
+            }
+        }
+    }
+    let mut footers: Vec<(PathBuf, FileMetadataRef)> = Vec::new();
+    for s in &slices {
+        if footers.last().is_none_or(|(p, _)| *p != s.path) {
+            let f = File::open(&s.path).map_err(super::io_err(&s.path))?;
+            let md =
+                ParquetReader::new(f)
+                    .get_metadata()
+                    .cloned()
+                    .map_err(|e| StoreError::Parquet {
+                        path: s.path.clone(),
+                        detail: e.to_string(),
+                    })?;
+            footers.push((s.path.clone(), md));
+        }
+    }
+    Ok(Some(Plan {
+        slices,
+        rows,
+        version: manifest.version,
+        footers,
+    }))
+}
+
+/// Runs `read` over every slice of `plan` on every core (each thread takes every n-th
+/// slice, one result in flight per thread besides the one being taken) and hands the
+/// results to `take` in slice order, on the calling thread. Stops at the first error
+/// (returned) or when `take` breaks.
+pub fn in_order<T: Send>(
+    ds: &Dataset,
+    plan: &Plan,
+    read: impl Fn(&Slice) -> Result<T, StoreError> + Sync,
+    mut take: impl FnMut(T) -> ControlFlow<()>,
+) -> Result<(), StoreError> {
+    let work = &plan.slices;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4)
+        .min(work.len().max(1));
+    let mut senders = Vec::new();
+    let mut receivers = Vec::new();
+    for _ in 0..threads {
+        let (tx, rx) = crossbeam_channel::bounded::<Result<T, StoreError>>(1);
+        senders.push(tx);
+        receivers.push(rx);
+    }
+    let read = &read;
+    std::thread::scope(|scope| {
+        for (d, tx) in senders.into_iter().enumerate() {
+            let spawned = std::thread::Builder::new()
+                .name(format!("decode-{d}"))
+                .spawn_scoped(scope, move || {
+                    for slice in work.iter().skip(d).step_by(threads) {
+                        let r = read(slice);
+                        let failed = r.is_err();
+                        if tx.send(r).is_err() || failed {
+                            return;
+                        }
+                    }
+                });
+            // Without the thread its slices never arrive: fail instead of hanging.
+            if let Err(e) = spawned {
+                // The threads already started stop at their next send.
+                drop(receivers);
+                return Err(StoreError::Io {
+                    path: ds.dir().to_path_buf(),
+                    error: e,
+                });
+            }
+        }
+        for k in 0..work.len() {
+            // A thread that stopped on an error sent it first; one that is gone
+            // without a message cannot happen before its last slice.
+            let Ok(msg) = receivers[k % threads].recv() else {
+                break;
+            };
+            if take(msg?).is_break() {
+                // Dropping the receivers stops the threads at their next send.
+                drop(receivers);
+                return Ok(());
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The row ranges `(offset, len)` of `part` worth reading: the runs of its segments whose
+/// time range `overlaps`, merged; the whole part when it records no segments.
+fn ranges(part: &super::PartEntry, overlaps: &dyn Fn(i64, i64) -> bool) -> Vec<(usize, usize)> {
+    let whole = vec![(0, part.rows as usize)];
+    if part.segments.is_empty() || part.segments.iter().map(|s| s.rows).sum::<u64>() != part.rows {
+        return whole;
+    }
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut offset = 0usize;
+    for seg in &part.segments {
+        let n = seg.rows as usize;
+        if overlaps(seg.min_ts_ms, seg.max_ts_ms) {
+            match out.last_mut() {
+                Some((o, l)) if *o + *l == offset => *l += n,
+                _ => out.push((offset, n)),
+            }
+        }
+        offset += n;
+    }
+    out
+}
+
+/// A part file that is missing or not the size the manifest recorded is damage, not
+/// an empty part: say so instead of answering from fewer rows.
+pub fn check_part(path: &Path, part: &super::PartEntry) -> Result<(), StoreError> {
+    match std::fs::metadata(path) {
+        Ok(md) if md.len() == part.bytes => Ok(()),
+        Ok(md) => Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!(
+                "part is {} bytes, the manifest recorded {} (truncated or replaced); run `logscope info`",
+                md.len(),
+                part.bytes
+            ),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: "part file is missing; run `logscope info`".into(),
+        }),
+        Err(e) => Err(StoreError::Io {
+            path: path.to_path_buf(),
+            error: e,
+        }),
+    }
+}
