@@ -27,8 +27,8 @@ hyperfine --runs "$RUNS" --warmup 1 --export-json "$WORK/t.json" --style basic \
     -n concentration "$L concentration --heavy --format json" \
     -n agents "$L agents --heavy --format json" \
     -n availability "$L availability --format json" \
-    -n top-path "$L top --by path --limit 10 --format json" \
-    -n top-status "$L top --by status --limit 10 --format json" >&2
+    -n top-path "$L top --by path --top 10 --format json" \
+    -n top-status "$L top --by status --top 10 --format json" >&2
 python3 - "$WORK/t.json" <<'EOF'
 import json, sys
 r = {x["command"]: x["median"] for x in json.load(open(sys.argv[1]))["results"]}

@@ -154,7 +154,7 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
             data,
             &top::TopArgs {
                 by,
-                limit: 10,
+                top: 10,
                 sort: top::Sort::Requests,
                 errors: false,
                 filters: args.filters.clone(),

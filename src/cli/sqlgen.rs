@@ -243,7 +243,7 @@ pub fn top(data: &Path, a: &super::top::TopArgs) -> anyhow::Result<i32> {
         Sort::Clients => S::Clients,
         Sort::Errors => S::Errors,
     };
-    let s = sqlgen::top::script(&p.twin(), by, sort, a.limit, a.errors);
+    let s = sqlgen::top::script(&p.twin(), by, sort, a.top, a.errors);
     print(&p, &s)
 }
 

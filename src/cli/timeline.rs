@@ -35,8 +35,9 @@ pub struct TimelineArgs {
     pub by: Duration,
 
     /// How many paths, statuses, user agents and addresses to list (0 = all).
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub limit: usize,
+    /// (`--limit N` is an older spelling, kept for scripts.)
+    #[arg(long, alias = "limit", value_name = "N", default_value_t = 10)]
+    pub top: usize,
 
     /// Which rows: the shared filters (--client is required).
     #[command(flatten)]
@@ -97,7 +98,7 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
     let clock = &sel.clock;
     let report = acc.finish(
         &sel.classifier,
-        args.limit,
+        args.top,
         &|ms| clock.local(ms),
         clock.name(),
         &clients,

@@ -83,14 +83,14 @@ Examples:
   logscope top --by path --sort bytes                     # bandwidth
   logscope top --by referer --since 2026-09-25T14:00 --until 2026-09-25T15:00 --tz Asia/Seoul
   logscope top --by status access.log.gz                  # a file, without ingest
-  logscope top --by agent --limit 0 --format csv --out agents.csv
+  logscope top --by agent --top 0 --format csv --out agents.csv
 
 Per value: requests and their share of the selection, body bytes (a `-` counts 0),
 distinct clients, the share of its requests that are errors (status ≥ 400: 4xx and 5xx),
 and the first and last request (RFC 3339 in --format json/csv, --tz times in tables).
 Distinct clients are exact up to 256 per value, then a HyperLogLog
 estimate (±2.3%) shown as ≈ (JSON/CSV: clients_estimated), so memory stays a few KiB
-per value. Rows: largest first by --sort, ties by value; `0` for --limit lists every
+per value. Rows: largest first by --sort, ties by value; `0` for --top lists every
 value. --errors is --status 400-999.")]
 pub struct TopArgs {
     /// What to break the requests down by.
@@ -98,8 +98,10 @@ pub struct TopArgs {
     pub by: By,
 
     /// How many values to list (0 = all); the rest are added up under the table.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub limit: usize,
+    /// (`--limit N` is an older spelling, kept for scripts: `--limit` elsewhere is a
+    /// rate limit.)
+    #[arg(long, alias = "limit", value_name = "N", default_value_t = 20)]
+    pub top: usize,
 
     /// The order of the rows.
     #[arg(long, value_enum, default_value_t = Sort::Requests)]
@@ -184,7 +186,7 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
         acc,
         &sel.classifier,
         args.sort.core(),
-        args.limit,
+        args.top,
         &|ms| clock.local(ms),
         clock.name(),
         &sel.describe(),

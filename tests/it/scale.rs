@@ -233,7 +233,7 @@ fn page_reader_answers_as_polars_reader() {
         &["agents"],
         &["agents", "--agent", "mobile", "--sample", "3"],
         &["availability", "--by", "day"],
-        &["top", "--by", "path", "--limit", "50"],
+        &["top", "--by", "path", "--top", "50"],
         &["top", "--by", "ip", "--errors"],
         &["timeline", "--client", "10.1.0.0/16", "--by", "1h"],
         &["replay", "--limit", "20/1m,key=ip"],

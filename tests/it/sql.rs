@@ -226,7 +226,7 @@ fn pairs(dir: &Path, query: &str, extra: &[&str]) -> Vec<(String, u64)> {
 
 /// A report's JSON `rows` (top) as (value, requests), sorted by value.
 fn top_pairs(dir: &Path, args: &[&str]) -> Vec<(String, u64)> {
-    let mut a = vec!["top", "--limit", "0"];
+    let mut a = vec!["top", "--top", "0"];
     a.extend(args);
     let v = json(dir, &a);
     let mut out: Vec<(String, u64)> = v["rows"]

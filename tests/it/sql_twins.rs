@@ -437,7 +437,7 @@ const CASES: &[&[&str]] = &[
         "2026-03-10",
     ],
     &["top", "--by", "prefix"],
-    &["top", "--by", "ip", "--limit", "0"],
+    &["top", "--by", "ip", "--top", "0"],
     &["top", "--by", "path", "--sort", "bytes"],
     &["top", "--by", "status", "--sort", "clients"],
     &["top", "--by", "agent", "--errors"],
