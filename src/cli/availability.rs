@@ -6,13 +6,13 @@
 
 use std::path::Path;
 
-use anyhow::{anyhow, bail};
+use anyhow::{Context, anyhow, bail};
 use chrono::{Datelike, Duration, LocalResult, NaiveDate, TimeZone, Timelike};
 use clap::{Args, ValueEnum};
 use logscope_core::availability::render::{self, Limits, TimeFmt};
 use logscope_core::availability::{
-    Accumulator, By, Calendar, CalendarError, Config, Grades, Period, PolicyAs, Report, StatusSet,
-    is_static_path,
+    Accumulator, By, Calendar, CalendarError, ComputeError, Config, Grades, Period, PolicyAs,
+    Report, StatusSet, is_static_path,
 };
 use logscope_core::duration::Duration as Span;
 use regex::Regex;
@@ -294,12 +294,17 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
     if let Some(rows) = stats.dataset_rows {
         acc.add_outside(rows.saturating_sub(stats.records));
     }
-    let prepared = acc.prepare(&cfg);
+    let prepared = acc
+        .prepare(&cfg)
+        .context("availability: a temporary file of sorted probes")?;
     let computed = match zone {
         ChronoZone::Tz(tz) => prepared.compute_in(&TzCalendar { tz, by: cfg.by }, &cfg),
         ChronoZone::Fixed(tz) => prepared.compute_in(&TzCalendar { tz, by: cfg.by }, &cfg),
     };
-    let report = computed.map_err(|e| anyhow!("internal error: {e}"))?;
+    let report = computed.map_err(|e| match e {
+        ComputeError::Calendar(e) => anyhow!("internal error: {e}"),
+        e => anyhow!("availability: {e}"),
+    })?;
     let source = if whole {
         stats.origin.clone()
     } else {

@@ -65,7 +65,7 @@ fn run(rows: &[(i64, u16, bool, bool)], probe: bool) -> usize {
     for &(t, st, p, d) in rows {
         acc.push(t, st, if probe { p } else { d });
     }
-    let prep = acc.prepare(&cfg);
+    let prep = acc.prepare(&cfg).expect("prepared");
     let (s, e) = prep.span().expect("rows");
     let periods = fixed_offset_periods(By::Month, 9 * 3600, s, e);
     let r = prep.compute(&periods, &cfg).expect("computes");

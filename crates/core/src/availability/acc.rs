@@ -1,18 +1,24 @@
 //! The availability accumulator: rows in any order ([`Accumulator::push`]), packed
 //! compactly, then sorted and measured ([`Accumulator::prepare`]) into a [`Prepared`]
-//! with the cadence at which probes are expected.
+//! with the cadence at which probes are expected. The probes are held in bounded
+//! memory (`probes.rs`); what else is kept grows with the minutes holding a line.
+
+use std::collections::BTreeMap;
+use std::io;
 
 use serde::Serialize;
 
 use super::config::Config;
+use super::probes::{Budget, Sorted, Sorter};
 
 /// Offset added to timestamps before packing (covers ±35,000 years in ms).
 pub(super) const BIAS: i64 = 1 << 50;
 /// Bits of a packed probe that hold the status.
 pub(super) const STATUS_BITS: u32 = 12;
 pub(super) const STATUS_MASK: u64 = (1 << STATUS_BITS) - 1;
-/// Probes sorted at a time before they are merged into the sorted prefix.
-const RUN: usize = 1 << 16;
+/// Minute entries held before they are sorted and merged (then again at twice as
+/// many), so that lines of interleaved files do not keep one entry each.
+const PRESENCE_RUN: usize = 1 << 16;
 
 /// Log lines seen in one minute.
 #[derive(Clone, Copy, Debug)]
@@ -26,14 +32,12 @@ pub(super) struct Presence {
 pub struct Accumulator {
     since: Option<i64>,
     until: Option<i64>,
-    probes: Vec<u64>,
-    /// `probes[..sorted]` is sorted (runs are sorted and merged as they fill).
-    sorted: usize,
-    /// The input is far from time order: sort once in `prepare` instead.
-    unordered: bool,
-    merge_buf: Vec<u64>,
-    /// One entry per run of lines in the same minute (merged in `prepare`).
+    probes: Sorter,
+    /// One entry per run of lines in the same minute (merged as it grows, and in
+    /// `prepare`).
     presence: Vec<(i64, Presence)>,
+    /// `presence` is compacted again at this length.
+    presence_limit: usize,
     cur_minute: i64,
     cur: Option<Presence>,
     lines: u64,
@@ -43,9 +47,20 @@ pub struct Accumulator {
 impl Accumulator {
     /// An accumulator keeping rows with `since <= ts < until` (UTC ms) when given.
     pub fn new(since_ms: Option<i64>, until_ms: Option<i64>) -> Accumulator {
+        Accumulator::with_budget(since_ms, until_ms, Budget::default())
+    }
+
+    /// As [`Accumulator::new`], with the probes' memory budget given.
+    pub(super) fn with_budget(
+        since_ms: Option<i64>,
+        until_ms: Option<i64>,
+        budget: Budget,
+    ) -> Accumulator {
         Accumulator {
             since: since_ms,
             until: until_ms,
+            probes: Sorter::new(budget),
+            presence_limit: PRESENCE_RUN,
             ..Accumulator::default()
         }
     }
@@ -81,54 +96,16 @@ impl Accumulator {
         if probe {
             self.probes
                 .push(((ts_ms + BIAS) as u64) << STATUS_BITS | u64::from(status).min(STATUS_MASK));
-            if self.probes.len() - self.sorted >= RUN {
-                self.merge_run();
-            }
         }
-    }
-
-    /// Sorts the probes pushed since the last run (in cache) and merges them into the
-    /// sorted prefix. Rows come almost in time order (arrival = completion − request
-    /// time jitters them locally), so a run overlaps only the prefix's tail; when it
-    /// overlaps more, the input is in no time order and `prepare` sorts once instead.
-    fn merge_run(&mut self) {
-        if self.unordered {
-            return;
-        }
-        let start = self.sorted;
-        self.probes[start..].sort_unstable();
-        let first = self.probes[start];
-        let from = self.probes[..start].partition_point(|&p| p <= first);
-        let overlap = start - from;
-        if overlap > 0 {
-            if overlap > 4 * RUN {
-                self.unordered = true;
-                return;
-            }
-            let buf = &mut self.merge_buf;
-            buf.clear();
-            buf.extend_from_slice(&self.probes[from..]);
-            let (a, b) = buf.split_at(overlap);
-            let (mut i, mut j, mut k) = (0, 0, from);
-            while i < a.len() && j < b.len() {
-                if a[i] <= b[j] {
-                    self.probes[k] = a[i];
-                    i += 1;
-                } else {
-                    self.probes[k] = b[j];
-                    j += 1;
-                }
-                k += 1;
-            }
-            let rest = if i < a.len() { &a[i..] } else { &b[j..] };
-            self.probes[k..].copy_from_slice(rest);
-        }
-        self.sorted = self.probes.len();
     }
 
     fn flush(&mut self) {
         if let Some(p) = self.cur.take() {
             self.presence.push((self.cur_minute, p));
+            if self.presence.len() >= self.presence_limit {
+                compact(&mut self.presence);
+                self.presence_limit = (2 * self.presence.len()).max(PRESENCE_RUN);
+            }
         }
     }
 
@@ -148,40 +125,25 @@ impl Accumulator {
         self.outside
     }
 
-    /// Sorts what was collected, estimates the cadence and fixes the span.
-    pub fn prepare(mut self, cfg: &Config) -> Prepared {
+    /// Sorts what was collected, estimates the cadence and fixes the span. Fails if
+    /// the probes' temporary file could not be written or read.
+    pub fn prepare(mut self, cfg: &Config) -> io::Result<Prepared> {
         self.flush();
-        if self.sorted < self.probes.len() {
-            self.merge_run();
-        }
-        let mut runs = self.presence;
-        runs.sort_by_key(|(m, _)| *m);
-        let mut presence: Vec<(i64, Presence)> = Vec::with_capacity(runs.len());
-        for (m, p) in runs {
-            match presence.last_mut() {
-                Some((lm, q)) if *lm == m => {
-                    q.min = q.min.min(p.min);
-                    q.max = q.max.max(p.max);
-                }
-                _ => presence.push((m, p)),
-            }
-        }
-        let mut probes = self.probes;
-        if self.unordered {
-            probes.sort_unstable();
-        }
+        let mut presence = self.presence;
+        compact(&mut presence);
+        let probes = self.probes.finish()?;
         let default_gap = 15 * 60_000;
         let cadence = match cfg.expect_every_ms {
             Some(ms) => Some(Cadence {
                 ms: ms.max(1),
                 source: CadenceSource::Given,
             }),
-            None if cfg.probe_mode() => median_interval(&probes).map(|ms| Cadence {
+            None if cfg.probe_mode() => median_interval(&probes)?.map(|ms| Cadence {
                 ms,
                 source: CadenceSource::Median,
             }),
             None => {
-                mean_interval(&probes, cfg.min_gap_ms.unwrap_or(default_gap)).map(|ms| Cadence {
+                mean_interval(&probes, cfg.min_gap_ms.unwrap_or(default_gap))?.map(|ms| Cadence {
                     ms,
                     source: CadenceSource::Mean,
                 })
@@ -202,7 +164,7 @@ impl Accumulator {
             (Some(s), Some(e)) if e > s => Some((s, e)),
             _ => None,
         };
-        Prepared {
+        Ok(Prepared {
             probes,
             presence,
             cadence,
@@ -210,44 +172,78 @@ impl Accumulator {
             span,
             lines: self.lines,
             outside: self.outside,
-        }
+        })
     }
+}
+
+/// Sorts the minute entries and merges those of one minute.
+fn compact(presence: &mut Vec<(i64, Presence)>) {
+    presence.sort_by_key(|(m, _)| *m);
+    presence.dedup_by(|(m, p), (lm, q)| {
+        if m == lm {
+            q.min = q.min.min(p.min);
+            q.max = q.max.max(p.max);
+            true
+        } else {
+            false
+        }
+    });
 }
 
 pub(super) fn unpack(p: u64) -> (i64, u16) {
     ((p >> STATUS_BITS) as i64 - BIAS, (p & STATUS_MASK) as u16)
 }
 
-/// Median of the positive intervals between consecutive probes.
-fn median_interval(probes: &[u64]) -> Option<i64> {
-    let mut iv: Vec<i64> = probes
-        .windows(2)
-        .map(|w| unpack(w[1]).0 - unpack(w[0]).0)
-        .filter(|&d| d > 0)
-        .collect();
-    if iv.is_empty() {
-        return None;
+/// The intervals between consecutive probes, in one pass.
+fn intervals(probes: &Sorted, mut each: impl FnMut(i64)) -> io::Result<()> {
+    let mut it = probes.iter();
+    if let Some(first) = it.next() {
+        let mut prev = unpack(first).0;
+        for p in it.by_ref() {
+            let ts = unpack(p).0;
+            each(ts - prev);
+            prev = ts;
+        }
     }
-    let mid = iv.len() / 2;
-    let (_, m, _) = iv.select_nth_unstable(mid);
-    Some(*m)
+    it.error().map_or(Ok(()), Err)
+}
+
+/// Median of the positive intervals between consecutive probes (counted per distinct
+/// interval: as many entries as there are distinct intervals, not probes).
+fn median_interval(probes: &Sorted) -> io::Result<Option<i64>> {
+    let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
+    let mut n = 0u64;
+    intervals(probes, |d| {
+        if d > 0 {
+            *counts.entry(d).or_insert(0) += 1;
+            n += 1;
+        }
+    })?;
+    // The element at index n / 2 of the sorted intervals.
+    let mut rank = n / 2;
+    for (d, c) in counts {
+        if rank < c {
+            return Ok(Some(d));
+        }
+        rank -= c;
+    }
+    Ok(None)
 }
 
 /// Mean of the intervals shorter than `gap` between consecutive probes (the request
 /// rate while traffic flows).
-fn mean_interval(probes: &[u64], gap: i64) -> Option<i64> {
+fn mean_interval(probes: &Sorted, gap: i64) -> io::Result<Option<i64>> {
     let (mut sum, mut n) = (0i128, 0i128);
-    for w in probes.windows(2) {
-        let d = unpack(w[1]).0 - unpack(w[0]).0;
+    intervals(probes, |d| {
         if d < gap {
             sum += d as i128;
             n += 1;
         }
-    }
+    })?;
     if n == 0 || sum == 0 {
-        return None;
+        return Ok(None);
     }
-    Some(((sum + n / 2) / n).max(1) as i64)
+    Ok(Some(((sum + n / 2) / n).max(1) as i64))
 }
 
 /// How the cadence was obtained.
@@ -274,7 +270,7 @@ pub struct Cadence {
 /// Sorted rows, ready to be computed over periods.
 #[derive(Debug)]
 pub struct Prepared {
-    pub(super) probes: Vec<u64>,
+    pub(super) probes: Sorted,
     pub(super) presence: Vec<(i64, Presence)>,
     pub(super) cadence: Option<Cadence>,
     pub(super) gap_ms: i64,
@@ -284,42 +280,65 @@ pub struct Prepared {
 }
 
 #[cfg(test)]
-mod run_tests {
+mod budget_tests {
+    use super::super::calendar::By;
+    use super::super::calendar::fixed_offset_periods;
     use super::*;
 
-    /// The probes `prepare` hands on are exactly the pushed ones, sorted, whatever the
-    /// order they came in: locally jittered, in two interleaved files, or backwards.
+    /// A report is the same whether the probes stay in memory or go to a temporary
+    /// file, and whatever the order the rows come in: in time order, in two
+    /// interleaved files, or backwards.
     #[test]
-    fn probes_come_out_sorted_in_any_input_order() {
-        let n = 5 * RUN + 123;
-        let mut seed = 7u64;
+    fn report_is_the_same_in_any_order_and_budget() {
+        let n = 300_000i64;
+        let mut seed = 11u64;
         let mut next = move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed
         };
-        let jittered: Vec<i64> = (0..n as i64)
-            .map(|i| 1_700_000_000_000 + i * 10 - (next() % 5_000) as i64)
+        let t0 = 1_700_000_000_000i64;
+        // A request every 20 s or so with local jitter, a 6-hour outage, 5xx bursts.
+        let rows: Vec<(i64, u16, bool)> = (0..n)
+            .filter(|i| !(200_000..201_080).contains(i))
+            .map(|i| {
+                let ts = t0 + i * 20_000 - (next() % 3_000) as i64;
+                let status = if i % 997 < 9 { 503 } else { 200 };
+                (ts, status, i % 5 != 0)
+            })
             .collect();
-        let two_files: Vec<i64> = (0..n as i64)
-            .map(|i| 1_700_000_000_000 + (i % 2) * 1_000_000 + i)
-            .collect();
-        let backwards: Vec<i64> = (0..n as i64).rev().map(|i| 1_700_000_000_000 + i).collect();
-        for ts in [jittered, two_files, backwards] {
-            let mut acc = Accumulator::new(None, None);
-            for (i, &t) in ts.iter().enumerate() {
-                acc.push(t, 200 + (i % 7) as u16, i % 3 != 0);
+        let mut two_files = rows.clone();
+        let half = two_files.len() / 2;
+        let (a, b) = two_files.split_at(half);
+        two_files = a.iter().zip(b).flat_map(|(x, y)| [*x, *y]).collect();
+        let mut backwards = rows.clone();
+        backwards.reverse();
+        let mut cfg = Config::new(None);
+        cfg.by = By::Day;
+        let report = |rows: &[(i64, u16, bool)], mem_bytes: usize| {
+            let mut acc = Accumulator::with_budget(
+                None,
+                None,
+                Budget {
+                    mem_bytes,
+                    dir: None,
+                },
+            );
+            for &(t, s, p) in rows {
+                acc.push(t, s, p);
             }
-            let p = acc.prepare(&Config::new(None));
-            let mut want: Vec<u64> = ts
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| i % 3 != 0)
-                .map(|(i, &t)| ((t + BIAS) as u64) << STATUS_BITS | (200 + (i % 7) as u64))
-                .collect();
-            want.sort_unstable();
-            assert_eq!(p.probes, want);
+            let prep = acc.prepare(&cfg).expect("prepared");
+            let (s, e) = prep.span().expect("span");
+            let periods = fixed_offset_periods(cfg.by, 0, s, e);
+            serde_json::to_string(&prep.compute(&periods, &cfg).expect("computes")).expect("json")
+        };
+        let want = report(&rows, super::super::probes::MEM_BYTES);
+        assert!(want.contains("\"incidents\":[{"), "{want}");
+        for input in [&rows, &two_files, &backwards] {
+            for mem_bytes in [super::super::probes::MEM_BYTES, 1 << 10] {
+                assert!(report(input, mem_bytes) == want, "mem_bytes {mem_bytes}");
+            }
         }
     }
 }

@@ -3,11 +3,13 @@
 //! sweeps for incidents, spans without data, and the notes.
 
 use std::collections::BTreeMap;
+use std::io;
 
 use super::acc::{Cadence, Prepared, STATUS_MASK, unpack};
 use super::calendar::{self, Calendar, CalendarError, Period};
 use super::config::{Config, Outcome};
 use super::model::{Incident, IncidentKind, NoData, PeriodStats, Report};
+use super::probes::{Budget, Sorted, Sorter};
 use super::rhythm::{self, Rhythm, RhythmSummary, Tally};
 use super::{MAX_EMPTY_PERIODS, spec};
 
@@ -42,6 +44,17 @@ fn compress_subs() -> bool {
     return COMPRESS_SUBS.with(|c| c.get());
     #[cfg(not(test))]
     true
+}
+
+/// Why a report could not be computed.
+#[derive(Debug, thiserror::Error)]
+pub enum ComputeError {
+    /// The calendar could not place or list the periods.
+    #[error(transparent)]
+    Calendar(#[from] CalendarError),
+    /// A temporary file of sorted probes could not be written or read.
+    #[error("temporary file of sorted probes: {0}")]
+    Spill(#[from] io::Error),
 }
 
 /// One row of the period table being built: a period, or a collapsed run of them.
@@ -250,21 +263,27 @@ impl Prepared {
 
     /// The table's rows over `[s, e)`: the first and the last period, every period
     /// holding a probe request, and the periods between them (see [`push_empty`]).
-    fn rows(&self, cal: &dyn Calendar, s: i64, e: i64) -> Result<Vec<Row>, CalendarError> {
+    fn rows(&self, cal: &dyn Calendar, s: i64, e: i64) -> Result<Vec<Row>, ComputeError> {
         let first = period_at(cal, s)?;
         let mut cursor = first.end_ms;
         let mut rows = vec![Row::one(first)];
-        let mut i = 0;
+        let mut it = self.probes.iter();
         while cursor < e {
             // The next probe at or after the cursor.
-            i += self.probes[i..].partition_point(|&p| unpack(p).0 < cursor);
-            let Some(&packed) = self.probes.get(i).filter(|&&p| unpack(p).0 < e) else {
+            let Some(packed) = it
+                .by_ref()
+                .find(|&p| unpack(p).0 >= cursor)
+                .filter(|&p| unpack(p).0 < e)
+            else {
                 break;
             };
             let p = period_at(cal, unpack(packed).0)?;
             push_empty(cal, &mut rows, cursor, p.start_ms)?;
             cursor = p.end_ms;
             rows.push(Row::one(p));
+        }
+        if let Some(err) = it.error() {
+            return Err(err.into());
         }
         if cursor < e {
             let last = period_at(cal, e - 1)?;
@@ -276,7 +295,7 @@ impl Prepared {
 
     /// Computes the report over `periods`, which must be contiguous and cover
     /// [`Prepared::span`].
-    pub fn compute(&self, periods: &[Period], cfg: &Config) -> Result<Report, CalendarError> {
+    pub fn compute(&self, periods: &[Period], cfg: &Config) -> Result<Report, ComputeError> {
         if let Some((s, e)) = self.span {
             calendar::check_cover(periods, s, e)?;
         }
@@ -286,7 +305,7 @@ impl Prepared {
     /// Computes the report over the periods of `cal`. Only the periods holding probe
     /// requests, the first and the last are asked for one by one; a run of more than
     /// [`MAX_EMPTY_PERIODS`] periods between them is counted and becomes one row.
-    pub fn compute_in(&self, cal: &dyn Calendar, cfg: &Config) -> Result<Report, CalendarError> {
+    pub fn compute_in(&self, cal: &dyn Calendar, cfg: &Config) -> Result<Report, ComputeError> {
         let mut notes = Vec::new();
         let mut report = Report {
             config: cfg.clone(),
@@ -313,7 +332,24 @@ impl Prepared {
                 .push("no log lines in the selected range".into());
             return Ok(report);
         };
-        let rows = self.rows(cal, s, e)?;
+        // The period table and the site's rhythm are two passes over the probes: one
+        // on each core. (Without a probe or --expect-every, silences are judged by the
+        // site's own rhythm; with too few days to learn it, by the mean interval.)
+        let probe_mode = cfg.probe_mode();
+        let learn = !probe_mode && cfg.expect_every_ms.is_none();
+        let (rows, learned) = std::thread::scope(|scope| {
+            let learner = learn.then(|| scope.spawn(|| Rhythm::learn(&self.probes, s, e)));
+            let rows = self.rows(cal, s, e);
+            let learned =
+                learner.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            (rows, learned)
+        });
+        let rows = rows?;
+        let (rhythm, few_days) = match learned.transpose()? {
+            None => (None, None),
+            Some(Ok(r)) => (Some(r), None),
+            Some(Err(n)) => (None, Some(n)),
+        };
         let collapsed = rows.iter().filter(|r| r.count > 1).count();
         let mut counts = Vec::with_capacity(rows.len());
         let periods: Vec<Period> = rows
@@ -345,28 +381,18 @@ impl Prepared {
             runs: Vec::new(),
         };
         let c = sw.c;
-        let probe_mode = cfg.probe_mode();
         let counts = |d: i64| match cfg.min_gap_ms {
             None if probe_mode => true,
             _ => d >= self.gap_ms,
         };
-        let mut failures: Vec<(i64, u16)> = Vec::new();
+        // Failed probes, in time order, for the incidents (packed as the probes).
+        let mut failures = Sorter::new(Budget::default());
         let mut prev: Option<i64> = None;
         let mut pi = 0usize;
         let mut seen = 0u64;
         // Outcome of every packable status, looked up instead of matched per probe.
         let outcomes: Vec<Outcome> = (0..=STATUS_MASK as u16).map(|st| cfg.outcome(st)).collect();
         let (mut bucket_start, mut bucket_idx) = (i64::MIN, 0i64);
-        // Without a probe (and without --expect-every), silences are judged by the
-        // site's own rhythm; with too few days to learn it, by the mean interval.
-        let (rhythm, few_days) = if probe_mode || cfg.expect_every_ms.is_some() {
-            (None, None)
-        } else {
-            match Rhythm::learn(&self.probes, s, e) {
-                Ok(r) => (Some(r), None),
-                Err(n) => (None, Some(n)),
-            }
-        };
         let mut tally = Tally::default();
         let judge = |sw: &mut Sweep, tally: &mut Tally, rh: &Rhythm, a: i64, b: i64| {
             let m = rhythm::judge(rh, tally, a, b).min(b - a - 1);
@@ -375,7 +401,8 @@ impl Prepared {
                 sw.add_run_every(a + step, m, step, b);
             }
         };
-        for &packed in &self.probes {
+        let mut it = self.probes.iter();
+        for packed in it.by_ref() {
             let (ts, status) = unpack(packed);
             if ts < s || ts >= e {
                 continue;
@@ -427,7 +454,7 @@ impl Prepared {
                     st.failed += 1;
                     st.policy += u64::from(outcome == Outcome::PolicyFail);
                     *st.failures_by_status.entry(status).or_insert(0) += 1;
-                    failures.push((ts, status));
+                    failures.push(packed);
                     (0, 1)
                 }
                 Outcome::Policy => {
@@ -452,7 +479,11 @@ impl Prepared {
                 _ => {}
             }
         }
+        if let Some(err) = it.error() {
+            return Err(err.into());
+        }
         report.probe_requests = seen;
+        let failures = failures.finish()?;
 
         // Spans with no log lines at all.
         let mut no_data = Vec::new();
@@ -496,7 +527,7 @@ impl Prepared {
                 / 3_600_000.0;
         }
 
-        let incidents = incidents(&sw.subs, &sw.runs, &failures, &no_data, c, cfg);
+        let incidents = incidents(&sw.subs, &sw.runs, &failures, &no_data, c, cfg)?;
 
         let mut stats = sw.stats;
         let total = &mut report.total;
@@ -572,11 +603,11 @@ impl Prepared {
 fn incidents(
     subs: &[Sub],
     runs: &[Run],
-    failures: &[(i64, u16)],
+    failures: &Sorted,
     no_data: &[NoData],
     c: i64,
     cfg: &Config,
-) -> Vec<Incident> {
+) -> io::Result<Vec<Incident>> {
     let b = cfg.bucket_ms.max(1);
     let merge = cfg.merge_within_ms.max(2 * c);
     let thr = cfg.incident_below / 100.0;
@@ -642,7 +673,9 @@ fn incidents(
         }
     }
     let mut out = Vec::with_capacity(groups.len());
-    let (mut fi, mut ri, mut si) = (0usize, 0usize, 0usize);
+    let (mut ri, mut si) = (0usize, 0usize);
+    let mut fit = failures.iter();
+    let mut fail = fit.next().map(unpack);
     let step = c.max(1);
     for (first, last, worst) in groups {
         let (rs, re) = (first * b, (last + 1) * b);
@@ -666,16 +699,19 @@ fn incidents(
             ok += subs[si].ok;
             si += 1;
         }
-        while fi < failures.len() && failures[fi].0 < rs {
-            fi += 1;
+        while let Some((ts, _)) = fail
+            && ts < rs
+        {
+            fail = fit.next().map(unpack);
         }
-        while fi < failures.len() && failures[fi].0 < re {
-            let (ts, st) = failures[fi];
+        while let Some((ts, st)) = fail
+            && ts < re
+        {
+            fail = fit.next().map(unpack);
             inc.failed += 1;
             *inc.failures_by_status.entry(st).or_insert(0) += 1;
             inc.start_ms = inc.start_ms.min(ts);
             inc.end_ms = inc.end_ms.max(ts + step);
-            fi += 1;
         }
         while ri < runs.len() && runs[ri].first + (runs[ri].count - 1) * runs[ri].step < rs {
             ri += 1;
@@ -710,5 +746,6 @@ fn incidents(
             .sum();
         out.push(inc);
     }
-    out
+    // The iteration may have ended early on a read error of the temporary file.
+    fit.error().map_or(Ok(out), Err)
 }

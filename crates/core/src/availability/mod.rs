@@ -33,13 +33,16 @@
 //!
 //! # Bounded by the data
 //!
-//! Memory and time follow the number of lines and of periods holding probe requests,
-//! never the span between the first and the last line: a run of more than
+//! Time follows the number of lines and of periods holding probe requests, never the
+//! span between the first and the last line. Memory holds the probes up to a budget
+//! (16 MiB, about two bytes a probe; beyond it they go to an unnamed temporary file),
+//! one entry per minute holding a line, per sub-bucket and per period: a run of more than
 //! [`MAX_EMPTY_PERIODS`] periods without a probe request is one row (counted like any
 //! period: its expected probes are all missing), and the sub-buckets inside a long
 //! silence are one entry.
 //!
-//! Files: `config.rs` (what is counted), `acc.rs` (rows in, prepared), `compute.rs`
+//! Files: `config.rs` (what is counted), `acc.rs` (rows in, prepared), `probes.rs`
+//! (the probes sorted in bounded memory, spilled to a temporary file), `compute.rs`
 //! (prepared rows over periods), `rhythm.rs` (the site's rhythm, without a probe),
 //! `model.rs` (the typed result), `calendar.rs`, `spec.rs`, `render.rs`.
 
@@ -48,12 +51,14 @@ pub mod calendar;
 mod compute;
 mod config;
 mod model;
+mod probes;
 pub mod render;
 pub mod rhythm;
 pub mod spec;
 
 pub use acc::{Accumulator, Cadence, CadenceSource, Prepared};
 pub use calendar::{By, Calendar, CalendarError, Period};
+pub use compute::ComputeError;
 pub use config::{Config, PolicyAs, is_static_path};
 pub use model::{Incident, IncidentKind, NoData, PeriodStats, Report};
 pub use rhythm::{RhythmKind, RhythmSummary};

@@ -29,7 +29,10 @@
 
 use serde::Serialize;
 
+use std::io;
+
 use super::acc::unpack;
+use super::probes::Sorted;
 
 /// A silence is downtime when its probability under the rhythm is below this.
 pub const THRESHOLD: f64 = 1e-3;
@@ -134,10 +137,12 @@ fn weekday(day: i64) -> usize {
 impl Rhythm {
     /// Learns the rhythm of the sorted packed `probes` in `[s, e)`; `Err(days)` with
     /// the number of days with requests when they are too few ([`MIN_DAYS_DAY`]).
-    pub(super) fn learn(probes: &[u64], s: i64, e: i64) -> Result<Rhythm, u64> {
+    /// Fails if the probes' temporary file cannot be read.
+    pub(super) fn learn(probes: &Sorted, s: i64, e: i64) -> io::Result<Result<Rhythm, u64>> {
         let mut days: Vec<DayCounts> = Vec::new();
         let mut last_minute = i64::MIN;
-        for &p in probes {
+        let mut it = probes.iter();
+        for p in it.by_ref() {
             let (ts, _) = unpack(p);
             if ts < s || ts >= e {
                 continue;
@@ -159,9 +164,12 @@ impl Rhythm {
                 last_minute = minute;
             }
         }
+        if let Some(err) = it.error() {
+            return Err(err);
+        }
         let n = days.len() as u64;
         if n < MIN_DAYS_DAY {
-            return Err(n);
+            return Ok(Err(n));
         }
         let kind = if n >= MIN_DAYS_WEEK {
             RhythmKind::HourOfWeek
@@ -209,14 +217,14 @@ impl Rhythm {
         };
         let requests = build(&mut req);
         let minutes = build(&mut min);
-        Ok(Rhythm {
+        Ok(Ok(Rhythm {
             kind,
             days: n,
             req_sum: prefix(&requests),
             min_sum: prefix(&minutes),
             requests,
             minutes,
-        })
+        }))
     }
 
     /// Expected `(requests, busy minutes)` in `[a, b)`.

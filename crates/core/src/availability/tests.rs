@@ -19,7 +19,7 @@ fn run(rows: &[(i64, u16, bool)], cfg: &Config) -> Report {
     for &(t, s, p) in rows {
         acc.push(t, s, p);
     }
-    let prep = acc.prepare(cfg);
+    let prep = acc.prepare(cfg).expect("prepared");
     let periods = match prep.span() {
         Some((s, e)) => fixed_offset_periods(cfg.by, 0, s, e),
         None => Vec::new(),
