@@ -294,16 +294,20 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
     if let Some(rows) = stats.dataset_rows {
         acc.add_outside(rows.saturating_sub(stats.records));
     }
-    let prepared = acc
-        .prepare(&cfg)
-        .context("availability: a temporary file of sorted probes")?;
+    let tmp = || logscope_core::escape::path(&std::env::temp_dir());
+    let prepared = acc.prepare(&cfg).with_context(|| {
+        format!(
+            "availability: a temporary file of sorted probes in {} (set TMPDIR to a writable directory)",
+            tmp()
+        )
+    })?;
     let computed = match zone {
         ChronoZone::Tz(tz) => prepared.compute_in(&TzCalendar { tz, by: cfg.by }, &cfg),
         ChronoZone::Fixed(tz) => prepared.compute_in(&TzCalendar { tz, by: cfg.by }, &cfg),
     };
     let report = computed.map_err(|e| match e {
         ComputeError::Calendar(e) => anyhow!("internal error: {e}"),
-        e => anyhow!("availability: {e}"),
+        e => anyhow!("availability: {e} (in {}; set TMPDIR)", tmp()),
     })?;
     let source = if whole {
         stats.origin.clone()
