@@ -24,5 +24,6 @@ pub mod source;
 pub mod sqlgen;
 pub mod table;
 pub mod time;
+mod varint;
 
 pub use record::{Precision, Record};

@@ -18,6 +18,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
+use crate::varint;
+
 /// Values sorted at a time before they are merged into the tail.
 pub(super) const RUN: usize = 1 << 16;
 /// Sorted values kept open for later runs to merge into.
@@ -60,15 +62,6 @@ struct Seq {
     len: u64,
 }
 
-#[inline]
-fn put_var(buf: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        buf.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    buf.push(v as u8);
-}
-
 impl Seq {
     /// Appends `v`, which is not below the last value appended.
     #[inline]
@@ -77,10 +70,10 @@ impl Seq {
         let mask = (1u64 << STATUS_BITS) - 1;
         let step = (v >> STATUS_BITS).wrapping_sub(self.last >> STATUS_BITS);
         if self.len > 0 && v & mask == self.last & mask {
-            put_var(&mut self.mem, step << 1 | 1);
+            varint::put(&mut self.mem, step << 1 | 1);
         } else {
-            put_var(&mut self.mem, step << 1);
-            put_var(&mut self.mem, v & mask);
+            varint::put(&mut self.mem, step << 1);
+            varint::put(&mut self.mem, v & mask);
         }
         self.last = v;
         self.len += 1;
@@ -220,25 +213,10 @@ impl SeqIter<'_> {
     }
 }
 
-/// A LEB128 varint at `b[*i..]`.
+/// The varint at `b[*i..]`.
 #[inline(always)]
 fn var(b: &[u8], i: &mut usize) -> io::Result<u64> {
-    let mut v = 0u64;
-    let mut shift = 0;
-    loop {
-        let Some(&c) = b.get(*i) else {
-            return Err(damaged());
-        };
-        *i += 1;
-        if shift >= 64 {
-            return Err(damaged());
-        }
-        v |= u64::from(c & 0x7f) << shift;
-        if c < 0x80 {
-            return Ok(v);
-        }
-        shift += 7;
-    }
+    varint::get(b, i).ok_or_else(damaged)
 }
 
 impl Iterator for SeqIter<'_> {

@@ -16,6 +16,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
 use super::{NO_VALUE, NONE, Needs, Row};
+use crate::varint::put as put_var;
 
 const HAS_RT: u8 = 1;
 const HAS_BYTES: u8 = 2;
@@ -46,15 +47,6 @@ pub(super) struct RunWriter {
     rows: u64,
     prev: i64,
     needs: Needs,
-}
-
-#[inline]
-fn put_var(buf: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        buf.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    buf.push(v as u8);
 }
 
 /// An interned id (or [`NONE`]) as a varint: 0 for none.
@@ -208,23 +200,7 @@ impl Cur<'_> {
 
     #[inline(always)]
     fn var(&mut self) -> io::Result<u64> {
-        let first = self.byte()?;
-        if first < 0x80 {
-            return Ok(u64::from(first));
-        }
-        let mut v = u64::from(first & 0x7f);
-        let mut shift = 7;
-        loop {
-            let c = self.byte()?;
-            if shift >= 64 {
-                return Err(damaged());
-            }
-            v |= u64::from(c & 0x7f) << shift;
-            if c < 0x80 {
-                return Ok(v);
-            }
-            shift += 7;
-        }
+        crate::varint::get(self.b, &mut self.i).ok_or_else(damaged)
     }
 
     #[inline(always)]
