@@ -17,7 +17,7 @@ use chrono::{Datelike, NaiveDate, NaiveDateTime, Offset, TimeZone};
 use clap::Args;
 use logscope_core::classify::config::{Overrides, parse_cidr};
 use logscope_core::classify::{
-    AgentSelector, Classifier, Config, Filter, HostPattern, Identity, StatusSet,
+    AgentSelector, Classifier, Config, Filter, HeavyClass, HostPattern, Identity, StatusSet,
 };
 use logscope_core::duration::{Duration, DurationError, Resolution};
 use logscope_core::replay::Rate;
@@ -183,9 +183,37 @@ impl Selection {
     pub fn each_selected(
         &mut self,
         b: &logscope_core::batch::Batch,
+        f: impl FnMut(usize, &logscope_core::classify::RowClass, &Classifier, &Clock),
+    ) {
+        self.each_selected_with(b, None, f)
+    }
+
+    /// The work of [`Selection::each_selected`] that needs no state of the selection, to
+    /// run on the threads that decode the dataset ([`super::rows::for_each_batch_with`]):
+    /// the heavy class of each row when the report uses it, else nothing.
+    pub fn prep(
+        &self,
+    ) -> impl Fn(&logscope_core::batch::Batch) -> Option<Vec<HeavyClass>> + Sync + use<> {
+        let rules = self
+            .classifier
+            .needs
+            .heavy
+            .then(|| self.classifier.heavy_rules().clone());
+        move |b| {
+            rules
+                .as_ref()
+                .map(|r| logscope_core::classify::heavy_classes(r, b))
+        }
+    }
+
+    /// [`Selection::each_selected`] with what [`Selection::prep`] worked out for `b`.
+    pub fn each_selected_with(
+        &mut self,
+        b: &logscope_core::batch::Batch,
+        pre_heavy: Option<&[HeavyClass]>,
         mut f: impl FnMut(usize, &logscope_core::classify::RowClass, &Classifier, &Clock),
     ) {
-        let mut bc = self.classifier.batch(b);
+        let mut bc = self.classifier.batch_with(b, pre_heavy);
         for i in 0..b.len() {
             if !self.filter.in_period(b.ts_ms[i]) {
                 continue;

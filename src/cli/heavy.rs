@@ -12,7 +12,7 @@ use logscope_core::rate::Rate;
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, OutputArgs, OutputFormat};
-use super::rows::{RowArgs, RowStats, columns_for, for_each_batch};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 
 /// Arguments of `logscope heavy`.
 #[derive(Debug, Args)]
@@ -95,8 +95,9 @@ pub fn compute(data: &Path, args: &HeavyArgs) -> anyhow::Result<(HeavyReport, Ro
         &sel.filter,
         &mut sel.classifier,
     );
-    let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
-        sel.each_selected(b, |i, rc, _, clock| {
+    let prep = sel.prep();
+    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
+        sel.each_selected_with(b, pre.as_deref(), |i, rc, _, clock| {
             let ts = b.ts_ms[i];
             acc.add(ts, clock.local(ts), rc);
         });

@@ -258,12 +258,35 @@ pub fn for_each_batch(
     until: Option<i64>,
     mut sink: impl FnMut(&str, &Batch),
 ) -> anyhow::Result<RowStats> {
+    for_each_batch_with(
+        data,
+        args,
+        cols,
+        since,
+        until,
+        |_| (),
+        |f, b, ()| sink(f, b),
+    )
+}
+
+/// [`for_each_batch`], with `prep` run on every batch before `sink` gets it with its
+/// result: on the threads that decode the dataset (so both cores share that work), on
+/// the caller's thread for log files.
+pub fn for_each_batch_with<P: Send>(
+    data: &Path,
+    args: &RowArgs,
+    cols: Columns,
+    since: Option<i64>,
+    until: Option<i64>,
+    prep: impl Fn(&Batch) -> P + Sync,
+    mut sink: impl FnMut(&str, &Batch, P),
+) -> anyhow::Result<RowStats> {
     let mut stats = RowStats::default();
     if args.files.is_empty() {
         let ds = open_dataset(data)?;
         stats.origin = dataset_origin(data, args);
-        let scanned = scan::scan(&ds, cols, since, until, |fb| {
-            sink(&fb.file, &fb.batch);
+        let scanned = scan::scan_with(&ds, cols, since, until, &prep, |fb, p| {
+            sink(&fb.file, &fb.batch, p);
             ControlFlow::Continue(())
         })?;
         stats.records = scanned.delivered;
@@ -321,7 +344,7 @@ pub fn for_each_batch(
                     );
                 }
             }
-            sink(&name, &batch);
+            sink(&name, &batch, prep(&batch));
             ControlFlow::Continue(())
         })?;
         if let Some(d) = &st.damage {

@@ -88,7 +88,7 @@ pub struct PartEntry {
     /// Which ingest wrote it.
     pub ingest: u64,
     /// Its consecutive runs of rows in file order with their time range (one per
-    /// write, about 128 Ki rows): a time filter reads only the runs it overlaps.
+    /// write, about 64 Ki rows): a time filter reads only the runs it overlaps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub segments: Vec<Segment>,
 }

@@ -133,6 +133,19 @@ pub fn scan(
     until: Option<i64>,
     mut sink: impl FnMut(FileBatch) -> ControlFlow<()>,
 ) -> Result<Scanned, StoreError> {
+    scan_with(ds, cols, since, until, |_| (), |fb, ()| sink(fb))
+}
+
+/// [`scan`], with `prep` run on each batch on the thread that decoded it (every core)
+/// and its result handed to `sink` with the batch, in the same order.
+pub fn scan_with<P: Send>(
+    ds: &Dataset,
+    cols: Columns,
+    since: Option<i64>,
+    until: Option<i64>,
+    prep: impl Fn(&Batch) -> P + Sync,
+    mut sink: impl FnMut(FileBatch, P) -> ControlFlow<()>,
+) -> Result<Scanned, StoreError> {
     let Some(plan) = slices::plan(ds, since, until)? else {
         return Ok(Scanned::default());
     };
@@ -144,14 +157,24 @@ pub fn scan(
     let mode = ScanMode::from_env();
     let mut total = 0u64;
     let plan = &plan;
+    let prep = &prep;
     slices::in_order(
         ds,
         plan,
-        |s| read_slice(plan, s, &columns, since, until, mode),
+        |s| {
+            let batches = read_slice(plan, s, &columns, since, until, mode)?;
+            Ok(batches
+                .into_iter()
+                .map(|fb| {
+                    let p = prep(&fb.batch);
+                    (fb, p)
+                })
+                .collect::<Vec<_>>())
+        },
         |batches| {
-            for fb in batches {
+            for (fb, p) in batches {
                 total += fb.batch.len() as u64;
-                if sink(fb).is_break() {
+                if sink(fb, p).is_break() {
                     return ControlFlow::Break(());
                 }
             }

@@ -178,8 +178,7 @@ pub struct Classifier {
     names: Vec<Box<str>>,
     name_ids: FxHashMap<Box<str>, u32>,
     memo_agents: Vec<AgentId>,
-    memo_heavy: Vec<u16>,
-    memo_heavy_pairs: FxHashMap<(u32, u32), u16>,
+    memo_heavy: HeavyMemo,
 }
 
 const UNSET: AgentId = AgentId::MAX;
@@ -198,19 +197,82 @@ impl Filter {
     }
 }
 
+/// The heavy class of the rows of one batch, worked out once per distinct path (or
+/// method and path) of a coded batch where the rules say the query cannot change it,
+/// row by row otherwise. Needs only the rules, so it also runs on the threads that
+/// decode the dataset ([`heavy_classes`]).
+#[derive(Debug, Default)]
+struct HeavyMemo {
+    coded: bool,
+    by_pair: bool,
+    /// Per path slot (the last one for a null path).
+    per_path: Vec<u16>,
+    pairs: FxHashMap<(u32, u32), u16>,
+}
+
+impl HeavyMemo {
+    /// Readies `self` (its buffers reused) for the rows of `b`.
+    fn start(&mut self, rules: &HeavyRules, b: &Batch) {
+        self.per_path.clear();
+        self.pairs.clear();
+        self.coded = b.method.is_coded() && b.path.is_coded();
+        self.by_pair = rules.uses_method();
+        if self.coded && !self.by_pair {
+            self.per_path.resize(b.path.slots() + 1, HEAVY_UNSET);
+        }
+    }
+
+    /// The heavy class of row `i` of `b` (the batch given to [`HeavyMemo::start`]).
+    #[inline]
+    fn class(&mut self, rules: &HeavyRules, b: &Batch, i: usize) -> HeavyClass {
+        if !self.coded {
+            return rules.classify(b.method.get(i), b.path.get(i), b.query.get(i));
+        }
+        let path_slot = b.path.code(i);
+        let memo = if self.by_pair {
+            let key = (
+                b.method.code(i).unwrap_or(crate::batch::NULL_CODE),
+                path_slot.unwrap_or(crate::batch::NULL_CODE),
+            );
+            self.pairs.entry(key).or_insert(HEAVY_UNSET)
+        } else {
+            let k = path_slot.map_or(self.per_path.len() - 1, |k| k as usize);
+            &mut self.per_path[k]
+        };
+        if *memo == HEAVY_UNSET {
+            *memo = match rules.without_query(b.method.get(i), b.path.get(i)) {
+                Some(c) => c.0,
+                None => HEAVY_BY_QUERY,
+            };
+        }
+        if *memo == HEAVY_BY_QUERY {
+            rules.classify(b.method.get(i), b.path.get(i), b.query.get(i))
+        } else {
+            HeavyClass(*memo)
+        }
+    }
+}
+
+/// The heavy class of every row of `b`: what [`BatchClass::classify`] finds, worked out
+/// without the [`Classifier`]'s state, so that the dataset's decoding threads can run it
+/// (the query of a heavy candidate is parsed row by row: the costly part of `heavy`) and
+/// hand the classes to [`Classifier::batch_with`].
+pub fn heavy_classes(rules: &HeavyRules, b: &Batch) -> Vec<HeavyClass> {
+    let mut memo = HeavyMemo::default();
+    memo.start(rules, b);
+    (0..b.len()).map(|i| memo.class(rules, b, i)).collect()
+}
+
 /// The rows of one batch being classified ([`Classifier::batch`]): the agent class is
-/// worked out once per distinct User-Agent slot, and the heavy class once per distinct
-/// path (or method and path) of a coded batch where the rules say the query cannot
-/// change it (row by row otherwise).
+/// worked out once per distinct User-Agent slot, the heavy class as [`HeavyMemo`] does
+/// (or taken from classes worked out beforehand, [`Classifier::batch_with`]).
 /// Give it back with [`Classifier::end_batch`] to reuse its buffers.
 pub struct BatchClass<'b> {
     b: &'b Batch,
-    coded_heavy: bool,
-    by_pair: bool,
     agents: Vec<AgentId>,
-    /// Per path slot (the last one for a null path).
-    heavy: Vec<u16>,
-    heavy_pairs: FxHashMap<(u32, u32), u16>,
+    heavy: HeavyMemo,
+    /// The heavy class of each row, when worked out beforehand.
+    pre_heavy: Option<&'b [HeavyClass]>,
 }
 
 impl BatchClass<'_> {
@@ -236,33 +298,10 @@ impl BatchClass<'_> {
         };
         let heavy = if !cls.needs.heavy {
             HeavyClass::NONE
-        } else if self.coded_heavy {
-            let path_slot = b.path.code(i);
-            let memo = if self.by_pair {
-                let key = (
-                    b.method.code(i).unwrap_or(crate::batch::NULL_CODE),
-                    path_slot.unwrap_or(crate::batch::NULL_CODE),
-                );
-                self.heavy_pairs.entry(key).or_insert(HEAVY_UNSET)
-            } else {
-                let k = path_slot.map_or(self.heavy.len() - 1, |k| k as usize);
-                &mut self.heavy[k]
-            };
-            if *memo == HEAVY_UNSET {
-                *memo = match cls.heavy.without_query(b.method.get(i), b.path.get(i)) {
-                    Some(c) => c.0,
-                    None => HEAVY_BY_QUERY,
-                };
-            }
-            if *memo == HEAVY_BY_QUERY {
-                cls.heavy
-                    .classify(b.method.get(i), b.path.get(i), b.query.get(i))
-            } else {
-                HeavyClass(*memo)
-            }
+        } else if let Some(pre) = self.pre_heavy {
+            pre[i]
         } else {
-            cls.heavy
-                .classify(b.method.get(i), b.path.get(i), b.query.get(i))
+            self.heavy.class(&cls.heavy, b, i)
         };
         cls.finish(b, i, heavy, agent)
     }
@@ -302,8 +341,7 @@ impl Classifier {
             names: Vec::new(),
             name_ids: FxHashMap::default(),
             memo_agents: Vec::new(),
-            memo_heavy: Vec::new(),
-            memo_heavy_pairs: FxHashMap::default(),
+            memo_heavy: HeavyMemo::default(),
         }
     }
 
@@ -327,35 +365,43 @@ impl Classifier {
     /// Starts classifying the rows of `b`: work that depends on one column value only
     /// is then done once per distinct value of a coded column (see [`BatchClass`]).
     pub fn batch<'b>(&mut self, b: &'b Batch) -> BatchClass<'b> {
+        self.batch_with(b, None)
+    }
+
+    /// [`Classifier::batch`] with the heavy class of each row worked out beforehand
+    /// by [`heavy_classes`] with this classifier's rules ([`Classifier::heavy_rules`]).
+    pub fn batch_with<'b>(
+        &mut self,
+        b: &'b Batch,
+        pre_heavy: Option<&'b [HeavyClass]>,
+    ) -> BatchClass<'b> {
         let mut agents = std::mem::take(&mut self.memo_agents);
         agents.clear();
         if self.needs.agent && b.user_agent.is_coded() {
             agents.resize(b.user_agent.slots(), UNSET);
         }
         let mut heavy = std::mem::take(&mut self.memo_heavy);
-        heavy.clear();
-        let mut heavy_pairs = std::mem::take(&mut self.memo_heavy_pairs);
-        heavy_pairs.clear();
-        let coded_heavy = self.needs.heavy && b.method.is_coded() && b.path.is_coded();
-        let by_pair = self.heavy.uses_method();
-        if coded_heavy && !by_pair {
-            heavy.resize(b.path.slots() + 1, HEAVY_UNSET);
+        let pre_heavy = pre_heavy.filter(|p| p.len() == b.len());
+        if self.needs.heavy && pre_heavy.is_none() {
+            heavy.start(&self.heavy, b);
         }
         BatchClass {
             b,
-            coded_heavy,
-            by_pair,
             agents,
             heavy,
-            heavy_pairs,
+            pre_heavy,
         }
+    }
+
+    /// The heavy rules, for [`heavy_classes`] on other threads.
+    pub fn heavy_rules(&self) -> &HeavyRules {
+        &self.heavy
     }
 
     /// Gives back the buffers of a finished [`BatchClass`] for the next batch.
     pub fn end_batch(&mut self, bc: BatchClass<'_>) {
         self.memo_agents = bc.agents;
         self.memo_heavy = bc.heavy;
-        self.memo_heavy_pairs = bc.heavy_pairs;
     }
 
     #[inline]
@@ -439,6 +485,7 @@ impl Classifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::TextColumn;
     use crate::record::Record;
 
     #[test]
@@ -489,5 +536,70 @@ mod tests {
         let rc = c.classify(&b, 0);
         assert_eq!(c.key_label(rc.client), "203.0.113.9");
         assert_eq!(c.key_label(rc.prefix), "203.0.113.0/24");
+    }
+
+    /// The heavy classes worked out on the decoding threads ([`heavy_classes`], per
+    /// distinct path of a coded batch) are the row-by-row classes, coded or not.
+    #[test]
+    fn heavy_classes_are_the_row_by_row_classes() {
+        let paths: [&[u8]; 5] = [
+            b"/w/index.php",
+            b"/wiki/Main_Page",
+            b"/w/api.php",
+            b"/wiki/Special:Search",
+            b"/load.php",
+        ];
+        let queries: [Option<&[u8]>; 5] = [
+            None,
+            Some(b"title=A&action=history"),
+            Some(b"title=B&diff=12&oldid=3"),
+            Some(b"search=x"),
+            Some(b"title=C"),
+        ];
+        let methods: [&[u8]; 2] = [b"GET", b"POST"];
+        let mut b = Batch::default();
+        let (mut pc, mut mc) = (Vec::new(), Vec::new());
+        for i in 0..200usize {
+            let (p, m) = ((i * 7) % paths.len(), (i / 3) % methods.len());
+            let r = Record {
+                ts_ms: i as i64,
+                client: b"10.0.0.1",
+                method: Some(methods[m]),
+                path: Some(paths[p]),
+                query: queries[(i * 3) % queries.len()],
+                ..Record::default()
+            };
+            b.push(&r, i as u64 + 1);
+            pc.push(p as u32);
+            mc.push(m as u32);
+        }
+        let mut coded = b.clone();
+        let mut pv = TextColumn::default();
+        paths.iter().for_each(|p| pv.push(Some(p)));
+        let mut mv = TextColumn::default();
+        methods.iter().for_each(|m| mv.push(Some(m)));
+        coded.path = TextColumn::with_codes(pv, pc);
+        coded.method = TextColumn::with_codes(mv, mc);
+        assert!(coded.path.is_coded() && coded.method.is_coded());
+        let mut c = Classifier::default();
+        let row_by_row: Vec<HeavyClass> = (0..b.len()).map(|i| c.classify(&b, i).heavy).collect();
+        assert!(row_by_row.iter().any(|h| h.is_heavy()));
+        assert!(row_by_row.iter().any(|h| !h.is_heavy()));
+        for batch in [&b, &coded] {
+            let pre = heavy_classes(c.heavy_rules(), batch);
+            assert_eq!(pre, row_by_row);
+            let mut bc = c.batch_with(batch, Some(&pre));
+            let via: Vec<HeavyClass> = (0..batch.len())
+                .map(|i| bc.classify(&mut c, i).heavy)
+                .collect();
+            c.end_batch(bc);
+            assert_eq!(via, row_by_row);
+            let mut bc = c.batch(batch);
+            let memo: Vec<HeavyClass> = (0..batch.len())
+                .map(|i| bc.classify(&mut c, i).heavy)
+                .collect();
+            c.end_batch(bc);
+            assert_eq!(memo, row_by_row);
+        }
     }
 }
