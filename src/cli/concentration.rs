@@ -14,7 +14,7 @@ use logscope_core::rate::Rate;
 
 use super::filters::{FilterArgs, rate_arg};
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, RowStats, columns_for, for_each_batch};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 
 /// What to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -139,8 +139,9 @@ pub fn compute(
         &sel.filter,
         &mut sel.classifier,
     );
-    let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
-        sel.each_selected(b, |i, rc, _, _| acc.add(b.ts_ms[i], rc));
+    let prep = sel.prep();
+    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
+        sel.each_selected_with(b, pre.as_deref(), |i, rc, _, _| acc.add(b.ts_ms[i], rc));
     })?;
     let report = acc.finish(
         &sel.classifier,

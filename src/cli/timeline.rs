@@ -11,7 +11,7 @@ use logscope_core::forensics::timeline::TimelineAcc;
 
 use super::filters::{FilterArgs, duration_arg};
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, columns_for, for_each_batch};
+use super::rows::{RowArgs, columns_for, for_each_batch_with};
 use super::usage_error;
 
 /// Arguments of `logscope timeline`.
@@ -89,9 +89,10 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
     cols.agent = true;
     cols.sizes = true;
     let mut acc = TimelineAcc::new(args.by.ms_i64());
-    let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
+    let prep = sel.prep();
+    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
         acc.begin_batch(b);
-        sel.each_selected(b, |i, rc, _, clock| {
+        sel.each_selected_with(b, pre.as_deref(), |i, rc, _, clock| {
             acc.add(b, i, rc, clock.local(b.ts_ms[i]));
         });
     })?;

@@ -11,7 +11,7 @@ use logscope_core::forensics::top::{TopAcc, TopBy, TopReport, TopSort};
 
 use super::filters::FilterArgs;
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, RowStats, columns_for, for_each_batch};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 
 /// `--by` of `logscope top`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -177,9 +177,10 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
         TopBy::Status | TopBy::Ip | TopBy::Prefix => {}
     }
     let mut acc = TopAcc::new(by);
-    let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
+    let prep = sel.prep();
+    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
         acc.begin_batch(b);
-        sel.each_selected(b, |i, rc, _, _| acc.add(b, i, rc));
+        sel.each_selected_with(b, pre.as_deref(), |i, rc, _, _| acc.add(b, i, rc));
     })?;
     let clock = &sel.clock;
     let report = TopReport::new(
