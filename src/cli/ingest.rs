@@ -199,10 +199,15 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
     let mut exit_code = exit::OK;
     let mut write_error: Option<anyhow::Error> = None;
 
+    // The Parquet encoding of a row group runs on as many threads as the parse.
+    let encode_threads = match args.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
     for (input_no, mut o) in opened.into_iter().enumerate() {
         let mut writer = build
             .as_ref()
-            .map(|b| StagedWriter::new(b.dir.clone(), ingest_id, input_no));
+            .map(|b| StagedWriter::new(b.dir.clone(), ingest_id, input_no, encode_threads));
         let compression = o.reader.compression();
         let tracked = match ledger.plan(&o.input, &o.name, compression, &o.head) {
             Plan::Read(t) => t,
@@ -249,9 +254,9 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
             o.reader,
             &o.format,
             &opts,
-            |batch| {
-                // Runs on the parse workers: the polars conversion is parallel too.
-                let prepared = convert.then(|| prepare(&batch, &name));
+            |mut batch| {
+                // Runs on the parse workers: coding the text columns is parallel too.
+                let prepared = convert.then(|| prepare(&mut batch));
                 (batch, prepared)
             },
             |(batch, prepared)| {
@@ -280,14 +285,11 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
                     }
                 }
                 input_distinct.add(&batch);
-                if let (Some(w), Some(p)) = (writer.as_mut(), prepared) {
-                    let written = p
-                        .map_err(|e| anyhow::anyhow!("converting records of {name}: {e}"))
-                        .and_then(|p| w.write_prepared(p).map_err(anyhow::Error::new));
-                    if let Err(e) = written {
-                        write_error = Some(e);
-                        return ControlFlow::Break(());
-                    }
+                if let (Some(w), Some(p)) = (writer.as_mut(), prepared)
+                    && let Err(e) = w.write_prepared(&batch, &name, p)
+                {
+                    write_error = Some(anyhow::Error::new(e));
+                    return ControlFlow::Break(());
                 }
                 ControlFlow::Continue(())
             },

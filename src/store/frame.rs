@@ -1,4 +1,4 @@
-//! The dataset's schema, and the conversion of parsed [`Batch`]es to polars frames.
+//! The dataset's schema and the forms of its values (addresses as two halves, months).
 //!
 //! Format 2 uses only types every engine reads natively (DuckDB, polars, Spark, Trino):
 //! signed integers, booleans, UTF-8 strings and `ts` as a UTC timestamp in ms.
@@ -26,8 +26,7 @@
 
 use std::net::IpAddr;
 
-use logscope_core::batch::{Batch, TextColumn};
-use polars::prelude::*;
+use polars::prelude::{DataType, Field, Schema, TimeUnit, TimeZone};
 
 /// Names of the columns, in file order.
 pub const COLUMNS: &[&str] = &[
@@ -55,10 +54,6 @@ pub const COLUMNS: &[&str] = &[
     "line",
 ];
 
-fn text(name: &str, col: &TextColumn) -> Column {
-    StringChunked::from_iter_options(name.into(), col.iter()).into_column()
-}
-
 /// The 128-bit form of an address (IPv4 as IPv4-mapped IPv6) as two signed halves.
 pub fn ip_halves(ip: IpAddr) -> (i64, i64) {
     let v = match ip {
@@ -78,58 +73,21 @@ pub fn ip_of_halves(hi: i64, lo: i64) -> IpAddr {
     }
 }
 
-fn i64s(name: &str, v: impl Iterator<Item = Option<u64>>) -> Column {
-    Int64Chunked::from_iter_options(
-        name.into(),
-        v.map(|x| x.map(|x| x.min(i64::MAX as u64) as i64)),
-    )
-    .into_column()
-}
-
-/// Converts a batch of records read from `file` into a frame with the dataset schema.
-pub fn batch_to_frame(b: &Batch, file: &str) -> PolarsResult<DataFrame> {
-    let n = b.len();
-    let ts = Int64Chunked::from_vec("ts".into(), b.ts_ms.clone())
-        .into_datetime(TimeUnit::Milliseconds, Some(TimeZone::UTC))
-        .into_column();
-    let halves: Vec<Option<(i64, i64)>> = b.ip.iter().map(|ip| ip.map(ip_halves)).collect();
-    let columns = vec![
-        ts,
-        Int32Chunked::from_iter_values(
-            "ts_precision".into(),
-            b.precision.iter().map(|&p| p as i32),
-        )
-        .into_column(),
-        text("client", &b.client),
-        Int64Chunked::from_iter_options("ip_hi".into(), halves.iter().map(|h| h.map(|h| h.0)))
-            .into_column(),
-        Int64Chunked::from_iter_options("ip_lo".into(), halves.iter().map(|h| h.map(|h| h.1)))
-            .into_column(),
-        text("ident", &b.ident),
-        text("user", &b.user),
-        text("method", &b.method),
-        text("path", &b.path),
-        text("query", &b.query),
-        text("protocol", &b.protocol),
-        Int32Chunked::from_iter_values("status".into(), b.status.iter().map(|&s| s as i32))
-            .into_column(),
-        i64s("bytes", b.bytes.iter().copied()),
-        text("referer", &b.referer),
-        text("user_agent", &b.user_agent),
-        text("host", &b.host),
-        i64s("request_time_us", b.request_time_us.iter().copied()),
-        text("xff", &b.xff),
-        BooleanChunked::from_iter_options("has_cookie".into(), b.has_cookie.iter().copied())
-            .into_column(),
-        BooleanChunked::from_iter_values(
-            "client_list".into(),
-            (0..n).map(|i| b.client_list.get(i).copied().unwrap_or(false)),
-        )
-        .into_column(),
-        StringChunked::full("file".into(), file, n).into_column(),
-        i64s("line", b.line.iter().map(|&l| Some(l))),
-    ];
-    DataFrame::new(n, columns)
+/// The type of each column of [`COLUMNS`], as polars names it.
+pub fn schema() -> Schema {
+    COLUMNS
+        .iter()
+        .map(|&c| {
+            let dtype = match c {
+                "ts" => DataType::Datetime(TimeUnit::Milliseconds, Some(TimeZone::UTC)),
+                "ts_precision" | "status" => DataType::Int32,
+                "ip_hi" | "ip_lo" | "bytes" | "request_time_us" | "line" => DataType::Int64,
+                "has_cookie" | "client_list" => DataType::Boolean,
+                _ => DataType::String,
+            };
+            Field::new(c.into(), dtype)
+        })
+        .collect()
 }
 
 /// A month partition key: `year * 12 + (month - 1)`, UTC.

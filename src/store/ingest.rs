@@ -125,7 +125,25 @@ pub struct Distinct {
 impl Distinct {
     /// Counts the records of a batch.
     pub fn add(&mut self, b: &Batch) {
+        // A coded client column (what the parse workers build) is counted once per
+        // distinct client of the batch: the same client text is the same address.
+        let mut seen = vec![
+            false;
+            if b.client.is_coded() {
+                b.client.slots()
+            } else {
+                0
+            }
+        ];
         for (i, ip) in b.ip.iter().enumerate() {
+            if b.client.is_coded()
+                && let Some(k) = b.client.code(i)
+            {
+                if seen[k as usize] {
+                    continue;
+                }
+                seen[k as usize] = true;
+            }
             match ip {
                 Some(ip) => self.add_ip(*ip),
                 None => {

@@ -26,6 +26,7 @@ pub mod frame;
 pub mod ingest;
 pub mod manifest;
 mod pages;
+mod rowgroup;
 pub mod scan;
 pub mod slices;
 pub mod sql;

@@ -14,12 +14,11 @@ use std::any::Any;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use logscope_core::batch::Batch;
 use logscope_core::classify::{Classifier, ClientKey};
 use polars::prelude::*;
 use polars::sql::SQLContext;
 
-use super::frame::{batch_to_frame, ip_of_halves};
+use super::frame::{ip_of_halves, schema};
 use super::slices::check_part;
 use super::{Dataset, PartEntry, StoreError};
 
@@ -105,9 +104,7 @@ pub struct SqlResult {
 /// The schema of `requests` (the stored columns of format 3, then `month`). A format-2
 /// dataset's parts get `client_list = false`.
 pub fn requests_schema() -> Schema {
-    let mut schema = batch_to_frame(&Batch::default(), "")
-        .map(|df| df.schema().as_ref().clone())
-        .unwrap_or_default();
+    let mut schema = schema();
     schema.with_column("month".into(), DataType::String);
     schema
 }

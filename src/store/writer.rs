@@ -6,15 +6,21 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use logscope_core::batch::Batch;
-use polars::prelude::*;
+use polars::prelude::{CompatLevel, PolarsError, PolarsResult, SchemaExt};
+use polars_arrow::datatypes::ArrowSchema;
+use polars_parquet::write::{
+    CompressionOptions, DynIter, DynStreamingIterator, FileWriter, SchemaDescriptor,
+    StatisticsOptions, Version, WriteOptions, ZstdLevel, fallible_streaming_iterator,
+    to_parquet_schema,
+};
 
 use super::StoreError;
-use super::frame::{MonthKey, MonthOf, batch_to_frame, month_name};
+use super::frame::{MonthKey, MonthOf, month_name, schema};
 use super::manifest::{PartEntry, Segment};
+use super::rowgroup::RowGroup;
 
 /// Rows gathered before a row group is written. 64 Ki rather than 128 Ki: the pending
-/// frames, their rechunked copy and the encoded pages of one row group are most of an
-/// ingest's memory (BENCHMARKS.md, session 8: 310 → 284 MB peak RSS on the 20 M-line
+/// rows and the encoded pages of one row group are most of an ingest's memory (BENCHMARKS.md, session 8: 310 → 284 MB peak RSS on the 20 M-line
 /// log; reads no slower, files 7 % larger).
 const ROW_GROUP_ROWS: usize = 64 * 1024;
 
@@ -33,59 +39,67 @@ const MAX_PENDING_ROWS: usize = 128 * 1024;
 struct MonthWriter {
     file: String,
     month: String,
-    writer: polars::io::parquet::write::BatchedWriter<Recording>,
+    writer: FileWriter<Recording>,
     /// The last I/O error the file reported (polars' own message loses it).
     io_error: IoSlot,
-    pending: Option<DataFrame>,
-    pending_rows: usize,
-    pending_min: i64,
-    pending_max: i64,
+    pending: RowGroup,
     segments: Vec<Segment>,
     rows: u64,
     min_ts: i64,
     max_ts: i64,
 }
 
-/// One month's rows of a batch, as a frame.
-pub struct MonthFrame {
-    key: MonthKey,
-    df: DataFrame,
-    min_ts: i64,
-    max_ts: i64,
-}
+/// The rows of a batch in each UTC month they fall in (almost always one), by index.
+pub struct Prepared(Vec<(MonthKey, Vec<usize>)>);
 
-/// A batch converted to frames, one per UTC month it touches.
-pub struct Prepared(Vec<MonthFrame>);
-
-/// Converts a batch read from `file` into per-month frames. Pure and thread-safe: the
-/// ingest runs it on the parse workers.
-pub fn prepare(batch: &Batch, file: &str) -> PolarsResult<Prepared> {
+/// Readies a batch for [`StagedWriter::write_prepared`]: its text columns coded (each
+/// distinct value once, so the writer works per distinct value) and its rows split by
+/// month. Pure and thread-safe: the ingest runs it on the parse workers.
+pub fn prepare(batch: &mut Batch) -> Prepared {
     if batch.is_empty() {
-        return Ok(Prepared(Vec::new()));
+        return Prepared(Vec::new());
     }
+    batch.code_text();
     let mut month_of = MonthOf::default();
     let keys: Vec<MonthKey> = batch.ts_ms.iter().map(|&t| month_of.key(t)).collect();
-    let frame = |key: MonthKey, b: &Batch| -> PolarsResult<MonthFrame> {
-        Ok(MonthFrame {
-            key,
-            df: batch_to_frame(b, file)?,
-            min_ts: b.ts_ms.iter().copied().min().unwrap_or(0),
-            max_ts: b.ts_ms.iter().copied().max().unwrap_or(0),
-        })
-    };
-    // Almost always a batch lies in one month.
     if keys.iter().all(|&k| k == keys[0]) {
-        return Ok(Prepared(vec![frame(keys[0], batch)?]));
+        return Prepared(vec![(keys[0], (0..batch.len()).collect())]);
     }
     let mut groups: BTreeMap<MonthKey, Vec<usize>> = BTreeMap::new();
     for (i, &k) in keys.iter().enumerate() {
         groups.entry(k).or_default().push(i);
     }
-    let mut out = Vec::new();
-    for (k, idx) in groups {
-        out.push(frame(k, &batch.retain_indices(&idx))?);
+    Prepared(groups.into_iter().collect())
+}
+
+/// zstd level 1, not polars' default 3: the same files to within 0.1 % (most pages are
+/// dictionary codes), 20 % less ingest CPU (BENCHMARKS.md, session 9).
+const ZSTD_LEVEL: i32 = 1;
+
+/// The dataset's Arrow schema as stored (polars' own conversion of [`schema`]), the
+/// Parquet schema it makes, and the write options: zstd, full statistics and format
+/// version 1, as polars' `ParquetWriter` writes them.
+struct Layout {
+    arrow: ArrowSchema,
+    parquet: SchemaDescriptor,
+    options: WriteOptions,
+}
+
+impl Layout {
+    fn new() -> PolarsResult<Layout> {
+        let arrow = schema().to_arrow(CompatLevel::newest());
+        let parquet = to_parquet_schema(&arrow)?;
+        Ok(Layout {
+            arrow,
+            parquet,
+            options: WriteOptions {
+                statistics: StatisticsOptions::default(),
+                compression: CompressionOptions::Zstd(Some(ZstdLevel::try_new(ZSTD_LEVEL)?)),
+                version: Version::V1,
+                data_page_size: None,
+            },
+        })
     }
-    Ok(Prepared(out))
 }
 
 /// Writes one input's rows of an ingest into per-month part files in the build
@@ -97,6 +111,8 @@ pub struct StagedWriter {
     months: BTreeMap<MonthKey, MonthWriter>,
     pending_rows: usize,
     row_group_rows: usize,
+    threads: usize,
+    layout: Option<Layout>,
 }
 
 type IoSlot = std::sync::Arc<std::sync::Mutex<Option<std::io::Error>>>;
@@ -142,13 +158,6 @@ fn write_err(path: &Path, slot: &IoSlot) -> impl Fn(PolarsError) -> StoreError {
     }
 }
 
-/// The earliest and latest `ts` of a frame, UTC ms.
-fn ts_range(df: &DataFrame) -> PolarsResult<(i64, i64)> {
-    let ts = df.column("ts")?.cast(&DataType::Int64)?;
-    let ts = ts.i64()?;
-    Ok((ts.min().unwrap_or(0), ts.max().unwrap_or(0)))
-}
-
 fn polars_err(path: &Path) -> impl Fn(PolarsError) -> StoreError + '_ {
     move |e| StoreError::Parquet {
         path: path.to_path_buf(),
@@ -157,8 +166,9 @@ fn polars_err(path: &Path) -> impl Fn(PolarsError) -> StoreError + '_ {
 }
 
 impl StagedWriter {
-    /// A writer for input number `input` of ingest `ingest`, writing into `staging`.
-    pub fn new(staging: PathBuf, ingest: u64, input: usize) -> StagedWriter {
+    /// A writer for input number `input` of ingest `ingest`, writing into `staging`,
+    /// encoding each row group on up to `threads` threads.
+    pub fn new(staging: PathBuf, ingest: u64, input: usize, threads: usize) -> StagedWriter {
         StagedWriter {
             staging,
             ingest,
@@ -166,6 +176,8 @@ impl StagedWriter {
             months: BTreeMap::new(),
             pending_rows: 0,
             row_group_rows: row_group_rows(),
+            threads: threads.max(1),
+            layout: None,
         }
     }
 
@@ -180,15 +192,35 @@ impl StagedWriter {
     }
 
     /// Adds the records of a batch read from `file`.
-    pub fn write(&mut self, batch: &Batch, file: &str) -> Result<(), StoreError> {
-        let prepared = prepare(batch, file).map_err(polars_err(&self.staging))?;
-        self.write_prepared(prepared)
+    pub fn write(&mut self, batch: &mut Batch, file: &str) -> Result<(), StoreError> {
+        let prepared = prepare(batch);
+        self.write_prepared(batch, file, prepared)
     }
 
-    /// Adds frames made by [`prepare`] (which may run on another thread).
-    pub fn write_prepared(&mut self, prepared: Prepared) -> Result<(), StoreError> {
-        for mf in prepared.0 {
-            self.add(mf)?;
+    /// Adds the records of a batch read from `file`, readied by [`prepare`] (which may
+    /// run on another thread).
+    pub fn write_prepared(
+        &mut self,
+        batch: &Batch,
+        file: &str,
+        prepared: Prepared,
+    ) -> Result<(), StoreError> {
+        for (key, rows) in prepared.0 {
+            // Rows beyond what fits in the current row group start the next one, so
+            // that every segment's time range is its own (time filters skip by segment).
+            let mut rest: &[usize] = &rows;
+            while !rest.is_empty() {
+                let limit = self.row_group_rows;
+                let mw = self.month(key)?;
+                let take = (limit - mw.pending.len().min(limit - 1)).min(rest.len());
+                mw.pending.append(batch, file, &rest[..take]);
+                let full = mw.pending.len() >= limit;
+                self.pending_rows += take;
+                rest = &rest[take..];
+                if full {
+                    self.flush(key)?;
+                }
+            }
         }
         if self.pending_rows >= MAX_PENDING_ROWS.max(2 * self.row_group_rows) {
             let keys: Vec<MonthKey> = self.months.keys().copied().collect();
@@ -199,37 +231,13 @@ impl StagedWriter {
         Ok(())
     }
 
-    fn add(&mut self, mf: MonthFrame) -> Result<(), StoreError> {
-        // A frame larger than what fits in the current row group is split, so that
-        // every segment's time range is its own (time filters skip by segment).
-        let room = self.row_group_rows
-            - self
-                .months
-                .get(&mf.key)
-                .map_or(0, |m| m.pending_rows.min(self.row_group_rows - 1));
-        if mf.df.height() > room {
-            let staging = self.staging.clone();
-            let err = polars_err(&staging);
-            let head = mf.df.slice(0, room);
-            let tail = mf.df.slice(room as i64, mf.df.height() - room);
-            for df in [head, tail] {
-                let (min_ts, max_ts) = ts_range(&df).map_err(&err)?;
-                self.add(MonthFrame {
-                    key: mf.key,
-                    df,
-                    min_ts,
-                    max_ts,
-                })?;
-            }
-            return Ok(());
+    /// The writer of month `key`, its part file created on first use.
+    fn month(&mut self, key: MonthKey) -> Result<&mut MonthWriter, StoreError> {
+        if self.layout.is_none() {
+            self.layout = Some(Layout::new().map_err(polars_err(&self.staging))?);
         }
-        let MonthFrame {
-            key,
-            df,
-            min_ts,
-            max_ts,
-        } = mf;
         if !self.months.contains_key(&key) {
+            let layout = self.layout.as_ref().expect("set above");
             let month = month_name(key);
             let file = format!("{month}-{:010}-{:03}.parquet", self.ingest, self.input);
             let path = self.staging.join(&file);
@@ -242,11 +250,12 @@ impl StagedWriter {
                 file: std::io::BufWriter::with_capacity(1 << 20, f),
                 error: io_error.clone(),
             };
-            let writer = ParquetWriter::new(f)
-                .with_compression(ParquetCompression::Zstd(None))
-                .with_statistics(StatisticsOptions::default())
-                .batched(df.schema())
-                .map_err(write_err(&path, &io_error))?;
+            let writer = FileWriter::new_with_parquet_schema(
+                f,
+                layout.arrow.clone(),
+                layout.parquet.clone(),
+                layout.options,
+            );
             self.months.insert(
                 key,
                 MonthWriter {
@@ -254,10 +263,7 @@ impl StagedWriter {
                     file,
                     month,
                     writer,
-                    pending: None,
-                    pending_rows: 0,
-                    pending_min: i64::MAX,
-                    pending_max: i64::MIN,
+                    pending: RowGroup::default(),
                     segments: Vec::new(),
                     rows: 0,
                     min_ts: i64::MAX,
@@ -265,44 +271,40 @@ impl StagedWriter {
                 },
             );
         }
-        let mw = self.months.get_mut(&key).expect("inserted");
-        mw.rows += df.height() as u64;
-        mw.min_ts = mw.min_ts.min(min_ts);
-        mw.max_ts = mw.max_ts.max(max_ts);
-        mw.pending_min = mw.pending_min.min(min_ts);
-        mw.pending_max = mw.pending_max.max(max_ts);
-        mw.pending_rows += df.height();
-        self.pending_rows += df.height();
-        match &mut mw.pending {
-            Some(p) => {
-                p.vstack_mut_owned(df).map_err(polars_err(&self.staging))?;
-            }
-            None => mw.pending = Some(df),
-        }
-        if mw.pending_rows >= self.row_group_rows {
-            self.flush(key)?;
-        }
-        Ok(())
+        Ok(self.months.get_mut(&key).expect("inserted"))
     }
 
     fn flush(&mut self, key: MonthKey) -> Result<(), StoreError> {
         let mw = self.months.get_mut(&key).expect("month open");
-        if let Some(mut df) = mw.pending.take() {
-            df.rechunk_mut_par();
-            let path = self.staging.join(&mw.file);
-            mw.writer
-                .write_batch(&df)
-                .map_err(write_err(&path, &mw.io_error))?;
-            mw.segments.push(Segment {
-                rows: mw.pending_rows as u64,
-                min_ts_ms: mw.pending_min,
-                max_ts_ms: mw.pending_max,
-            });
-            self.pending_rows -= mw.pending_rows;
-            mw.pending_rows = 0;
-            mw.pending_min = i64::MAX;
-            mw.pending_max = i64::MIN;
+        if mw.pending.is_empty() {
+            return Ok(());
         }
+        let layout = self.layout.as_ref().expect("set when the month opened");
+        let path = self.staging.join(&mw.file);
+        let rows = mw.pending.len();
+        let (min_ts, max_ts) = mw.pending.time_range();
+        let pages = mw
+            .pending
+            .encode(&layout.arrow, &layout.parquet, layout.options, self.threads)
+            .map_err(polars_err(&path))?;
+        let columns = pages.iter().map(|col| {
+            Ok(DynStreamingIterator::new(
+                fallible_streaming_iterator::convert(col.iter().map(PolarsResult::Ok)),
+            ))
+        });
+        mw.writer
+            .write(rows as u64, DynIter::new(columns))
+            .map_err(write_err(&path, &mw.io_error))?;
+        mw.segments.push(Segment {
+            rows: rows as u64,
+            min_ts_ms: min_ts,
+            max_ts_ms: max_ts,
+        });
+        mw.rows += rows as u64;
+        mw.min_ts = mw.min_ts.min(min_ts);
+        mw.max_ts = mw.max_ts.max(max_ts);
+        mw.pending.clear();
+        self.pending_rows -= rows;
         Ok(())
     }
 
@@ -313,9 +315,11 @@ impl StagedWriter {
             self.flush(*k)?;
         }
         let mut parts = Vec::new();
-        for (_, mw) in std::mem::take(&mut self.months) {
+        for (_, mut mw) in std::mem::take(&mut self.months) {
             let path = self.staging.join(&mw.file);
-            mw.writer.finish().map_err(write_err(&path, &mw.io_error))?;
+            mw.writer
+                .end(None)
+                .map_err(write_err(&path, &mw.io_error))?;
             drop(mw.writer);
             let f = File::open(&path).map_err(|error| StoreError::Io {
                 path: path.clone(),

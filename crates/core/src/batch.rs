@@ -24,6 +24,29 @@ pub struct TextColumn {
     valid: Vec<bool>,
     /// Coded layout: the value slot of each row ([`NULL_CODE`] = null).
     codes: Option<Vec<u32>>,
+    /// The values stored so far by [`TextColumn::push_interned`], to find them again.
+    index: Option<Box<Index>>,
+}
+
+/// The hash tables of [`TextColumn::push_interned`]: slots whose stored form is the
+/// logged bytes (`clean`, found by the raw bytes, so a repeated value is neither
+/// validated nor escaped again) and slots that needed escaping (`escaped`, found by
+/// their stored form).
+#[derive(Clone, Debug, Default)]
+struct Index {
+    clean: hashbrown::HashTable<u32>,
+    escaped: hashbrown::HashTable<u32>,
+}
+
+fn hash(b: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(b)
+}
+
+/// The stored bytes of slot `k`.
+fn stored<'a>(data: &'a str, ends: &[usize], k: u32) -> &'a [u8] {
+    let k = k as usize;
+    let start = if k == 0 { 0 } else { ends[k - 1] };
+    &data.as_bytes()[start..ends[k]]
 }
 
 /// The code of a null row in a coded [`TextColumn`].
@@ -66,6 +89,68 @@ impl TextColumn {
             push_escaped(&mut self.data, bytes);
         }
         self.end_row(v.is_some());
+    }
+
+    /// Appends a value as [`TextColumn::push`] does, in the coded layout: a value seen
+    /// before in this column gets its slot again (one hash of the bytes, no UTF-8
+    /// check, no copy). A plain column is converted to the coded layout first.
+    pub fn push_interned(&mut self, v: Option<&[u8]>) {
+        let Some(bytes) = v else {
+            self.push_code(NULL_CODE);
+            return;
+        };
+        self.make_coded();
+        let h = hash(bytes);
+        let TextColumn {
+            data,
+            ends,
+            valid,
+            codes,
+            index,
+        } = self;
+        let index = index.get_or_insert_with(Box::default);
+        // A clean slot's stored form is its logged bytes, so equal bytes are the value.
+        let found = index
+            .clean
+            .find(h, |&k| stored(data, ends, k) == bytes)
+            .copied();
+        let code = match found {
+            Some(k) => k,
+            None => {
+                let start = data.len();
+                push_escaped(data, bytes);
+                let clean = &data.as_bytes()[start..] == bytes;
+                let (table, form_hash) = if clean {
+                    (&mut index.clean, h)
+                } else {
+                    (&mut index.escaped, hash(&data.as_bytes()[start..]))
+                };
+                let again = if clean {
+                    None
+                } else {
+                    let form = &data.as_bytes()[start..];
+                    table
+                        .find(form_hash, |&k| stored(data, ends, k) == form)
+                        .copied()
+                };
+                match again {
+                    Some(k) => {
+                        data.truncate(start);
+                        k
+                    }
+                    None => {
+                        valid.push(true);
+                        ends.push(data.len());
+                        let k = (ends.len() - 1) as u32;
+                        table.insert_unique(form_hash, k, |&k| hash(stored(data, ends, k)));
+                        k
+                    }
+                }
+            }
+        };
+        if let Some(c) = codes {
+            c.push(code);
+        }
     }
 
     /// Appends a value already in the stored form (no validation, no escaping): a value
@@ -179,6 +264,28 @@ impl TextColumn {
     /// Bytes of text held.
     pub fn text_bytes(&self) -> usize {
         self.data.len()
+    }
+
+    /// The same rows in the coded layout, each distinct value stored once in order of
+    /// first appearance (a coded column is returned as it is). The ingest runs it on the
+    /// parse workers, so that the Parquet writer works per distinct value.
+    pub fn to_coded(&self) -> TextColumn {
+        if self.is_coded() {
+            return self.clone();
+        }
+        let mut seen: rustc_hash::FxHashMap<&str, u32> = rustc_hash::FxHashMap::default();
+        let mut out = TextColumn::coded();
+        if let Some(c) = &mut out.codes {
+            c.reserve(self.len());
+        }
+        for i in 0..self.len() {
+            let code = match self.get(i) {
+                None => NULL_CODE,
+                Some(s) => *seen.entry(s).or_insert_with(|| out.push_value(s)),
+            };
+            out.push_code(code);
+        }
+        out
     }
 }
 
@@ -323,6 +430,52 @@ impl Batch {
         self.line.push(line);
     }
 
+    /// Every text column in the coded layout ([`TextColumn::to_coded`]).
+    pub fn code_text(&mut self) {
+        for c in [
+            &mut self.client,
+            &mut self.ident,
+            &mut self.user,
+            &mut self.method,
+            &mut self.path,
+            &mut self.query,
+            &mut self.protocol,
+            &mut self.referer,
+            &mut self.user_agent,
+            &mut self.host,
+            &mut self.xff,
+        ] {
+            if !c.is_coded() {
+                *c = c.to_coded();
+            }
+        }
+    }
+
+    /// Appends one record found on `line`, its text columns coded
+    /// ([`TextColumn::push_interned`]): what the parse workers build.
+    pub fn push_coded(&mut self, r: &Record<'_>, line: u64) {
+        self.ts_ms.push(r.ts_ms);
+        self.precision.push(r.precision.digits());
+        self.client.push_interned(Some(r.client));
+        self.ip.push(r.ip);
+        self.ident.push_interned(r.ident);
+        self.user.push_interned(r.user);
+        self.method.push_interned(r.method);
+        self.path.push_interned(r.path);
+        self.query.push_interned(r.query);
+        self.protocol.push_interned(r.protocol);
+        self.status.push(r.status);
+        self.bytes.push(r.bytes);
+        self.referer.push_interned(r.referer);
+        self.user_agent.push_interned(r.user_agent);
+        self.host.push_interned(r.host);
+        self.request_time_us.push(r.request_time_us);
+        self.xff.push_interned(r.xff);
+        self.has_cookie.push(r.has_cookie);
+        self.client_list.push(r.client_list);
+        self.line.push(line);
+    }
+
     /// Keeps only the records whose index satisfies `keep` (bad lines untouched).
     pub fn retain_indices(&self, idx: &[usize]) -> Batch {
         let mut out = Batch::default();
@@ -356,6 +509,74 @@ impl Batch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 1000,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(9),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+        #[test]
+        fn interned_column_reads_as_the_plain_one(
+            rows in proptest::collection::vec(
+                proptest::option::of(proptest::collection::vec(
+                    proptest::sample::select(vec![b'a', b'\\', b'x', b'f', 0xff, 0xc3, 0xa9]),
+                    0..5,
+                )),
+                0..60,
+            )
+        ) {
+            let mut plain = TextColumn::default();
+            let mut coded = TextColumn::default();
+            for v in &rows {
+                plain.push(v.as_deref());
+                coded.push_interned(v.as_deref());
+            }
+            let distinct: std::collections::HashSet<&[u8]> =
+                rows.iter().flatten().map(|v| v.as_slice()).collect();
+            proptest::prop_assert_eq!(coded.slots(), distinct.len());
+            for i in 0..rows.len() {
+                proptest::prop_assert_eq!(coded.get(i), plain.get(i));
+            }
+        }
+    }
+
+    #[test]
+    fn interned_rows_read_as_plain_rows_with_each_value_stored_once() {
+        let rows: &[Option<&[u8]>] = &[
+            Some(b"/a"),
+            None,
+            Some(br"\xff"),
+            Some(br"\xff"),
+            Some(b"/a"),
+            Some(br"\xff"),
+            Some(b"\xff"),
+            Some(br"a\\b"),
+            Some(b"\xff"),
+            Some(br"a\\b"),
+            Some(b""),
+            Some(b""),
+        ];
+        let mut plain = TextColumn::default();
+        let mut coded = TextColumn::default();
+        for &v in rows {
+            plain.push(v);
+            coded.push_interned(v);
+        }
+        assert!(coded.is_coded());
+        assert_eq!(coded.len(), rows.len());
+        for i in 0..rows.len() {
+            assert_eq!(coded.get(i), plain.get(i), "row {i}");
+        }
+        // "/a", the four characters `\xff`, the byte 0xff, `a\\b` and "".
+        assert_eq!(coded.slots(), 5);
+        assert_eq!(coded.code(2), coded.code(3));
+        assert_ne!(coded.code(2), coded.code(6));
+        assert_eq!(coded.code(6), coded.code(8));
+        assert_eq!(coded.get(6), Some(r"\xff"));
+        assert_eq!(coded.get(2), Some(r"\\xff"));
+        assert_eq!(coded.to_coded().slots(), 5);
+    }
 
     #[test]
     fn invalid_utf8_is_escaped_not_lost() {

@@ -301,7 +301,7 @@ pub fn parse_chunk(parser: &mut dyn LineParser, chunk: &Chunk, max_line: usize) 
             batch.skipped += 1;
         } else {
             match parser.parse(line) {
-                Ok(rec) => batch.push(&rec, line_no),
+                Ok(rec) => batch.push_coded(&rec, line_no),
                 Err(e) if e.is_skip() => batch.skipped += 1,
                 Err(e) => batch.bad.push(BadLine {
                     line: line_no,
