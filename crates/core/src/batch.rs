@@ -408,26 +408,7 @@ impl Batch {
 
     /// Appends one record found on `line`.
     pub fn push(&mut self, r: &Record<'_>, line: u64) {
-        self.ts_ms.push(r.ts_ms);
-        self.precision.push(r.precision.digits());
-        self.client.push(Some(r.client));
-        self.ip.push(r.ip);
-        self.ident.push(r.ident);
-        self.user.push(r.user);
-        self.method.push(r.method);
-        self.path.push(r.path);
-        self.query.push(r.query);
-        self.protocol.push(r.protocol);
-        self.status.push(r.status);
-        self.bytes.push(r.bytes);
-        self.referer.push(r.referer);
-        self.user_agent.push(r.user_agent);
-        self.host.push(r.host);
-        self.request_time_us.push(r.request_time_us);
-        self.xff.push(r.xff);
-        self.has_cookie.push(r.has_cookie);
-        self.client_list.push(r.client_list);
-        self.line.push(line);
+        self.push_with(r, line, TextColumn::push);
     }
 
     /// Every text column in the coded layout ([`TextColumn::to_coded`]).
@@ -454,23 +435,29 @@ impl Batch {
     /// Appends one record found on `line`, its text columns coded
     /// ([`TextColumn::push_interned`]): what the parse workers build.
     pub fn push_coded(&mut self, r: &Record<'_>, line: u64) {
+        self.push_with(r, line, TextColumn::push_interned);
+    }
+
+    /// Appends one record, each text field through `text`.
+    #[inline]
+    fn push_with(&mut self, r: &Record<'_>, line: u64, text: fn(&mut TextColumn, Option<&[u8]>)) {
         self.ts_ms.push(r.ts_ms);
         self.precision.push(r.precision.digits());
-        self.client.push_interned(Some(r.client));
+        text(&mut self.client, Some(r.client));
         self.ip.push(r.ip);
-        self.ident.push_interned(r.ident);
-        self.user.push_interned(r.user);
-        self.method.push_interned(r.method);
-        self.path.push_interned(r.path);
-        self.query.push_interned(r.query);
-        self.protocol.push_interned(r.protocol);
+        text(&mut self.ident, r.ident);
+        text(&mut self.user, r.user);
+        text(&mut self.method, r.method);
+        text(&mut self.path, r.path);
+        text(&mut self.query, r.query);
+        text(&mut self.protocol, r.protocol);
         self.status.push(r.status);
         self.bytes.push(r.bytes);
-        self.referer.push_interned(r.referer);
-        self.user_agent.push_interned(r.user_agent);
-        self.host.push_interned(r.host);
+        text(&mut self.referer, r.referer);
+        text(&mut self.user_agent, r.user_agent);
+        text(&mut self.host, r.host);
         self.request_time_us.push(r.request_time_us);
-        self.xff.push_interned(r.xff);
+        text(&mut self.xff, r.xff);
         self.has_cookie.push(r.has_cookie);
         self.client_list.push(r.client_list);
         self.line.push(line);
