@@ -17,9 +17,11 @@ use polars_arrow::array::{
 };
 use polars_arrow::bitmap::Bitmap;
 use polars_arrow::datatypes::{ArrowDataType, ArrowSchema, IntegerType};
+use polars_parquet::parquet::CowBuffer;
+use polars_parquet::parquet::compression::Compression;
+use polars_parquet::parquet::page::{CompressedDataPage, CompressedDictPage, Page};
 use polars_parquet::write::{
-    CompressedPage, Encoding, SchemaDescriptor, WriteOptions, array_to_columns, compress,
-    get_dtype_encoding,
+    CompressedPage, Encoding, SchemaDescriptor, WriteOptions, array_to_columns, get_dtype_encoding,
 };
 use rustc_hash::FxHashMap;
 
@@ -76,23 +78,41 @@ impl Dict {
             }
             return;
         }
+        let Some(codes) = col.codes() else {
+            unreachable!("checked is_coded above")
+        };
+        // Slot k of the batch at map[k + 1], a null row (NULL_CODE wraps to 0) at map[0]:
+        // one load per row once each value of the batch was looked up.
+        let mut out = std::mem::take(&mut self.codes);
+        out.reserve(rows.len());
         let mut map = std::mem::take(&mut self.map);
         map.clear();
-        map.resize(col.slots(), UNSEEN);
-        for &i in rows {
-            let code = match col.code(i) {
-                None => NULL_CODE,
-                Some(k) => match map[k as usize] {
-                    UNSEEN => {
-                        let c = col.value(k).map_or(NULL_CODE, |s| self.intern(s));
-                        map[k as usize] = c;
-                        c
-                    }
-                    c => c,
-                },
-            };
-            self.codes.push(code);
+        map.resize(col.slots() + 1, UNSEEN);
+        map[0] = NULL_CODE;
+        let mut put = |k: u32, map: &mut Vec<u32>| {
+            let at = k.wrapping_add(1) as usize;
+            match map[at] {
+                UNSEEN => {
+                    let c = col.value(k).map_or(NULL_CODE, |s| self.intern(s));
+                    map[at] = c;
+                    c
+                }
+                c => c,
+            }
+        };
+        let contiguous = rows
+            .first()
+            .is_some_and(|&a| rows[rows.len() - 1] - a + 1 == rows.len());
+        if contiguous {
+            for &k in &codes[rows[0]..rows[0] + rows.len()] {
+                out.push(put(k, &mut map));
+            }
+        } else {
+            for &i in rows {
+                out.push(put(codes[i], &mut map));
+            }
         }
+        self.codes = out;
         self.map = map;
     }
 
@@ -173,20 +193,31 @@ fn int_array(
         ))
     };
     let limit = if n > 128 { n * 3 / 4 } else { usize::MAX };
-    let mut seen: FxHashMap<i64, u32> = FxHashMap::default();
+    let mut seen: FxHashMap<i64, u32> =
+        FxHashMap::with_capacity_and_hasher(n / 4, Default::default());
     let mut values: Vec<i64> = Vec::new();
     let mut keys: Vec<u32> = Vec::with_capacity(n);
     let mut nulls = false;
+    // Runs are common (a second's requests share `ts`, IPv4 clients share `ip_hi`):
+    // the value of the row before is checked before the hash.
+    let mut last: Option<(i64, u32)> = None;
     for i in 0..n {
         let k = match at(i) {
             None => {
                 nulls = true;
                 0
             }
-            Some(v) => *seen.entry(v).or_insert_with(|| {
-                values.push(v);
-                (values.len() - 1) as u32
-            }),
+            Some(v) => match last {
+                Some((lv, lk)) if lv == v => lk,
+                _ => {
+                    let k = *seen.entry(v).or_insert_with(|| {
+                        values.push(v);
+                        (values.len() - 1) as u32
+                    });
+                    last = Some((v, k));
+                    k
+                }
+            },
         };
         if values.len() > limit {
             return plain(dtype);
@@ -199,6 +230,58 @@ fn int_array(
     let dict = ArrowDataType::Dictionary(IntegerType::UInt32, Box::new(dtype), false);
     let a = DictionaryArray::try_new(dict, keys, values.boxed())?;
     Ok((a.boxed(), Encoding::RleDictionary))
+}
+
+/// A page compressor with one zstd context for all the pages it compresses (polars'
+/// `compress` makes a context and zeroes a worst-case buffer for every page).
+struct Zstd {
+    ctx: zstd::bulk::Compressor<'static>,
+}
+
+impl Zstd {
+    fn new(level: i32) -> PolarsResult<Zstd> {
+        let ctx = zstd::bulk::Compressor::new(level)
+            .map_err(|e| PolarsError::ComputeError(format!("zstd: {e}").into()))?;
+        Ok(Zstd { ctx })
+    }
+
+    fn bytes(&mut self, data: &[u8]) -> PolarsResult<Vec<u8>> {
+        let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(data.len()));
+        self.ctx
+            .compress_to_buffer(data, &mut out)
+            .map_err(|e| PolarsError::ComputeError(format!("zstd: {e}").into()))?;
+        Ok(out)
+    }
+
+    /// `page` compressed as polars' `compress` would with zstd (format v1 pages).
+    fn page(&mut self, page: Page) -> PolarsResult<CompressedPage> {
+        Ok(match page {
+            Page::Data(p) => {
+                let data = self.bytes(p.buffer())?;
+                let rows = p.num_rows.ok_or_else(|| {
+                    PolarsError::ComputeError("a data page without its row count".into())
+                })?;
+                CompressedPage::Data(CompressedDataPage::new(
+                    p.header().clone(),
+                    CowBuffer::Owned(data),
+                    Compression::Zstd,
+                    p.buffer().len(),
+                    p.descriptor.clone(),
+                    rows,
+                ))
+            }
+            Page::Dict(p) => {
+                let data = self.bytes(&p.buffer)?;
+                CompressedPage::Dict(CompressedDictPage::new(
+                    CowBuffer::Owned(data),
+                    Compression::Zstd,
+                    p.buffer.len(),
+                    p.num_values,
+                    p.is_sorted,
+                ))
+            }
+        })
+    }
 }
 
 /// Where each text column of the dataset is in [`COLUMNS`], and in [`RowGroup::text`].
@@ -391,12 +474,13 @@ impl RowGroup {
         schema: &ArrowSchema,
         parquet: &SchemaDescriptor,
         options: WriteOptions,
+        zstd_level: i32,
         threads: usize,
     ) -> PolarsResult<Vec<Vec<CompressedPage>>> {
         let mut order: Vec<usize> = (0..COLUMNS.len()).collect();
         order.sort_by_key(|&c| !TEXT.contains(&COLUMNS[c]));
         let next = AtomicUsize::new(0);
-        let job = |c: usize| -> PolarsResult<Vec<CompressedPage>> {
+        let job = |c: usize, zstd: &mut Zstd| -> PolarsResult<Vec<CompressedPage>> {
             let (array, encoding) = self.column(c, schema)?;
             let ty = parquet
                 .fields()
@@ -406,17 +490,24 @@ impl RowGroup {
             let mut pages = Vec::new();
             for leaf in array_to_columns(array, ty, options, &[encoding])? {
                 for page in leaf {
-                    pages.push(compress(page?, Vec::new(), options.compression)?);
+                    pages.push(zstd.page(page?)?);
                 }
             }
             Ok(pages)
         };
         let work = || {
             let mut done = Vec::new();
+            let mut zstd = match Zstd::new(zstd_level) {
+                Ok(z) => z,
+                Err(e) => {
+                    done.push((0, Err(e)));
+                    return done;
+                }
+            };
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&c) = order.get(i) else { break };
-                done.push((c, job(c)));
+                done.push((c, job(c, &mut zstd)));
             }
             done
         };

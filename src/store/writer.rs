@@ -36,13 +36,13 @@ fn row_group_rows() -> usize {
 /// Rows held across all months before everything is flushed (bounds memory).
 const MAX_PENDING_ROWS: usize = 128 * 1024;
 
-struct MonthWriter {
+/// One part file being written, on the file thread.
+struct MonthFile {
     file: String,
     month: String,
     writer: FileWriter<Recording>,
     /// The last I/O error the file reported (polars' own message loses it).
     io_error: IoSlot,
-    pending: RowGroup,
     segments: Vec<Segment>,
     rows: u64,
     min_ts: i64,
@@ -73,7 +73,9 @@ pub fn prepare(batch: &mut Batch) -> Prepared {
 }
 
 /// zstd level 1, not polars' default 3: the same files to within 0.1 % (most pages are
-/// dictionary codes), 20 % less ingest CPU (BENCHMARKS.md, session 9).
+/// dictionary codes), 20 % less ingest CPU (BENCHMARKS.md, session 9). zstd's fast
+/// (negative) levels were measured in session 10 and left alone: files 20 % (-1) and
+/// 37 % (-3) larger.
 const ZSTD_LEVEL: i32 = 1;
 
 /// The dataset's Arrow schema as stored (polars' own conversion of [`schema`]), the
@@ -104,15 +106,34 @@ impl Layout {
 
 /// Writes one input's rows of an ingest into per-month part files in the build
 /// directory. Dropping an input (it turned out damaged) removes its files.
+///
+/// The caller gathers rows into a [`RowGroup`] per month; a full one goes to the
+/// writer's file thread, which encodes, compresses and writes it while the caller
+/// gathers the next (at most one waits in between), so the Parquet encoding overlaps
+/// the parse instead of stopping the pipeline at every row group.
 pub struct StagedWriter {
     staging: PathBuf,
     ingest: u64,
     input: usize,
-    months: BTreeMap<MonthKey, MonthWriter>,
+    pending: BTreeMap<MonthKey, RowGroup>,
     pending_rows: usize,
     row_group_rows: usize,
     threads: usize,
-    layout: Option<Layout>,
+    files: Option<FileThread>,
+}
+
+/// The file thread of a [`StagedWriter`]: full row groups in, emptied ones back.
+struct FileThread {
+    groups: crossbeam_channel::Sender<(MonthKey, RowGroup)>,
+    spare: crossbeam_channel::Receiver<RowGroup>,
+    handle: std::thread::JoinHandle<Written>,
+}
+
+/// What the file thread made: its files, and the error that stopped it, if any.
+#[derive(Default)]
+struct Written {
+    files: BTreeMap<MonthKey, MonthFile>,
+    error: Option<StoreError>,
 }
 
 type IoSlot = std::sync::Arc<std::sync::Mutex<Option<std::io::Error>>>;
@@ -173,19 +194,20 @@ impl StagedWriter {
             staging,
             ingest,
             input,
-            months: BTreeMap::new(),
+            pending: BTreeMap::new(),
             pending_rows: 0,
             row_group_rows: row_group_rows(),
             threads: threads.max(1),
-            layout: None,
+            files: None,
         }
     }
 
     /// Drops everything written so far (its files are removed).
     pub fn abandon(mut self) -> Result<(), StoreError> {
-        for (_, mw) in std::mem::take(&mut self.months) {
-            drop(mw.writer);
-            let path = self.staging.join(&mw.file);
+        let written = self.stop()?;
+        for mf in written.files.into_values() {
+            drop(mf.writer);
+            let path = self.staging.join(&mf.file);
             fs::remove_file(&path).map_err(super::io_err(&path))?;
         }
         Ok(())
@@ -211,10 +233,10 @@ impl StagedWriter {
             let mut rest: &[usize] = &rows;
             while !rest.is_empty() {
                 let limit = self.row_group_rows;
-                let mw = self.month(key)?;
-                let take = (limit - mw.pending.len().min(limit - 1)).min(rest.len());
-                mw.pending.append(batch, file, &rest[..take]);
-                let full = mw.pending.len() >= limit;
+                let group = self.pending.entry(key).or_default();
+                let take = (limit - group.len().min(limit - 1)).min(rest.len());
+                group.append(batch, file, &rest[..take]);
+                let full = group.len() >= limit;
                 self.pending_rows += take;
                 rest = &rest[take..];
                 if full {
@@ -223,7 +245,7 @@ impl StagedWriter {
             }
         }
         if self.pending_rows >= MAX_PENDING_ROWS.max(2 * self.row_group_rows) {
-            let keys: Vec<MonthKey> = self.months.keys().copied().collect();
+            let keys: Vec<MonthKey> = self.pending.keys().copied().collect();
             for k in keys {
                 self.flush(k)?;
             }
@@ -231,16 +253,150 @@ impl StagedWriter {
         Ok(())
     }
 
-    /// The writer of month `key`, its part file created on first use.
-    fn month(&mut self, key: MonthKey) -> Result<&mut MonthWriter, StoreError> {
-        if self.layout.is_none() {
-            self.layout = Some(Layout::new().map_err(polars_err(&self.staging))?);
+    /// Hands the pending rows of month `key` to the file thread (started on first use).
+    fn flush(&mut self, key: MonthKey) -> Result<(), StoreError> {
+        if self.pending.get(&key).is_none_or(RowGroup::is_empty) {
+            return Ok(());
         }
-        if !self.months.contains_key(&key) {
-            let layout = self.layout.as_ref().expect("set above");
+        if self.files.is_none() {
+            self.files = Some(self.start());
+        }
+        let files = self.files.as_ref().expect("started above");
+        let spare = files.spare.try_recv().unwrap_or_default();
+        let group = std::mem::replace(self.pending.get_mut(&key).expect("checked"), spare);
+        self.pending_rows -= group.len();
+        if files.groups.send((key, group)).is_err() {
+            // The file thread stopped on an error: it says which.
+            let written = self.stop()?;
+            return Err(written.error.unwrap_or_else(|| StoreError::Parquet {
+                path: self.staging.clone(),
+                detail: "the Parquet writer stopped".to_string(),
+            }));
+        }
+        Ok(())
+    }
+
+    /// Starts the file thread.
+    fn start(&self) -> FileThread {
+        let (groups, rx) = crossbeam_channel::bounded::<(MonthKey, RowGroup)>(1);
+        let (spare_tx, spare) = crossbeam_channel::bounded::<RowGroup>(2);
+        let (staging, ingest, input) = (self.staging.clone(), self.ingest, self.input);
+        // The caller keeps a core busy gathering rows: the encoding gets the others.
+        let threads = (self.threads / 2).max(1);
+        let handle = std::thread::Builder::new()
+            .name("parquet-writer".to_string())
+            .spawn(move || {
+                let mut written = Written::default();
+                let layout = match Layout::new() {
+                    Ok(l) => l,
+                    Err(e) => {
+                        written.error = Some(polars_err(&staging)(e));
+                        return written;
+                    }
+                };
+                for (key, mut group) in rx {
+                    let to = PartName {
+                        staging: &staging,
+                        ingest,
+                        input,
+                    };
+                    if let Err(e) =
+                        write_group(&mut written.files, &layout, to, key, &group, threads)
+                    {
+                        written.error = Some(e);
+                        return written;
+                    }
+                    group.clear();
+                    let _ = spare_tx.try_send(group);
+                }
+                written
+            })
+            .expect("spawning the Parquet writer thread");
+        FileThread {
+            groups,
+            spare,
+            handle,
+        }
+    }
+
+    /// Waits for the file thread to write what it was given; its files (none if it
+    /// never started).
+    fn stop(&mut self) -> Result<Written, StoreError> {
+        let Some(files) = self.files.take() else {
+            return Ok(Written::default());
+        };
+        drop(files.groups);
+        match files.handle.join() {
+            Ok(written) => Ok(written),
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    }
+
+    /// Finishes every file; returns the parts written (paths relative to the dataset).
+    pub fn finish(mut self) -> Result<Vec<PartEntry>, StoreError> {
+        let keys: Vec<MonthKey> = self.pending.keys().copied().collect();
+        for k in &keys {
+            self.flush(*k)?;
+        }
+        let written = self.stop()?;
+        if let Some(e) = written.error {
+            return Err(e);
+        }
+        let mut parts = Vec::new();
+        for (_, mut mf) in written.files {
+            let path = self.staging.join(&mf.file);
+            mf.writer
+                .end(None)
+                .map_err(write_err(&path, &mf.io_error))?;
+            drop(mf.writer);
+            let f = File::open(&path).map_err(|error| StoreError::Io {
+                path: path.clone(),
+                error,
+            })?;
+            f.sync_all().map_err(|error| StoreError::Io {
+                path: path.clone(),
+                error,
+            })?;
+            let bytes = f.metadata().map_err(super::io_err(&path))?.len();
+            parts.push(PartEntry {
+                file: mf.file,
+                month: mf.month,
+                rows: mf.rows,
+                bytes,
+                min_ts_ms: mf.min_ts,
+                max_ts_ms: mf.max_ts,
+                segments: mf.segments,
+                ingest: self.ingest,
+            });
+        }
+        Ok(parts)
+    }
+}
+
+/// Where the part files of one input of an ingest go.
+#[derive(Clone, Copy)]
+struct PartName<'a> {
+    staging: &'a Path,
+    ingest: u64,
+    input: usize,
+}
+
+/// Encodes `group` (rows of month `key`) on up to `threads` threads and appends it as a
+/// row group to the month's part file, creating the file first if it is new.
+fn write_group(
+    files: &mut BTreeMap<MonthKey, MonthFile>,
+    layout: &Layout,
+    to: PartName<'_>,
+    key: MonthKey,
+    group: &RowGroup,
+    threads: usize,
+) -> Result<(), StoreError> {
+    let mf = match files.entry(key) {
+        std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+        std::collections::btree_map::Entry::Vacant(v) => {
             let month = month_name(key);
-            let file = format!("{month}-{:010}-{:03}.parquet", self.ingest, self.input);
-            let path = self.staging.join(&file);
+            let file = format!("{month}-{:010}-{:03}.parquet", to.ingest, to.input);
+            let path = to.staging.join(&file);
             let f = File::create_new(&path).map_err(|error| StoreError::Io {
                 path: path.clone(),
                 error,
@@ -256,91 +412,45 @@ impl StagedWriter {
                 layout.parquet.clone(),
                 layout.options,
             );
-            self.months.insert(
-                key,
-                MonthWriter {
-                    io_error,
-                    file,
-                    month,
-                    writer,
-                    pending: RowGroup::default(),
-                    segments: Vec::new(),
-                    rows: 0,
-                    min_ts: i64::MAX,
-                    max_ts: i64::MIN,
-                },
-            );
+            v.insert(MonthFile {
+                io_error,
+                file,
+                month,
+                writer,
+                segments: Vec::new(),
+                rows: 0,
+                min_ts: i64::MAX,
+                max_ts: i64::MIN,
+            })
         }
-        Ok(self.months.get_mut(&key).expect("inserted"))
-    }
-
-    fn flush(&mut self, key: MonthKey) -> Result<(), StoreError> {
-        let mw = self.months.get_mut(&key).expect("month open");
-        if mw.pending.is_empty() {
-            return Ok(());
-        }
-        let layout = self.layout.as_ref().expect("set when the month opened");
-        let path = self.staging.join(&mw.file);
-        let rows = mw.pending.len();
-        let (min_ts, max_ts) = mw.pending.time_range();
-        let pages = mw
-            .pending
-            .encode(&layout.arrow, &layout.parquet, layout.options, self.threads)
-            .map_err(polars_err(&path))?;
-        let columns = pages.iter().map(|col| {
-            Ok(DynStreamingIterator::new(
-                fallible_streaming_iterator::convert(col.iter().map(PolarsResult::Ok)),
-            ))
-        });
-        mw.writer
-            .write(rows as u64, DynIter::new(columns))
-            .map_err(write_err(&path, &mw.io_error))?;
-        mw.segments.push(Segment {
-            rows: rows as u64,
-            min_ts_ms: min_ts,
-            max_ts_ms: max_ts,
-        });
-        mw.rows += rows as u64;
-        mw.min_ts = mw.min_ts.min(min_ts);
-        mw.max_ts = mw.max_ts.max(max_ts);
-        mw.pending.clear();
-        self.pending_rows -= rows;
-        Ok(())
-    }
-
-    /// Finishes every file; returns the parts written (paths relative to the dataset).
-    pub fn finish(mut self) -> Result<Vec<PartEntry>, StoreError> {
-        let keys: Vec<MonthKey> = self.months.keys().copied().collect();
-        for k in &keys {
-            self.flush(*k)?;
-        }
-        let mut parts = Vec::new();
-        for (_, mut mw) in std::mem::take(&mut self.months) {
-            let path = self.staging.join(&mw.file);
-            mw.writer
-                .end(None)
-                .map_err(write_err(&path, &mw.io_error))?;
-            drop(mw.writer);
-            let f = File::open(&path).map_err(|error| StoreError::Io {
-                path: path.clone(),
-                error,
-            })?;
-            f.sync_all().map_err(|error| StoreError::Io {
-                path: path.clone(),
-                error,
-            })?;
-            let bytes = f.metadata().map_err(super::io_err(&path))?.len();
-            parts.push(PartEntry {
-                file: mw.file,
-                month: mw.month,
-                rows: mw.rows,
-                bytes,
-                min_ts_ms: mw.min_ts,
-                max_ts_ms: mw.max_ts,
-                segments: mw.segments,
-                ingest: self.ingest,
-            });
-        }
-        Ok(parts)
-    }
+    };
+    let path = to.staging.join(&mf.file);
+    let rows = group.len();
+    let (min_ts, max_ts) = group.time_range();
+    let pages = group
+        .encode(
+            &layout.arrow,
+            &layout.parquet,
+            layout.options,
+            ZSTD_LEVEL,
+            threads,
+        )
+        .map_err(polars_err(&path))?;
+    let columns = pages.iter().map(|col| {
+        Ok(DynStreamingIterator::new(
+            fallible_streaming_iterator::convert(col.iter().map(PolarsResult::Ok)),
+        ))
+    });
+    mf.writer
+        .write(rows as u64, DynIter::new(columns))
+        .map_err(write_err(&path, &mf.io_error))?;
+    mf.segments.push(Segment {
+        rows: rows as u64,
+        min_ts_ms: min_ts,
+        max_ts_ms: max_ts,
+    });
+    mf.rows += rows as u64;
+    mf.min_ts = mf.min_ts.min(min_ts);
+    mf.max_ts = mf.max_ts.max(max_ts);
+    Ok(())
 }

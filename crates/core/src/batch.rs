@@ -229,6 +229,13 @@ impl TextColumn {
         }
     }
 
+    /// The slot of every row ([`NULL_CODE`] = null) of a coded column; `None` in the
+    /// plain layout.
+    #[inline]
+    pub fn codes(&self) -> Option<&[u32]> {
+        self.codes.as_deref()
+    }
+
     /// Number of value slots ([`TextColumn::value`] takes `0..slots()`).
     pub fn slots(&self) -> usize {
         self.ends.len()
