@@ -113,15 +113,35 @@ fn in_mount_namespace(script: &str) -> std::process::Output {
 
 #[test]
 fn a_full_disk_at_any_step_leaves_the_dataset_as_it_was() {
+    full_disk_sweep(None);
+}
+
+/// The same with row groups of 500 rows: the 9,999 rows become 20 row groups, written by
+/// the writer's file thread while the parse goes on, so the disk fills between two of
+/// them and the error comes back to the caller at a later row group.
+#[test]
+fn a_full_disk_between_row_groups_leaves_the_dataset_as_it_was() {
+    full_disk_sweep(Some(500));
+}
+
+fn full_disk_sweep(row_group_rows: Option<u32>) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let mnt = root.join("mnt");
     std::fs::create_dir(&mnt).unwrap();
+    let rg = row_group_rows.map_or(String::new(), |n| n.to_string());
     // How much room the second ingest's parts take.
     let probe = root.join("probe");
-    ingest_json(&probe, &[basjes().to_str().unwrap()]);
+    let probe_ingest = |log: &Path| {
+        let mut cmd = logscope(&probe);
+        if let Some(n) = row_group_rows {
+            cmd.env("LOGSCOPE_ROW_GROUP_ROWS", n.to_string());
+        }
+        cmd.args(["ingest", "--quiet"]).arg(log).assert().success();
+    };
+    probe_ingest(&basjes());
     let before: u64 = dir_bytes(&probe.join("requests"));
-    ingest_json(&probe, &[elastic().to_str().unwrap()]);
+    probe_ingest(&elastic());
     let parts: u64 = dir_bytes(&probe.join("requests")) - before;
 
     // Free space from nothing to more than enough, finely around the parts' size (the
@@ -140,6 +160,7 @@ fn a_full_disk_at_any_step_leaves_the_dataset_as_it_was() {
         let script = format!(
             r#"set -e
 M="{mnt}"; O="{out}"
+[ -n "{rg}" ] && export LOGSCOPE_ROW_GROUP_ROWS="{rg}"
 mount -t tmpfs -o size=16m tmpfs "$M"
 "$BIN" --data "$M/d" ingest --quiet "{a}"
 used=$(du -sb "$M" | cut -f1)
@@ -156,6 +177,7 @@ umount "$M"
             out = out_dir.display(),
             a = basjes().display(),
             b = elastic().display(),
+            rg = rg,
         );
         in_mount_namespace(&script);
         let code: i32 = std::fs::read_to_string(out_dir.join("code"))
