@@ -109,7 +109,7 @@ impl Layout {
 ///
 /// The caller gathers rows into a [`RowGroup`] per month; a full one goes to the
 /// writer's file thread, which encodes, compresses and writes it while the caller
-/// gathers the next (at most one waits in between), so the Parquet encoding overlaps
+/// gathers the next (handing it over waits until the thread is free), so the encoding overlaps
 /// the parse instead of stopping the pipeline at every row group.
 pub struct StagedWriter {
     staging: PathBuf,
@@ -278,8 +278,8 @@ impl StagedWriter {
 
     /// Starts the file thread.
     fn start(&self) -> FileThread {
-        let (groups, rx) = crossbeam_channel::bounded::<(MonthKey, RowGroup)>(1);
-        let (spare_tx, spare) = crossbeam_channel::bounded::<RowGroup>(2);
+        let (groups, rx) = crossbeam_channel::bounded::<(MonthKey, RowGroup)>(0);
+        let (spare_tx, spare) = crossbeam_channel::bounded::<RowGroup>(1);
         let (staging, ingest, input) = (self.staging.clone(), self.ingest, self.input);
         // The caller keeps a core busy gathering rows: the encoding gets the others.
         let threads = (self.threads / 2).max(1);
