@@ -199,7 +199,8 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
     let mut exit_code = exit::OK;
     let mut write_error: Option<anyhow::Error> = None;
 
-    // The Parquet encoding of a row group runs on as many threads as the parse.
+    // The writer encodes a row group on its file thread, with half as many threads as
+    // the parse (at least one): the caller keeps gathering rows meanwhile.
     let encode_threads = match args.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,

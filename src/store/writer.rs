@@ -187,8 +187,9 @@ fn polars_err(path: &Path) -> impl Fn(PolarsError) -> StoreError + '_ {
 }
 
 impl StagedWriter {
-    /// A writer for input number `input` of ingest `ingest`, writing into `staging`,
-    /// encoding each row group on up to `threads` threads.
+    /// A writer for input number `input` of ingest `ingest`, writing into `staging`;
+    /// `threads` is the parse's: each row group is encoded on `threads / 2` threads (at
+    /// least one) of the file thread.
     pub fn new(staging: PathBuf, ingest: u64, input: usize, threads: usize) -> StagedWriter {
         StagedWriter {
             staging,
