@@ -99,8 +99,11 @@ pub fn compute(data: &Path, args: &AgentsArgs) -> anyhow::Result<(AgentsReport, 
         let report = acc.finish(&sel.classifier, args.top, &sel.describe(), &stats.origin);
         return Ok((report, stats));
     }
+    // Counting per agent needs no status, line or client.
     let cols = crate::store::scan::Columns {
-        bare: per_agent,
+        status: cols.status && !per_agent,
+        line: cols.line && !per_agent,
+        client: cols.client && !per_agent,
         ..cols
     };
     let mut counts: Vec<u64> = Vec::new();

@@ -223,7 +223,8 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
         Columns {
             request: true,
             query: probe.is_some(),
-            lean: true,
+            line: false,
+            client: false,
             ..Columns::NONE
         }
     } else {

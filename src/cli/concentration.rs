@@ -6,15 +6,19 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use logscope_core::classify::Needs;
+use logscope_core::batch::NULL_CODE;
+use logscope_core::classify::{AgentId, Needs};
 use logscope_core::escape;
 use logscope_core::forensics::asn::AsnDb;
-use logscope_core::forensics::concentration::{ConcentrationAcc, ConcentrationReport, GroupBy};
+use logscope_core::forensics::concentration::{
+    ConcentrationAcc, ConcentrationPart, ConcentrationReport, GroupBy,
+};
 use logscope_core::rate::Rate;
 
 use super::filters::{FilterArgs, rate_arg};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
+use crate::store::scan::Columns;
 
 /// What to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -130,18 +134,65 @@ pub fn compute(
     };
     let (since, until) = sel.period();
     let mut acc = ConcentrationAcc::new(by, args.per_prefix_limit);
-    let cols = columns_for(
-        Needs {
-            heavy: false,
-            identity: false,
-            agent: true,
-        },
-        &sel.filter,
-        &mut sel.classifier,
+    // Neither the line nor (but for a --status filter) the status is used.
+    let cols = Columns {
+        line: false,
+        status: sel.filter.status.is_some(),
+        ..columns_for(
+            Needs {
+                heavy: false,
+                identity: false,
+                agent: true,
+            },
+            &sel.filter,
+            &mut sel.classifier,
+        )
+    };
+    // Where every row of the period counts and the client is the logged address, each
+    // batch is counted on the thread that decoded it (per distinct address and agent);
+    // the caller merges the counts and classifies only the rows without an address.
+    let parts = sel.filter.selects_whole_period() && sel.classifier.trust.is_empty();
+    let (limit, lens) = (
+        args.per_prefix_limit,
+        (sel.classifier.v4_len, sel.classifier.v6_len),
     );
-    let prep = sel.prep();
+    let heavy = sel.prep();
+    let prep = move |b: &logscope_core::batch::Batch| {
+        if parts {
+            (
+                None,
+                Some(ConcentrationPart::of(b, by, limit, lens, (since, until))),
+            )
+        } else {
+            (heavy(b), None)
+        }
+    };
+    let mut agents: Vec<Option<AgentId>> = Vec::new();
     let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
-        sel.each_selected_with(b, pre.as_deref(), |i, rc, _, _| acc.add(b.ts_ms[i], rc));
+        let (pre_heavy, part) = pre;
+        let Some(part) = part else {
+            sel.each_selected_with(b, pre_heavy.as_deref(), |i, rc, _, _| {
+                acc.add(b.ts_ms[i], rc)
+            });
+            return;
+        };
+        agents.clear();
+        agents.resize(b.user_agent.slots(), None);
+        let cls = &mut sel.classifier;
+        acc.add_part(&part, |slot| {
+            if slot == NULL_CODE {
+                return cls.agents.id(None);
+            }
+            *agents[slot as usize].get_or_insert_with(|| cls.agents.id(b.user_agent.value(slot)))
+        });
+        if !part.rest.is_empty() {
+            let mut bc = sel.classifier.batch(b);
+            for &i in &part.rest {
+                let rc = bc.classify(&mut sel.classifier, i as usize);
+                acc.add(b.ts_ms[i as usize], &rc);
+            }
+            sel.classifier.end_batch(bc);
+        }
     })?;
     let report = acc.finish(
         &sel.classifier,

@@ -12,6 +12,8 @@ use logscope_core::rate::Rate;
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, OutputArgs, OutputFormat};
+use crate::store::scan::Columns;
+
 use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 
 /// Arguments of `logscope heavy`.
@@ -86,15 +88,20 @@ pub fn compute(data: &Path, args: &HeavyArgs) -> anyhow::Result<(HeavyReport, Ro
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
     let mut acc = HeavyAcc::new(args.by.ms_i64(), args.capacity);
-    let cols = columns_for(
-        Needs {
-            heavy: true,
-            identity: false,
-            agent: true,
-        },
-        &sel.filter,
-        &mut sel.classifier,
-    );
+    // Neither the line nor (but for a --status filter) the status is used.
+    let cols = Columns {
+        line: false,
+        status: sel.filter.status.is_some(),
+        ..columns_for(
+            Needs {
+                heavy: true,
+                identity: false,
+                agent: true,
+            },
+            &sel.filter,
+            &mut sel.classifier,
+        )
+    };
     let prep = sel.prep();
     let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
         sel.each_selected_with(b, pre.as_deref(), |i, rc, _, clock| {

@@ -136,7 +136,9 @@ pub fn parts(
         let mut distinct: BTreeSet<String> = BTreeSet::new();
         let cols = Columns {
             agent: true,
-            bare: true,
+            status: false,
+            line: false,
+            client: false,
             ..Columns::NONE
         };
         for_each_batch(data, rows, cols, None, None, |_, b| {

@@ -10,11 +10,13 @@ use std::os::unix::fs::FileExt;
 
 use logscope_core::batch::{NULL_CODE, TextColumn};
 use polars_buffer::Buffer;
+use polars_parquet::parquet::CowBuffer;
+use polars_parquet::parquet::compression::DecompressionContext;
 use polars_parquet::parquet::encoding::Encoding;
 use polars_parquet::parquet::encoding::hybrid_rle::HybridRleDecoder;
 use polars_parquet::parquet::metadata::ColumnChunkMetadata;
-use polars_parquet::parquet::page::{DataPage, split_buffer};
-use polars_parquet::parquet::read::{BasicDecompressor, PageReader};
+use polars_parquet::parquet::page::{CompressedPage, DataPage, Page, split_buffer};
+use polars_parquet::parquet::read::{PageReader, decompress};
 use polars_parquet::parquet::schema::types::PhysicalType;
 
 /// Why a column could not be read here.
@@ -72,9 +74,75 @@ pub fn read_column(
         Vec::new(),
         MAX_PAGE,
     );
-    let mut pages = BasicDecompressor::new(reader, Vec::new());
-    let physical = chunk.physical_type();
-    let dict = pages.read_dict_page()?;
+    SCRATCH.with_borrow_mut(|scratch| decode_chunk(reader, chunk.physical_type(), rows, scratch))
+}
+
+/// What decompressing pages needs, kept per thread: a zstd context (creating one costs
+/// a large allocation and its zeroing) and the page buffer (grown, never shrunk).
+struct Scratch {
+    context: DecompressionContext,
+    buffer: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = const {
+        std::cell::RefCell::new(Scratch {
+            context: DecompressionContext::Unset,
+            buffer: Vec::new(),
+        })
+    };
+}
+
+impl Scratch {
+    /// `page` decompressed into the scratch buffer; give the buffer back with
+    /// [`Scratch::give_back`] once the page is decoded.
+    fn decompress(&mut self, page: CompressedPage) -> Result<Page, PageError> {
+        Ok(decompress(page, &mut self.buffer, &mut self.context)?)
+    }
+
+    /// Takes the scratch buffer back from a decoded page (an uncompressed page borrowed
+    /// the chunk's bytes and has none to give).
+    fn give_back(&mut self, mut page: Page) {
+        let owned = match &mut page {
+            Page::Data(d) => d.buffer_mut(),
+            Page::Dict(d) => match &mut d.buffer {
+                CowBuffer::Owned(v) => v,
+                CowBuffer::Borrowed(_) => return,
+            },
+        };
+        if owned.capacity() >= self.buffer.capacity() {
+            self.buffer = std::mem::take(owned);
+        }
+    }
+}
+
+fn decode_chunk(
+    mut reader: PageReader,
+    physical: PhysicalType,
+    rows: usize,
+    scratch: &mut Scratch,
+) -> Result<Decoded, PageError> {
+    let dict = match reader.read_dict()? {
+        Some(p) => match scratch.decompress(CompressedPage::Dict(p))? {
+            Page::Dict(d) => Some(d),
+            Page::Data(_) => return Err(PageError::Damaged("a data page as dictionary".into())),
+        },
+        None => None,
+    };
+    // Each data page of the chunk, decompressed into the scratch buffer.
+    let mut each_page = |scratch: &mut Scratch,
+                         f: &mut dyn FnMut(&DataPage) -> Result<(), PageError>|
+     -> Result<(), PageError> {
+        for item in reader.by_ref() {
+            let page = scratch.decompress(item?)?;
+            match &page {
+                Page::Data(d) => f(d)?,
+                Page::Dict(_) => return Err(PageError::Damaged("a second dictionary page".into())),
+            }
+            scratch.give_back(page);
+        }
+        Ok(())
+    };
     match physical {
         PhysicalType::Int32 | PhysicalType::Int64 => {
             let width = if physical == PhysicalType::Int32 {
@@ -82,16 +150,16 @@ pub fn read_column(
             } else {
                 8
             };
-            let dict: Vec<i64> = match &dict {
-                Some(d) => plain_ints(&d.buffer, width, d.num_values)?,
+            let dict: Vec<i64> = match dict {
+                Some(d) => {
+                    let v = plain_ints(&d.buffer, width, d.num_values)?;
+                    scratch.give_back(Page::Dict(d));
+                    v
+                }
                 None => Vec::new(),
             };
             let mut out = Vec::with_capacity(rows);
-            while let Some(item) = pages.next() {
-                let page = item?.decompress(&mut pages)?;
-                ints_page(&page, width, &dict, &mut out)?;
-                pages.reuse_page_buffer(page);
-            }
+            each_page(scratch, &mut |page| ints_page(page, width, &dict, &mut out))?;
             check_rows(out.len(), rows)?;
             Ok(Decoded::Int(out))
         }
@@ -100,29 +168,25 @@ pub fn read_column(
                 return Err(PageError::Unsupported("dictionary-encoded booleans".into()));
             }
             let mut out = Vec::with_capacity(rows);
-            while let Some(item) = pages.next() {
-                let page = item?.decompress(&mut pages)?;
-                bools_page(&page, &mut out)?;
-                pages.reuse_page_buffer(page);
-            }
+            each_page(scratch, &mut |page| bools_page(page, &mut out))?;
             check_rows(out.len(), rows)?;
             Ok(Decoded::Bool(out))
         }
         PhysicalType::ByteArray => {
             let mut values = TextColumn::default();
-            let dict_len = match &dict {
+            let dict_len = match dict {
                 Some(d) => {
                     plain_texts(&d.buffer, d.num_values, |s| values.push_str(Some(s)))?;
-                    d.num_values
+                    let n = d.num_values;
+                    scratch.give_back(Page::Dict(d));
+                    n
                 }
                 None => 0,
             };
             let mut codes = Vec::with_capacity(rows);
-            while let Some(item) = pages.next() {
-                let page = item?.decompress(&mut pages)?;
-                texts_page(&page, dict_len, &mut values, &mut codes)?;
-                pages.reuse_page_buffer(page);
-            }
+            each_page(scratch, &mut |page| {
+                texts_page(page, dict_len, &mut values, &mut codes)
+            })?;
             check_rows(codes.len(), rows)?;
             Ok(Decoded::Text { values, codes })
         }
@@ -158,6 +222,9 @@ fn levels(page: &DataPage) -> Result<(Option<Vec<bool>>, &[u8]), PageError> {
         )));
     }
     let bits = 32 - (page.descriptor.max_def_level as u32).leading_zeros();
+    if all_at(split.def, bits, n, page.descriptor.max_def_level as u32) {
+        return Ok((None, split.values));
+    }
     let defs = HybridRleDecoder::new(split.def, bits, n).collect()?;
     if defs.len() != n {
         return Err(PageError::Damaged("short definition levels".into()));
@@ -167,6 +234,40 @@ fn levels(page: &DataPage) -> Result<(Option<Vec<bool>>, &[u8]), PageError> {
         return Ok((None, split.values));
     }
     Ok((Some(defs.iter().map(|&d| d == max).collect()), split.values))
+}
+
+/// Whether hybrid RLE/bit-packed `data` of `bits`-wide values starts with one RLE run
+/// of `value` at least `n` long: a page without nulls, told from its first header
+/// instead of decoding a level per row.
+fn all_at(data: &[u8], bits: u32, n: usize, value: u32) -> bool {
+    // ULEB128 header: run length << 1, low bit 0 for an RLE run.
+    let (mut header, mut shift, mut at) = (0u64, 0u32, 0usize);
+    loop {
+        let Some(&b) = data.get(at) else {
+            return false;
+        };
+        at += 1;
+        if shift > 56 {
+            return false;
+        }
+        header |= u64::from(b & 0x7f) << shift;
+        shift += 7;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    if header & 1 != 0 || (header >> 1) < n as u64 {
+        return false;
+    }
+    let width = bits.div_ceil(8) as usize;
+    let Some(v) = data.get(at..at + width) else {
+        return false;
+    };
+    let mut got = 0u32;
+    for (i, &b) in v.iter().enumerate() {
+        got |= u32::from(b) << (8 * i);
+    }
+    got == value
 }
 
 /// Dictionary indices of `present` values.
@@ -345,6 +446,28 @@ fn texts_page(
         e => return Err(PageError::Unsupported(format!("{e:?} text"))),
     };
     spread(&valid, &slots, codes, |k| k, NULL_CODE)
+}
+
+/// Every row of a decoded text column as [`text_rows`] gives them, without copying a
+/// value when the column already has that layout: every slot used, numbered in order of
+/// first use (what the writer's row-group dictionaries and plain pages hold).
+pub fn text_whole(values: TextColumn, codes: Vec<u32>, remap: &mut Vec<u32>) -> TextColumn {
+    let mut next = 0u32;
+    let first_use_order = codes.iter().all(|&k| {
+        if k == NULL_CODE || k < next {
+            true
+        } else if k == next {
+            next += 1;
+            true
+        } else {
+            false
+        }
+    });
+    if first_use_order && next as usize == values.slots() {
+        TextColumn::with_codes(values, codes)
+    } else {
+        text_rows(&values, &codes, 0..codes.len(), remap)
+    }
 }
 
 /// The rows `keep` of a decoded text column as a coded column whose slots are the

@@ -12,11 +12,17 @@ use super::pages::{self, Decoded, PageError};
 use super::slices;
 use super::{Dataset, StoreError};
 
-/// Which optional columns a reader needs; `ts`, `status`, `client`, `ip_hi`, `ip_lo`,
-/// `file` and `line` are always read. Reading fewer columns is most of what makes a
-/// report fast: each one costs its decoding.
+/// Which columns a reader needs; `ts` and `file` are always read. Reading fewer columns
+/// is most of what makes a report fast: each one costs its decoding. A batch read
+/// without a column carries its default (status 0, line 0, no client, null text).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Columns {
+    /// status.
+    pub status: bool,
+    /// line (the row's line in its input).
+    pub line: bool,
+    /// The client columns: client, ip_hi, ip_lo.
+    pub client: bool,
     /// method, path.
     pub request: bool,
     /// query.
@@ -35,17 +41,14 @@ pub struct Columns {
     pub xff: bool,
     /// bytes, request_time_us, ts_precision.
     pub sizes: bool,
-    /// Read neither `status`, `line` nor the client columns either: batches carry status
-    /// 0, line 0 and no client (for counting per distinct value of another column).
-    pub bare: bool,
-    /// Read neither `line` nor the client columns (`status` is read): batches carry
-    /// line 0 and no client (for reports of time, status and request only).
-    pub lean: bool,
 }
 
 impl Columns {
     /// Every column.
     pub const ALL: Columns = Columns {
+        status: true,
+        line: true,
+        client: true,
         request: true,
         query: true,
         protocol: true,
@@ -55,12 +58,13 @@ impl Columns {
         host: true,
         xff: true,
         sizes: true,
-        bare: false,
-        lean: false,
     };
 
-    /// Only the columns that are always read.
+    /// The base every reader of rows started from: status, line and the client.
     pub const NONE: Columns = Columns {
+        status: true,
+        line: true,
+        client: true,
         request: false,
         query: false,
         protocol: false,
@@ -70,19 +74,15 @@ impl Columns {
         host: false,
         xff: false,
         sizes: false,
-        bare: false,
-        lean: false,
     };
 
     fn names(&self, version: u32) -> Vec<&'static str> {
-        let mut names = if self.bare {
-            vec!["ts", "file"]
-        } else if self.lean {
-            vec!["ts", "status", "file"]
-        } else {
-            vec!["ts", "status", "client", "ip_hi", "ip_lo", "file", "line"]
-        };
-        let groups: [(bool, &[&'static str]); 9] = [
+        let mut names = vec!["ts"];
+        let groups: [(bool, &[&'static str]); 12] = [
+            (self.status, &["status"]),
+            (self.client, &["client", "ip_hi", "ip_lo"]),
+            (true, &["file"]),
+            (self.line, &["line"]),
             (self.request, &["method", "path"]),
             (self.query, &["query"]),
             (self.protocol, &["protocol"]),
@@ -91,12 +91,14 @@ impl Columns {
             (self.referer, &["referer"]),
             (self.host, &["host"]),
             (self.xff, &["xff"]),
-            (self.sizes, &["bytes", "request_time_us", "ts_precision"]),
         ];
         for (on, cols) in groups {
             if on {
                 names.extend(cols);
             }
+        }
+        if self.sizes {
+            names.extend(["bytes", "request_time_us", "ts_precision"]);
         }
         // Format 2 has no `client_list` (no row of it was read from a list).
         if self.xff && version >= 3 {
@@ -617,7 +619,7 @@ fn slice_from_pages(
                 cols.push(("client", pages::read_column(&f, chunk, n)?));
             }
             out.extend(decoded_to_batches(
-                &cols,
+                cols,
                 lo - start,
                 hi - start,
                 since,
@@ -632,12 +634,17 @@ fn slice_from_pages(
 /// Splits rows `lo..hi` of decoded columns into one batch per `file` value run,
 /// keeping rows in range: [`frame_to_batches`] for the page reader.
 fn decoded_to_batches(
-    cols: &[(&str, Decoded)],
+    cols: Vec<(&str, Decoded)>,
     lo: usize,
     hi: usize,
     since: Option<i64>,
     until: Option<i64>,
 ) -> Result<Vec<FileBatch>, PageError> {
+    // The text columns of the batches apart (`file` aside): a batch of every row of the
+    // row group takes its column whole instead of copying it.
+    let (mut texts, cols): (Vec<_>, Vec<_>) = cols
+        .into_iter()
+        .partition(|(n, d)| *n != "file" && matches!(d, Decoded::Text { .. }));
     let get = |name: &str| cols.iter().find(|(n, _)| *n == name).map(|(_, d)| d);
     let int = |name: &str| match get(name) {
         Some(Decoded::Int(v)) => Some(v.as_slice()),
@@ -675,6 +682,7 @@ fn decoded_to_batches(
     let in_range = |t: i64| since.is_none_or(|s| t >= s) && until.is_none_or(|u| t < u);
     let mut remap = Vec::new();
     let mut out = Vec::new();
+    let single = runs.len() == 1;
     for (start, end) in runs {
         let keep = if (start..end).all(|i| in_range(ts[i].unwrap_or(i64::MIN))) {
             Keep::Range(start, end)
@@ -748,10 +756,16 @@ fn decoded_to_batches(
             })
             .collect();
         let names_only = b.ip.iter().any(Option::is_none);
+        let whole = single && matches!(keep, Keep::Range(0, z) if z == ts.len());
         for name in TEXT.iter().copied().chain(names_only.then_some("client")) {
             let col = text_field(&mut b, name);
-            *col = match get(name) {
-                Some(Decoded::Text { values, codes }) => match &keep {
+            let text = texts.iter_mut().find(|(n, _)| *n == name);
+            *col = match text {
+                Some((_, d)) if whole => match std::mem::replace(d, Decoded::Int(Vec::new())) {
+                    Decoded::Text { values, codes } => pages::text_whole(values, codes, &mut remap),
+                    _ => unreachable!("a text column"),
+                },
+                Some((_, Decoded::Text { values, codes })) => match &keep {
                     Keep::Range(a, z) => pages::text_rows(values, codes, *a..*z, &mut remap),
                     Keep::Rows(r) => pages::text_rows(values, codes, r.iter().copied(), &mut remap),
                 },

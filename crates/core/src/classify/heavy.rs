@@ -176,7 +176,7 @@ impl HeavyRules {
             return Some(HeavyClass::NONE);
         }
         let path = path.unwrap_or("");
-        if is_special_search(path.rsplit('/').next().unwrap_or("")) {
+        if is_special_search(last_segment(path)) {
             return Some(HeavyClass(5));
         }
         if self.mw_paths.iter().any(|p| p == path) {
@@ -191,7 +191,7 @@ impl HeavyRules {
     }
 
     fn mediawiki(&self, path: &str, query: Option<&str>) -> HeavyClass {
-        if is_special_search(path.rsplit('/').next().unwrap_or("")) {
+        if is_special_search(last_segment(path)) {
             return HeavyClass(5);
         }
         if !self.mw_paths.iter().any(|p| p == path) {
@@ -201,9 +201,22 @@ impl HeavyRules {
             return HeavyClass::NONE;
         };
         // Lowest id wins: diff (1) < oldid (2) < history (3) < info (4) < search (5).
+        // The pairs are cut at `&` and `=` bytes (ASCII, so every cut is a char
+        // boundary): `q.split('&')` and `split_once('=')`, without their searchers.
         let mut best = u16::MAX;
-        for pair in q.split('&') {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let bytes = q.as_bytes();
+        let mut start = 0;
+        while start <= bytes.len() {
+            let end = bytes[start..]
+                .iter()
+                .position(|&c| c == b'&')
+                .map_or(bytes.len(), |p| start + p);
+            let pair = &q[start..end];
+            start = end + 1;
+            let (k, v) = match pair.bytes().position(|c| c == b'=') {
+                Some(e) => (&pair[..e], &pair[e + 1..]),
+                None => (pair, ""),
+            };
             let c = match k {
                 "diff" => 1,
                 "oldid" => 2,
@@ -220,6 +233,16 @@ impl HeavyRules {
         } else {
             HeavyClass(best)
         }
+    }
+}
+
+/// What follows the last `/` of a path (all of it without one).
+#[inline]
+fn last_segment(path: &str) -> &str {
+    // A byte search: `/` is ASCII, so the cut is a char boundary.
+    match path.bytes().rposition(|c| c == b'/') {
+        Some(i) => &path[i + 1..],
+        None => path,
     }
 }
 

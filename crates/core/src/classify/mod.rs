@@ -208,17 +208,28 @@ struct HeavyMemo {
     /// Per path slot (the last one for a null path).
     per_path: Vec<u16>,
     pairs: FxHashMap<(u32, u32), u16>,
+    /// Per query slot of a coded query column, for the rows whose class depends on the
+    /// query: the (method, path) slots it was worked out for, and the class. A query
+    /// value nearly always comes with one path, so this is a hit for every repeat.
+    per_query: Vec<(u64, u16)>,
 }
+
+/// No (method, path) key in [`HeavyMemo::per_query`] yet.
+const NO_PAIR: u64 = u64::MAX;
 
 impl HeavyMemo {
     /// Readies `self` (its buffers reused) for the rows of `b`.
     fn start(&mut self, rules: &HeavyRules, b: &Batch) {
         self.per_path.clear();
         self.pairs.clear();
+        self.per_query.clear();
         self.coded = b.method.is_coded() && b.path.is_coded();
         self.by_pair = rules.uses_method();
         if self.coded && !self.by_pair {
             self.per_path.resize(b.path.slots() + 1, HEAVY_UNSET);
+        }
+        if self.coded && b.query.is_coded() {
+            self.per_query.resize(b.query.slots(), (NO_PAIR, 0));
         }
     }
 
@@ -245,11 +256,34 @@ impl HeavyMemo {
                 None => HEAVY_BY_QUERY,
             };
         }
-        if *memo == HEAVY_BY_QUERY {
-            rules.classify(b.method.get(i), b.path.get(i), b.query.get(i))
-        } else {
-            HeavyClass(*memo)
+        if *memo != HEAVY_BY_QUERY {
+            return HeavyClass(*memo);
         }
+        let query_slot = if self.per_query.is_empty() {
+            None
+        } else {
+            b.query.code(i)
+        };
+        let Some(q) = query_slot else {
+            return rules.classify(b.method.get(i), b.path.get(i), b.query.get(i));
+        };
+        let method = if self.by_pair {
+            b.method.code(i).unwrap_or(crate::batch::NULL_CODE)
+        } else {
+            crate::batch::NULL_CODE
+        };
+        let pair =
+            (u64::from(method) << 32) | u64::from(path_slot.unwrap_or(crate::batch::NULL_CODE));
+        let slot = &mut self.per_query[q as usize];
+        if slot.0 != pair {
+            *slot = (
+                pair,
+                rules
+                    .classify(b.method.get(i), b.path.get(i), b.query.value(q))
+                    .0,
+            );
+        }
+        HeavyClass(slot.1)
     }
 }
 
@@ -566,7 +600,7 @@ mod tests {
                 client: b"10.0.0.1",
                 method: Some(methods[m]),
                 path: Some(paths[p]),
-                query: queries[(i * 3) % queries.len()],
+                query: queries[(i / 5) % queries.len()],
                 ..Record::default()
             };
             b.push(&r, i as u64 + 1);
@@ -581,23 +615,61 @@ mod tests {
         coded.path = TextColumn::with_codes(pv, pc);
         coded.method = TextColumn::with_codes(mv, mc);
         assert!(coded.path.is_coded() && coded.method.is_coded());
-        let mut c = Classifier::default();
-        let row_by_row: Vec<HeavyClass> = (0..b.len()).map(|i| c.classify(&b, i).heavy).collect();
-        assert!(row_by_row.iter().any(|h| h.is_heavy()));
-        assert!(row_by_row.iter().any(|h| !h.is_heavy()));
-        for batch in [&b, &coded] {
+        // The query coded too: a query value comes with several paths and methods here,
+        // so its memo must be per (method, path) as well.
+        let mut all_coded = coded.clone();
+        let mut qv = TextColumn::default();
+        queries.iter().for_each(|q| qv.push(*q));
+        let qc = (0..200usize)
+            .map(|i| match queries[(i / 5) % queries.len()] {
+                None => crate::batch::NULL_CODE,
+                Some(_) => ((i / 5) % queries.len()) as u32,
+            })
+            .collect();
+        all_coded.query = TextColumn::with_codes(qv, qc);
+        assert!(all_coded.query.is_coded());
+        // The built-in rules, and a user rule on method, path and query (memo by pair).
+        let by_method = HeavyRule {
+            name: "posted history".into(),
+            path: Some(regex::Regex::new("index").unwrap()),
+            query: Some(regex::Regex::new("action=history").unwrap()),
+            methods: vec!["POST".into()],
+            exclude: false,
+        };
+        let rule_sets = [
+            HeavyRules::default(),
+            HeavyRules::new(
+                true,
+                heavy::MEDIAWIKI_PATHS
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+                vec![by_method],
+            ),
+        ];
+        for rules in rule_sets {
+            let mut c = Classifier {
+                heavy: rules,
+                ..Classifier::default()
+            };
+            let row_by_row: Vec<HeavyClass> =
+                (0..b.len()).map(|i| c.classify(&b, i).heavy).collect();
+            assert!(row_by_row.iter().any(|h| h.is_heavy()));
+            assert!(row_by_row.iter().any(|h| !h.is_heavy()));
+            check_heavy_paths(&mut c, [&b, &coded, &all_coded], &row_by_row);
+        }
+    }
+
+    fn check_heavy_paths(c: &mut Classifier, batches: [&Batch; 3], row_by_row: &[HeavyClass]) {
+        for batch in batches {
             let pre = heavy_classes(c.heavy_rules(), batch);
             assert_eq!(pre, row_by_row);
             let mut bc = c.batch_with(batch, Some(&pre));
-            let via: Vec<HeavyClass> = (0..batch.len())
-                .map(|i| bc.classify(&mut c, i).heavy)
-                .collect();
+            let via: Vec<HeavyClass> = (0..batch.len()).map(|i| bc.classify(c, i).heavy).collect();
             c.end_batch(bc);
             assert_eq!(via, row_by_row);
             let mut bc = c.batch(batch);
-            let memo: Vec<HeavyClass> = (0..batch.len())
-                .map(|i| bc.classify(&mut c, i).heavy)
-                .collect();
+            let memo: Vec<HeavyClass> = (0..batch.len()).map(|i| bc.classify(c, i).heavy).collect();
             c.end_batch(bc);
             assert_eq!(memo, row_by_row);
         }

@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::asn::{AsnDb, AsnInfo};
 use super::doc::{Doc, Figure, Section};
 use super::{duration_label, gini, groups_for_share, hhi};
+use crate::batch::{Batch, NULL_CODE};
 use crate::chart::{self, Bar, Bars, Lorenz};
 use crate::classify::{AgentId, Classifier, ClientKey, RowClass};
 use crate::number::{pct1, share, thousands};
@@ -35,6 +36,63 @@ enum Group {
     Key(ClientKey),
     As(u32),
     NoAs,
+}
+
+/// The counts of one batch's rows, worked out on the thread that decoded the batch:
+/// one entry per distinct (address, User-Agent slot) — and (group, window) under a
+/// per-group limit — instead of one update of the report's large maps per row. Rows
+/// without an address (host names) are left to the caller ([`ConcentrationPart::rest`]),
+/// which classifies them as any row. Valid for a selection that keeps every row of its
+/// period and takes the client from the logged address (no trusted proxies).
+#[derive(Debug, Default)]
+pub struct ConcentrationPart {
+    pairs: Vec<(ClientKey, u32, u64)>,
+    windows: Vec<(ClientKey, i64, u32)>,
+    /// Rows in the period without an address, for the caller.
+    pub rest: Vec<u32>,
+}
+
+impl ConcentrationPart {
+    /// Counts the rows of `b` with `since <= ts < until` (ms, either end open), grouped
+    /// `by` with `v4_len`/`v6_len` prefixes under an optional per-group `limit`.
+    pub fn of(
+        b: &Batch,
+        by: GroupBy,
+        limit: Option<Rate>,
+        (v4_len, v6_len): (u8, u8),
+        (since, until): (Option<i64>, Option<i64>),
+    ) -> ConcentrationPart {
+        let mut pairs: FxHashMap<(ClientKey, u32), u64> = FxHashMap::default();
+        let mut windows: FxHashMap<(ClientKey, i64), u32> = FxHashMap::default();
+        let mut rest = Vec::new();
+        let window_ms = limit.map(|l| l.window_ms() as i64);
+        for i in 0..b.len() {
+            let ts = b.ts_ms[i];
+            if since.is_some_and(|s| ts < s) || until.is_some_and(|u| ts >= u) {
+                continue;
+            }
+            let Some(ip) = b.ip[i] else {
+                rest.push(i as u32);
+                continue;
+            };
+            let client = ClientKey::addr(ip);
+            let slot = b.user_agent.code(i).unwrap_or(NULL_CODE);
+            *pairs.entry((client, slot)).or_default() += 1;
+            if let Some(wm) = window_ms {
+                let k = if by == GroupBy::Prefix {
+                    ClientKey::prefix(ip, v4_len, v6_len)
+                } else {
+                    client
+                };
+                *windows.entry((k, ts.div_euclid(wm))).or_default() += 1;
+            }
+        }
+        ConcentrationPart {
+            pairs: pairs.into_iter().map(|((c, s), n)| (c, s, n)).collect(),
+            windows: windows.into_iter().map(|((k, w), n)| (k, w, n)).collect(),
+            rest,
+        }
+    }
 }
 
 /// Accumulates `logscope concentration`.
@@ -80,6 +138,18 @@ impl ConcentrationAcc {
                 .windows
                 .entry((k, utc_ms.div_euclid(l.window_ms() as i64)))
                 .or_default() += 1;
+        }
+    }
+
+    /// Adds the rows counted in `part` (see [`ConcentrationPart`]); `agent_of` gives the
+    /// agent class of a User-Agent slot of the part's batch ([`NULL_CODE`]: none).
+    pub fn add_part(&mut self, part: &ConcentrationPart, mut agent_of: impl FnMut(u32) -> AgentId) {
+        for &(client, slot, n) in &part.pairs {
+            self.requests += n;
+            *self.pairs.entry((client, agent_of(slot))).or_default() += n;
+        }
+        for &(k, w, n) in &part.windows {
+            *self.windows.entry((k, w)).or_default() += n;
         }
     }
 
@@ -642,6 +712,63 @@ mod tests {
     }
 
     proptest! {
+        /// Counting a batch where it is decoded ([`ConcentrationPart`], names left to the
+        /// caller) gives the report of counting it row by row, byte for byte.
+        #[test]
+        fn parts_give_the_row_by_row_report(
+            rows in prop::collection::vec((0u8..6, 0u8..5, 0u8..3, 0i64..7_200_000), 1..200),
+            by_ip in any::<bool>(),
+            coded in any::<bool>(),
+            period in prop::option::of((0i64..3_600_000, 3_600_000i64..7_200_001)),
+        ) {
+            let agents = [None, Some("curl/8.0"), Some("Mozilla/5.0 (compatible; Googlebot/2.1)")];
+            let mut b = Batch::default();
+            let owned: Vec<String> = rows
+                .iter()
+                .map(|&(a, c, _, _)| match a {
+                    5 => format!("host{c}.example"),
+                    4 => format!("2001:db8:{c}::1"),
+                    _ => format!("10.{a}.{c}.{}", a * c),
+                })
+                .collect();
+            for (n, (&(_, _, ua, t), ip)) in rows.iter().zip(&owned).enumerate() {
+                b.push(&Record {
+                    ts_ms: t,
+                    client: ip.as_bytes(),
+                    ip: ip.parse().ok(),
+                    user_agent: agents[ua as usize].map(str::as_bytes),
+                    ..Record::default()
+                }, n as u64);
+            }
+            if coded {
+                b.code_text();
+            }
+            let by = if by_ip { GroupBy::Ip } else { GroupBy::Prefix };
+            let limit = Some(Rate::new(2, 600_000).unwrap());
+            let (since, until) = period.map_or((None, None), |(s, u)| (Some(s), Some(u)));
+            let mut cls = Classifier::default();
+            let mut plain = ConcentrationAcc::new(by, limit);
+            for i in 0..b.len() {
+                let t = b.ts_ms[i];
+                if since.is_some_and(|s| t < s) || until.is_some_and(|u| t >= u) {
+                    continue;
+                }
+                let rc = cls.classify(&b, i);
+                plain.add(t, &rc);
+            }
+            let part = ConcentrationPart::of(&b, by, limit, (cls.v4_len, cls.v6_len), (since, until));
+            let mut counted = ConcentrationAcc::new(by, limit);
+            let ua = b.user_agent.clone();
+            counted.add_part(&part, |k| cls.agents.id(if k == NULL_CODE { None } else { ua.value(k) }));
+            for &i in &part.rest {
+                let rc = cls.classify(&b, i as usize);
+                counted.add(b.ts_ms[i as usize], &rc);
+            }
+            let a = serde_json::to_string(&plain.finish(&cls, None, 50, "", "")).unwrap();
+            let z = serde_json::to_string(&counted.finish(&cls, None, 50, "", "")).unwrap();
+            prop_assert_eq!(a, z);
+        }
+
         #[test]
         fn shares_sum_to_one(ips in prop::collection::vec((0u8..4, 0u8..6), 1..300)) {
             let owned: Vec<(String, i64)> = ips.iter().map(|(a, b)| (format!("10.{a}.0.{b}"), 0)).collect();

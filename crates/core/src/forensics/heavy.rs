@@ -36,17 +36,37 @@ struct Bucket {
     agents: FxHashMap<AgentId, u64>,
 }
 
+impl Bucket {
+    /// Adds `o`'s rows (the same bucket, filled at another time).
+    fn merge(&mut self, o: Bucket) {
+        self.requests += o.requests;
+        self.heavy += o.heavy;
+        self.ips.extend(o.ips);
+        for (k, n) in o.prefixes {
+            *self.prefixes.entry(k).or_default() += n;
+        }
+        for (k, n) in o.agents {
+            *self.agents.entry(k).or_default() += n;
+        }
+    }
+}
+
 /// Accumulates `logscope heavy`.
+///
+/// Rows come nearly in time order, so the bucket being filled is held apart from the
+/// map (`open`) and only goes into it when a row of another bucket arrives: one map
+/// look-up per bucket change instead of one per row. The whole selection's distinct
+/// addresses and prefixes are the union of the buckets', worked out at the end.
 pub struct HeavyAcc {
     width_ms: i64,
     capacity: Option<Rate>,
     buckets: BTreeMap<i64, Bucket>,
+    open: Option<(i64, Bucket)>,
     windows: FxHashMap<i64, u64>,
     requests: u64,
     heavy: u64,
-    ips: FxHashSet<ClientKey>,
-    prefixes: FxHashMap<ClientKey, u64>,
-    classes: FxHashMap<HeavyClass, u64>,
+    /// Heavy requests per class id.
+    classes: Vec<u64>,
 }
 
 impl HeavyAcc {
@@ -56,12 +76,40 @@ impl HeavyAcc {
             width_ms: width_ms.max(1),
             capacity,
             buckets: BTreeMap::new(),
+            open: None,
             windows: FxHashMap::default(),
             requests: 0,
             heavy: 0,
-            ips: FxHashSet::default(),
-            prefixes: FxHashMap::default(),
-            classes: FxHashMap::default(),
+            classes: Vec::new(),
+        }
+    }
+
+    /// The bucket starting at `start` (local ms), opened for `local_ms - utc_ms`.
+    #[inline]
+    fn bucket(&mut self, start: i64, offset_ms: i64) -> &mut Bucket {
+        if self.open.as_ref().is_none_or(|(s, _)| *s != start) {
+            self.close();
+            let b = self.buckets.remove(&start).unwrap_or_else(|| Bucket {
+                offset_ms,
+                ..Bucket::default()
+            });
+            self.open = Some((start, b));
+        }
+        match &mut self.open {
+            Some((_, b)) => b,
+            None => unreachable!("a bucket was just opened"),
+        }
+    }
+
+    /// Puts the open bucket into the map.
+    fn close(&mut self) {
+        if let Some((start, b)) = self.open.take() {
+            match self.buckets.entry(start) {
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(b);
+                }
+                std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().merge(b),
+            }
         }
     }
 
@@ -69,40 +117,53 @@ impl HeavyAcc {
     #[inline]
     pub fn add(&mut self, utc_ms: i64, local_ms: i64, rc: &RowClass) {
         let start = local_ms.div_euclid(self.width_ms) * self.width_ms;
-        let b = self.buckets.entry(start).or_insert_with(|| Bucket {
-            offset_ms: local_ms - utc_ms,
-            ..Bucket::default()
-        });
-        b.requests += 1;
         self.requests += 1;
-        if !rc.heavy.is_heavy() {
+        let heavy = rc.heavy.is_heavy();
+        if heavy {
+            self.heavy += 1;
+            let c = usize::from(rc.heavy.0);
+            if c >= self.classes.len() {
+                self.classes.resize(c + 1, 0);
+            }
+            self.classes[c] += 1;
+            if let Some(cap) = self.capacity {
+                let cw = cap.window_ms() as i64;
+                *self
+                    .windows
+                    .entry(local_ms.div_euclid(cw) * cw)
+                    .or_default() += 1;
+            }
+        }
+        let b = self.bucket(start, local_ms - utc_ms);
+        b.requests += 1;
+        if !heavy {
             return;
         }
         b.heavy += 1;
         b.ips.insert(rc.client);
         *b.prefixes.entry(rc.prefix).or_default() += 1;
         *b.agents.entry(rc.agent).or_default() += 1;
-        self.heavy += 1;
-        self.ips.insert(rc.client);
-        *self.prefixes.entry(rc.prefix).or_default() += 1;
-        *self.classes.entry(rc.heavy).or_default() += 1;
-        if let Some(c) = self.capacity {
-            *self
-                .windows
-                .entry(local_ms.div_euclid(c.window_ms() as i64) * c.window_ms() as i64)
-                .or_default() += 1;
-        }
     }
 
     /// The result. `zone` names the clock of the buckets (`UTC`, `Asia/Seoul`).
     pub fn finish(
-        self,
+        mut self,
         cls: &Classifier,
         zone: &str,
         selection: &str,
         origin: &str,
     ) -> HeavyReport {
+        self.close();
         let w = self.width_ms;
+        // The whole selection's addresses and prefixes: the buckets' together.
+        let mut ips: FxHashSet<ClientKey> = FxHashSet::default();
+        let mut prefixes: FxHashMap<ClientKey, u64> = FxHashMap::default();
+        for b in self.buckets.values() {
+            ips.extend(b.ips.iter().copied());
+            for (&k, &n) in &b.prefixes {
+                *prefixes.entry(k).or_default() += n;
+            }
+        }
         let date_only = w % 86_400_000 == 0;
         // Capacity windows with heavy requests, in time order.
         let mut windows: Vec<(i64, u64)> = self.windows.iter().map(|(&k, &v)| (k, v)).collect();
@@ -205,13 +266,15 @@ impl HeavyAcc {
             buckets.push(row(start, b));
             prev = Some((start, b.offset_ms));
         }
-        let top = top_of(&self.prefixes, |a, b| cls.key_cmp(a, b));
+        let top = top_of(&prefixes, |a, b| cls.key_cmp(a, b));
         let mut classes: Vec<ClassCount> = self
             .classes
             .iter()
-            .map(|(c, n)| ClassCount {
-                class: cls.heavy.name(*c).to_string(),
-                requests: *n,
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(c, &n)| ClassCount {
+                class: cls.heavy.name(HeavyClass(c as u16)).to_string(),
+                requests: n,
             })
             .collect();
         classes.sort_by(|a, b| {
@@ -234,8 +297,8 @@ impl HeavyAcc {
             }),
             requests: self.requests,
             heavy: self.heavy,
-            distinct_ips: self.ips.len() as u64,
-            distinct_prefixes: self.prefixes.len() as u64,
+            distinct_ips: ips.len() as u64,
+            distinct_prefixes: prefixes.len() as u64,
             top_prefix: top.map(|(k, _)| cls.key_label(k)),
             top_prefix_requests: top.map_or(0, |(_, c)| c),
             top_prefix_share: top.map_or(0.0, |(_, c)| share(c, self.heavy)),
