@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The DuckDB twin of a logscope report: the same question over the same Parquet files.
 
-  python3 benches/duckdb_twin.py DATA heavy|concentration|agents|availability
+  python3 benches/duckdb_twin.py DATA heavy|concentration|agents|availability|top|timeline
 
 Prints the result rows (so the work cannot be skipped); runs with 2 threads. The SQL is
 the one quoted in BENCHMARKS.md. `prefix` is the /24 (IPv4) or /48 (IPv6) computed from
@@ -38,6 +38,24 @@ SQL = {
         SELECT strftime(ts, '%Y-%m') AS month, count(*) AS requests,
                count(*) FILTER (WHERE status < 500) AS ok
         FROM t GROUP BY month ORDER BY month""",
+    # `top --by path`: requests, bytes, clients (a HyperLogLog estimate in both), errors,
+    # first and last seen.
+    "top": """
+        SELECT path, count(*) AS n, sum(coalesce(bytes, 0)) AS bytes,
+               approx_count_distinct(client) AS clients,
+               count(*) FILTER (WHERE status >= 400) AS errors,
+               min(ts) AS first_seen, max(ts) AS last_seen
+        FROM t GROUP BY path ORDER BY n DESC, path LIMIT 20""",
+    # `timeline --client 20.171.0.0/16 --by 1d`: the network's rows per day (the report's
+    # per-day table; its path, status, agent and address breakdowns are not in the twin).
+    "timeline": f"""
+        SELECT time_bucket(INTERVAL 1 day, ts) AS day, count(*) AS n,
+               count(*) FILTER (WHERE status >= 400) AS errors,
+               sum(coalesce(bytes, 0)) AS bytes, count(DISTINCT client) AS addresses
+        FROM t
+        WHERE ip_hi = 0 AND ip_lo BETWEEN {(0xFFFF << 32) | (20 << 24) | (171 << 16)}
+                                      AND {(0xFFFF << 32) | (20 << 24) | (171 << 16) | 0xFFFF}
+        GROUP BY day ORDER BY day""",
 }
 
 

@@ -74,6 +74,8 @@ report heavy heavy heavy --by 1h
 report concentration concentration concentration
 report agents agents agents
 report availability availability availability --by month
+report top top top --by path
+report timeline timeline timeline --client 20.171.0.0/16 --by 1d
 fi
 
 # Pruning: one day of the 120 against the whole dataset.

@@ -15,7 +15,7 @@ use logscope_core::forensics::concentration::{
 };
 use logscope_core::rate::Rate;
 
-use super::filters::{FilterArgs, rate_arg};
+use super::filters::{FilterArgs, Prepped, rate_arg};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 use crate::store::scan::Columns;
@@ -160,7 +160,7 @@ pub fn compute(
     let prep = move |b: &logscope_core::batch::Batch| {
         if parts {
             (
-                None,
+                Prepped::default(),
                 Some(ConcentrationPart::of(b, by, limit, lens, (since, until))),
             )
         } else {
@@ -171,9 +171,7 @@ pub fn compute(
     let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
         let (pre_heavy, part) = pre;
         let Some(part) = part else {
-            sel.each_selected_with(b, pre_heavy.as_deref(), |i, rc, _, _| {
-                acc.add(b.ts_ms[i], rc)
-            });
+            sel.each_selected_with(b, Some(&pre_heavy), |i, rc, _, _| acc.add(b.ts_ms[i], rc));
             return;
         };
         agents.clear();

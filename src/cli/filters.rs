@@ -176,6 +176,16 @@ pub struct Selection {
     pub rules_file: Option<PathBuf>,
 }
 
+/// What [`Selection::prep`] works out for a batch where it is decoded.
+#[derive(Debug, Default)]
+pub struct Prepped {
+    /// The heavy class of each row, when the report uses it.
+    pub heavy: Option<Vec<HeavyClass>>,
+    /// Whether each row's client is inside the `--client` networks (rows outside need
+    /// no classifying), when that can be told from the logged address alone.
+    pub client_in: Option<Vec<bool>>,
+}
+
 impl Selection {
     /// Calls `f(i, class, classifier, clock)` for each row of `b` in the period that
     /// the filter selects, classifying per distinct value where the batch is coded
@@ -190,19 +200,29 @@ impl Selection {
 
     /// The work of [`Selection::each_selected`] that needs no state of the selection, to
     /// run on the threads that decode the dataset ([`super::rows::for_each_batch_with`]):
-    /// the heavy class of each row when the report uses it, else nothing.
-    pub fn prep(
-        &self,
-    ) -> impl Fn(&logscope_core::batch::Batch) -> Option<Vec<HeavyClass>> + Sync + use<> {
+    /// the heavy class of each row when the report uses it, and which rows' clients are
+    /// inside the `--client` networks when the filter names some and the client is the
+    /// logged address (no trusted proxies), so that the caller classifies only those.
+    pub fn prep(&self) -> impl Fn(&logscope_core::batch::Batch) -> Prepped + Sync + use<> {
         let rules = self
             .classifier
             .needs
             .heavy
             .then(|| self.classifier.heavy_rules().clone());
-        move |b| {
-            rules
+        let nets = (!self.filter.clients.is_empty() && self.classifier.trust.is_empty())
+            .then(|| self.filter.clients.clone());
+        move |b| Prepped {
+            heavy: rules
                 .as_ref()
-                .map(|r| logscope_core::classify::heavy_classes(r, b))
+                .map(|r| logscope_core::classify::heavy_classes(r, b)),
+            client_in: nets.as_ref().map(|nets| {
+                b.ip.iter()
+                    .map(|ip| {
+                        ip.map(logscope_core::net::canonical)
+                            .is_some_and(|ip| nets.iter().any(|n| n.contains(&ip)))
+                    })
+                    .collect()
+            }),
         }
     }
 
@@ -210,12 +230,16 @@ impl Selection {
     pub fn each_selected_with(
         &mut self,
         b: &logscope_core::batch::Batch,
-        pre_heavy: Option<&[HeavyClass]>,
+        pre: Option<&Prepped>,
         mut f: impl FnMut(usize, &logscope_core::classify::RowClass, &Classifier, &Clock),
     ) {
+        let pre_heavy = pre.and_then(|p| p.heavy.as_deref());
+        let client_in = pre
+            .and_then(|p| p.client_in.as_deref())
+            .filter(|m| m.len() == b.len());
         let mut bc = self.classifier.batch_with(b, pre_heavy);
         for i in 0..b.len() {
-            if !self.filter.in_period(b.ts_ms[i]) {
+            if !self.filter.in_period(b.ts_ms[i]) || client_in.is_some_and(|m| !m[i]) {
                 continue;
             }
             let rc = bc.classify(&mut self.classifier, i);
@@ -561,6 +585,56 @@ pub const REPORT_COLUMNS: crate::store::scan::Columns = crate::store::scan::Colu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rows [`Selection::prep`]'s client mask lets through to classification are
+    /// selected exactly as without it: IPv4, IPv6, IPv4-mapped IPv6 and host names.
+    #[test]
+    fn the_client_mask_selects_what_the_filter_selects() {
+        use logscope_core::batch::Batch;
+        use logscope_core::record::Record;
+        let clients = [
+            "20.171.3.4",
+            "20.172.0.1",
+            "::ffff:20.171.9.9",
+            "2001:db8::7",
+            "2001:db9::7",
+            "crawler.example.net",
+            "66.249.66.1",
+        ];
+        let mut b = Batch::default();
+        for (n, c) in clients.iter().cycle().take(50).enumerate() {
+            let r = Record {
+                ts_ms: n as i64 * 1000,
+                client: c.as_bytes(),
+                ip: c.parse().ok(),
+                ..Record::default()
+            };
+            b.push(&r, n as u64 + 1);
+        }
+        for nets in [
+            vec!["20.171.0.0/16"],
+            vec!["2001:db8::/32", "66.249.66.1/32"],
+            vec!["20.171.3.4/32", "2001:db9::/32"],
+            vec!["0.0.0.0/0"],
+        ] {
+            let mut filter = Filter::with_period(Some(3_000), Some(45_000));
+            filter.clients = nets.iter().map(|n| n.parse().unwrap()).collect();
+            let mut sel = Selection {
+                filter,
+                classifier: Classifier::default(),
+                clock: Clock::parse("UTC").unwrap(),
+                rules_file: None,
+            };
+            let pre = sel.prep()(&b);
+            assert!(pre.client_in.is_some(), "{nets:?}");
+            let mut plain = Vec::new();
+            sel.each_selected_with(&b, None, |i, _, _, _| plain.push(i));
+            let mut masked = Vec::new();
+            sel.each_selected_with(&b, Some(&pre), |i, _, _, _| masked.push(i));
+            assert!(!plain.is_empty(), "{nets:?}");
+            assert_eq!(plain, masked, "{nets:?}");
+        }
+    }
 
     #[test]
     fn clocks_and_times() {

@@ -104,7 +104,7 @@ pub fn compute(data: &Path, args: &HeavyArgs) -> anyhow::Result<(HeavyReport, Ro
     };
     let prep = sel.prep();
     let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
-        sel.each_selected_with(b, pre.as_deref(), |i, rc, _, clock| {
+        sel.each_selected_with(b, Some(&pre), |i, rc, _, clock| {
             let ts = b.ts_ms[i];
             acc.add(ts, clock.local(ts), rc);
         });

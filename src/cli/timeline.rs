@@ -88,11 +88,13 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
     cols.request = true;
     cols.agent = true;
     cols.sizes = true;
+    // No row's line is shown.
+    cols.line = false;
     let mut acc = TimelineAcc::new(args.by.ms_i64());
     let prep = sel.prep();
     let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
         acc.begin_batch(b);
-        sel.each_selected_with(b, pre.as_deref(), |i, rc, _, clock| {
+        sel.each_selected_with(b, Some(&pre), |i, rc, _, clock| {
             acc.add(b, i, rc, clock.local(b.ts_ms[i]));
         });
     })?;

@@ -169,6 +169,8 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
         &mut sel.classifier,
     );
     cols.sizes = true;
+    // No row's line is shown.
+    cols.line = false;
     match by {
         TopBy::Path | TopBy::Method => cols.request = true,
         TopBy::Referer => cols.referer = true,
@@ -180,7 +182,7 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
     let prep = sel.prep();
     let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
         acc.begin_batch(b);
-        sel.each_selected_with(b, pre.as_deref(), |i, rc, _, _| acc.add(b, i, rc));
+        sel.each_selected_with(b, Some(&pre), |i, rc, _, _| acc.add(b, i, rc));
     })?;
     let clock = &sel.clock;
     let report = TopReport::new(
