@@ -77,15 +77,7 @@ pub fn compute(data: &Path, args: &AgentsArgs) -> anyhow::Result<(AgentsReport, 
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
     let mut acc = AgentsAcc::new(args.sample, args.seed);
-    let cols = columns_for(
-        Needs {
-            heavy: false,
-            identity: false,
-            agent: true,
-        },
-        &sel.filter,
-        &mut sel.classifier,
-    );
+    let cols = columns_for(Needs::AGENT, &sel.filter, &mut sel.classifier);
     // Without a filter or a sample every row of the period counts for its agent only:
     // count the rows per distinct User-Agent, then classify each once.
     let per_agent = sel.filter.selects_whole_period() && !acc.samples();

@@ -228,11 +228,7 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
             ..Columns::NONE
         }
     } else {
-        let none = logscope_core::classify::Needs {
-            heavy: false,
-            identity: false,
-            agent: false,
-        };
+        let none = logscope_core::classify::Needs::NONE;
         let c = columns_for(none, &sel.filter, &mut sel.classifier);
         Columns {
             request: true,

@@ -138,15 +138,7 @@ pub fn compute(
     let cols = Columns {
         line: false,
         status: sel.filter.status.is_some(),
-        ..columns_for(
-            Needs {
-                heavy: false,
-                identity: false,
-                agent: true,
-            },
-            &sel.filter,
-            &mut sel.classifier,
-        )
+        ..columns_for(Needs::AGENT, &sel.filter, &mut sel.classifier)
     };
     // Where every row of the period counts and the client is the logged address, each
     // batch is counted on the thread that decoded it (per distinct address and agent);

@@ -92,15 +92,7 @@ pub fn compute(data: &Path, args: &HeavyArgs) -> anyhow::Result<(HeavyReport, Ro
     let cols = Columns {
         line: false,
         status: sel.filter.status.is_some(),
-        ..columns_for(
-            Needs {
-                heavy: true,
-                identity: false,
-                agent: true,
-            },
-            &sel.filter,
-            &mut sel.classifier,
-        )
+        ..columns_for(Needs::HEAVY_AND_AGENT, &sel.filter, &mut sel.classifier)
     };
     let prep = sel.prep();
     let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {

@@ -76,15 +76,7 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
         })
         .collect();
     let (since, until) = sel.period();
-    let mut cols = columns_for(
-        Needs {
-            heavy: false,
-            identity: false,
-            agent: false,
-        },
-        &sel.filter,
-        &mut sel.classifier,
-    );
+    let mut cols = columns_for(Needs::NONE, &sel.filter, &mut sel.classifier);
     cols.request = true;
     cols.agent = true;
     cols.sizes = true;

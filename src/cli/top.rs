@@ -159,15 +159,7 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
     }
     let by = args.by.core();
     let (since, until) = sel.period();
-    let mut cols = columns_for(
-        Needs {
-            heavy: false,
-            identity: false,
-            agent: false,
-        },
-        &sel.filter,
-        &mut sel.classifier,
-    );
+    let mut cols = columns_for(Needs::NONE, &sel.filter, &mut sel.classifier);
     cols.sizes = true;
     // No row's line is shown.
     cols.line = false;

@@ -631,6 +631,26 @@ fn slice_from_pages(
     Ok(out)
 }
 
+/// The kept rows of one decoded integer column (all null where it was not read).
+struct Gather<'a> {
+    v: Option<&'a [Option<i64>]>,
+    keep: &'a Keep,
+    rows: usize,
+}
+
+impl Gather<'_> {
+    /// The kept rows, each mapped by `f`, in one pass.
+    fn map<T>(self, f: impl Fn(Option<i64>) -> T) -> Vec<T> {
+        match self.v {
+            Some(v) => match self.keep {
+                Keep::Range(a, z) => v[*a..*z].iter().map(|&x| f(x)).collect(),
+                Keep::Rows(r) => r.iter().map(|&i| f(v[i])).collect(),
+            },
+            None => (0..self.rows).map(|_| f(None)).collect(),
+        }
+    }
+}
+
 /// Splits rows `lo..hi` of decoded columns into one batch per `file` value run,
 /// keeping rows in range: [`frame_to_batches`] for the page reader.
 fn decoded_to_batches(
@@ -701,38 +721,19 @@ fn decoded_to_batches(
             lines: rows as u64,
             ..Batch::default()
         };
-        let gather = |v: Option<&[Option<i64>]>| -> Vec<Option<i64>> {
-            let mut o = Vec::with_capacity(rows);
-            match v {
-                Some(v) => match &keep {
-                    Keep::Range(a, z) => o.extend_from_slice(&v[*a..*z]),
-                    Keep::Rows(r) => o.extend(r.iter().map(|&i| v[i])),
-                },
-                None => o.resize(rows, None),
-            }
-            o
+        // Each integer column mapped to its batch type straight from the decoded rows.
+        let gather = |v| Gather {
+            v,
+            keep: &keep,
+            rows,
         };
-        b.ts_ms = gather(Some(ts))
-            .into_iter()
-            .map(|v| v.unwrap_or(0))
-            .collect();
-        b.status = gather(int("status"))
-            .into_iter()
-            .map(|v| v.unwrap_or(0).clamp(0, u16::MAX as i64) as u16)
-            .collect();
-        b.line = gather(int("line"))
-            .into_iter()
-            .map(|v| v.unwrap_or(0).max(0) as u64)
-            .collect();
-        b.precision = gather(int("ts_precision"))
-            .into_iter()
-            .map(|v| v.unwrap_or(0).clamp(0, 9) as u8)
-            .collect();
-        let unsigned = |v: Vec<Option<i64>>| -> Vec<Option<u64>> {
-            v.into_iter().map(|v| v.map(|v| v.max(0) as u64)).collect()
-        };
-        b.bytes = unsigned(gather(int("bytes")));
-        b.request_time_us = unsigned(gather(int("request_time_us")));
+        b.ts_ms = gather(Some(ts)).map(|v| v.unwrap_or(0));
+        b.status = gather(int("status")).map(|v| v.unwrap_or(0).clamp(0, u16::MAX as i64) as u16);
+        b.line = gather(int("line")).map(|v| v.unwrap_or(0).max(0) as u64);
+        b.precision = gather(int("ts_precision")).map(|v| v.unwrap_or(0).clamp(0, 9) as u8);
+        let unsigned = |v: Option<i64>| v.map(|v| v.max(0) as u64);
+        b.bytes = gather(int("bytes")).map(unsigned);
+        b.request_time_us = gather(int("request_time_us")).map(unsigned);
         b.has_cookie = match boolean("has_cookie") {
             Some(v) => {
                 let mut o = Vec::with_capacity(rows);
@@ -745,16 +746,21 @@ fn decoded_to_batches(
             b.client_list.reserve(rows);
             keep.for_each(|i| b.client_list.push(v[i].unwrap_or(false)));
         }
-        let hi_v = gather(int("ip_hi"));
-        let lo_v = gather(int("ip_lo"));
-        b.ip = hi_v
-            .iter()
-            .zip(&lo_v)
-            .map(|(h, l)| match (h, l) {
-                (Some(h), Some(l)) => Some(super::frame::ip_of_halves(*h, *l)),
-                _ => None,
-            })
-            .collect();
+        let ip = |h: Option<i64>, l: Option<i64>| match (h, l) {
+            (Some(h), Some(l)) => Some(super::frame::ip_of_halves(h, l)),
+            _ => None,
+        };
+        b.ip = match (int("ip_hi"), int("ip_lo")) {
+            (Some(h), Some(l)) => match &keep {
+                Keep::Range(a, z) => h[*a..*z]
+                    .iter()
+                    .zip(&l[*a..*z])
+                    .map(|(&h, &l)| ip(h, l))
+                    .collect(),
+                Keep::Rows(r) => r.iter().map(|&i| ip(h[i], l[i])).collect(),
+            },
+            _ => vec![None; rows],
+        };
         let names_only = b.ip.iter().any(Option::is_none);
         let whole = single && matches!(keep, Keep::Range(0, z) if z == ts.len());
         for name in TEXT.iter().copied().chain(names_only.then_some("client")) {

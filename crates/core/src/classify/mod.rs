@@ -148,6 +148,25 @@ impl Needs {
         agent: true,
     };
 
+    /// No part: the row's client only.
+    pub const NONE: Needs = Needs {
+        heavy: false,
+        identity: false,
+        agent: false,
+    };
+
+    /// The User-Agent class.
+    pub const AGENT: Needs = Needs {
+        agent: true,
+        ..Needs::NONE
+    };
+
+    /// The heavy class and the User-Agent class.
+    pub const HEAVY_AND_AGENT: Needs = Needs {
+        heavy: true,
+        ..Needs::AGENT
+    };
+
     /// Either part needed.
     pub fn or(self, o: Needs) -> Needs {
         Needs {
