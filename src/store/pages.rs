@@ -356,15 +356,15 @@ fn ints_page(
     let vals: Vec<i64> = match page.encoding() {
         e if is_dict(e) => {
             let idx = indices(values, present)?;
-            let mut v = Vec::with_capacity(idx.len());
-            for k in idx {
-                v.push(
-                    *dict
-                        .get(k as usize)
-                        .ok_or_else(|| PageError::Damaged("index past the dictionary".into()))?,
-                );
+            if idx.iter().any(|&k| k as usize >= dict.len()) {
+                return Err(PageError::Damaged("index past the dictionary".into()));
             }
-            v
+            // The common page: no nulls, every value straight into the column.
+            if valid.is_none() {
+                out.extend(idx.iter().map(|&k| Some(dict[k as usize])));
+                return Ok(());
+            }
+            idx.iter().map(|&k| dict[k as usize]).collect()
         }
         Encoding::Plain => plain_ints(values, width, present)?,
         e => return Err(PageError::Unsupported(format!("{e:?} integers"))),
