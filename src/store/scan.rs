@@ -631,6 +631,9 @@ fn slice_from_pages(
     Ok(out)
 }
 
+/// A decoded text column: its values and the slot of each row.
+type Coded = (TextColumn, Vec<u32>);
+
 /// The kept rows of one decoded integer column (all null where it was not read).
 struct Gather<'a> {
     v: Option<&'a [Option<i64>]>,
@@ -662,9 +665,16 @@ fn decoded_to_batches(
 ) -> Result<Vec<FileBatch>, PageError> {
     // The text columns of the batches apart (`file` aside): a batch of every row of the
     // row group takes its column whole instead of copying it.
-    let (mut texts, cols): (Vec<_>, Vec<_>) = cols
+    let (texts, cols): (Vec<_>, Vec<_>) = cols
         .into_iter()
         .partition(|(n, d)| *n != "file" && matches!(d, Decoded::Text { .. }));
+    let mut texts: Vec<(&str, Option<Coded>)> = texts
+        .into_iter()
+        .map(|(n, d)| match d {
+            Decoded::Text { values, codes } => (n, Some((values, codes))),
+            _ => (n, None),
+        })
+        .collect();
     let get = |name: &str| cols.iter().find(|(n, _)| *n == name).map(|(_, d)| d);
     let int = |name: &str| match get(name) {
         Some(Decoded::Int(v)) => Some(v.as_slice()),
@@ -767,11 +777,11 @@ fn decoded_to_batches(
             let col = text_field(&mut b, name);
             let text = texts.iter_mut().find(|(n, _)| *n == name);
             *col = match text {
-                Some((_, d)) if whole => match std::mem::replace(d, Decoded::Int(Vec::new())) {
-                    Decoded::Text { values, codes } => pages::text_whole(values, codes, &mut remap),
-                    _ => unreachable!("a text column"),
+                Some((_, t)) if whole && t.is_some() => match t.take() {
+                    Some((values, codes)) => pages::text_whole(values, codes, &mut remap),
+                    None => TextColumn::with_codes(TextColumn::default(), vec![NULL_CODE; rows]),
                 },
-                Some((_, Decoded::Text { values, codes })) => match &keep {
+                Some((_, Some((values, codes)))) => match &keep {
                     Keep::Range(a, z) => pages::text_rows(values, codes, *a..*z, &mut remap),
                     Keep::Rows(r) => pages::text_rows(values, codes, r.iter().copied(), &mut remap),
                 },

@@ -87,18 +87,18 @@ impl HeavyAcc {
     /// The bucket starting at `start` (local ms), opened for `local_ms - utc_ms`.
     #[inline]
     fn bucket(&mut self, start: i64, offset_ms: i64) -> &mut Bucket {
-        if self.open.as_ref().is_none_or(|(s, _)| *s != start) {
+        if self.open.as_ref().is_some_and(|(s, _)| *s != start) {
             self.close();
-            let b = self.buckets.remove(&start).unwrap_or_else(|| Bucket {
+        }
+        let buckets = &mut self.buckets;
+        let (_, b) = self.open.get_or_insert_with(|| {
+            let b = buckets.remove(&start).unwrap_or_else(|| Bucket {
                 offset_ms,
                 ..Bucket::default()
             });
-            self.open = Some((start, b));
-        }
-        match &mut self.open {
-            Some((_, b)) => b,
-            None => unreachable!("a bucket was just opened"),
-        }
+            (start, b)
+        });
+        b
     }
 
     /// Puts the open bucket into the map.
@@ -942,6 +942,41 @@ mod tests {
             b.push(&r, n as u64 + 1);
         }
         b
+    }
+
+    /// Rows out of time order (interleaved servers, rotated files in any order) close
+    /// and reopen buckets: the report is the one of the rows in order.
+    #[test]
+    fn rows_out_of_order_give_the_report_of_rows_in_order() {
+        let h = 3_600_000;
+        let rows: Vec<(i64, String, &str)> = (0..60i64)
+            .map(|i| {
+                let q = ["search=a", "diff=1", "title=A", "action=history"][(i % 4) as usize];
+                ((i * 7 % 5) * h + i, format!("10.{}.0.{}", i % 3, i % 7), q)
+            })
+            .collect();
+        let report = |order: &[usize]| {
+            let picked: Vec<(i64, &str, &str)> = order
+                .iter()
+                .map(|&k| (rows[k].0, rows[k].1.as_str(), rows[k].2))
+                .collect();
+            let b = batch(&picked);
+            let mut cls = Classifier::default();
+            let mut acc = HeavyAcc::new(h, Some(Rate::new(2, 600_000).unwrap()));
+            for i in 0..b.len() {
+                let rc = cls.classify(&b, i);
+                acc.add(b.ts_ms[i], b.ts_ms[i], &rc);
+            }
+            serde_json::to_string(&acc.finish(&cls, "UTC", "all", "test")).unwrap()
+        };
+        let mut sorted: Vec<usize> = (0..rows.len()).collect();
+        sorted.sort_by_key(|&k| rows[k].0);
+        let generated: Vec<usize> = (0..rows.len()).collect();
+        let reversed: Vec<usize> = sorted.iter().rev().copied().collect();
+        let in_order = report(&sorted);
+        assert!(in_order.contains("\"heavy\":45"), "{in_order}");
+        assert_eq!(report(&generated), in_order);
+        assert_eq!(report(&reversed), in_order);
     }
 
     #[test]
