@@ -7,9 +7,9 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 use logscope_core::classify::{Needs, StatusSet};
-use logscope_core::forensics::top::{TopAcc, TopBy, TopReport, TopSort};
+use logscope_core::forensics::top::{TopAcc, TopBy, TopPart, TopReport, TopSort};
 
-use super::filters::FilterArgs;
+use super::filters::{FilterArgs, Prepped};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 
@@ -171,10 +171,38 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
         TopBy::Status | TopBy::Ip | TopBy::Prefix => {}
     }
     let mut acc = TopAcc::new(by);
-    let prep = sel.prep();
+    // Where every row of the period counts and the client is the logged address, each
+    // batch is tallied on the thread that decoded it (per distinct value); the caller
+    // merges the tallies and classifies only the rows without an address.
+    let parts = sel.filter.selects_whole_period() && sel.classifier.trust.is_empty();
+    let lens = (sel.classifier.v4_len, sel.classifier.v6_len);
+    let whole = sel.prep();
+    let prep = move |b: &logscope_core::batch::Batch| {
+        if parts {
+            (
+                Prepped::default(),
+                Some(TopPart::of(b, by, lens, (since, until))),
+            )
+        } else {
+            (whole(b), None)
+        }
+    };
     let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
+        let (pre, part) = pre;
         acc.begin_batch(b);
-        sel.each_selected_with(b, Some(&pre), |i, rc, _, _| acc.add(b, i, rc));
+        let Some(part) = part else {
+            sel.each_selected_with(b, Some(&pre), |i, rc, _, _| acc.add(b, i, rc));
+            return;
+        };
+        acc.add_part(b, &part);
+        if !part.rest.is_empty() {
+            let mut bc = sel.classifier.batch(b);
+            for &i in &part.rest {
+                let rc = bc.classify(&mut sel.classifier, i as usize);
+                acc.add(b, i as usize, &rc);
+            }
+            sel.classifier.end_batch(bc);
+        }
     })?;
     let clock = &sel.clock;
     let report = TopReport::new(
