@@ -579,6 +579,7 @@ pub const REPORT_COLUMNS: crate::store::scan::Columns = crate::store::scan::Colu
     protocol: false,
     referer: false,
     sizes: false,
+    timing: false,
     ..crate::store::scan::Columns::ALL
 };
 

@@ -548,6 +548,7 @@ fn compute_with(
         referer: fields.referer,
         host: fields.host,
         sizes: true,
+        timing: true,
         ..columns_for(
             logscope_core::classify::Needs::ALL,
             &sel.filter,

@@ -164,7 +164,8 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
     // No row's line is shown.
     cols.line = false;
     match by {
-        TopBy::Path | TopBy::Method => cols.request = true,
+        TopBy::Path => cols.path = true,
+        TopBy::Method => cols.request = true,
         TopBy::Referer => cols.referer = true,
         TopBy::Agent => cols.agent = true,
         TopBy::Host => cols.host = true,

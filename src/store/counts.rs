@@ -164,13 +164,13 @@ fn from_pages(
             counts.clear();
             counts.resize(null + 1, 0);
             first.clear();
-            for i in lo - start..hi - start {
+            for (i, &code) in codes.iter().enumerate().take(hi - start).skip(lo - start) {
                 if let Some(ts) = &ts
-                    && !in_range(ts[i].unwrap_or(i64::MIN), since, until)
+                    && !in_range(ts.get(i).unwrap_or(i64::MIN), since, until)
                 {
                     continue;
                 }
-                let k = match codes[i] {
+                let k = match code {
                     NULL_CODE => null,
                     k => k as usize,
                 };

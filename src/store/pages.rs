@@ -5,8 +5,7 @@
 //! else is [`PageError::Unsupported`] and the caller reads that slice through polars.
 
 use std::fs::File;
-use std::io::Cursor;
-use std::os::unix::fs::FileExt;
+use std::io::{Cursor, Read, Seek, SeekFrom};
 
 use logscope_core::batch::{NULL_CODE, TextColumn};
 use polars_buffer::Buffer;
@@ -34,10 +33,57 @@ impl From<polars_parquet::parquet::error::ParquetError> for PageError {
     }
 }
 
+/// INT32 or INT64 values of every row of a column chunk: the values and, where some
+/// rows are null, which rows hold one.
+#[derive(Debug, Default)]
+pub struct Ints {
+    /// One value per row (0 where the row is null).
+    pub values: Vec<i64>,
+    /// Whether each row holds a value; `None`: every row does.
+    pub valid: Option<Vec<bool>>,
+}
+
+impl Ints {
+    /// Row `i`'s value.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<i64> {
+        match &self.valid {
+            Some(v) if !v[i] => None,
+            _ => Some(self.values[i]),
+        }
+    }
+
+    /// Whether a row of `rows` is null.
+    pub fn any_null(&self, rows: std::ops::Range<usize>) -> bool {
+        self.valid
+            .as_ref()
+            .is_some_and(|v| v[rows].contains(&false))
+    }
+
+    /// Appends present values.
+    fn extend(&mut self, values: impl Iterator<Item = i64>) {
+        self.values.extend(values);
+        if let Some(v) = &mut self.valid {
+            v.resize(self.values.len(), true);
+        }
+    }
+
+    /// Appends one row: its value, or a null.
+    fn push(&mut self, v: Option<i64>) {
+        if v.is_none() && self.valid.is_none() {
+            self.valid = Some(vec![true; self.values.len()]);
+        }
+        self.values.push(v.unwrap_or(0));
+        if let Some(ok) = &mut self.valid {
+            ok.push(v.is_some());
+        }
+    }
+}
+
 /// One column of a row group, every row.
 pub enum Decoded {
-    /// INT32 or INT64 values (`None` = null).
-    Int(Vec<Option<i64>>),
+    /// INT32 or INT64 values.
+    Int(Ints),
     /// BOOLEAN values.
     Bool(Vec<Option<bool>>),
     /// BYTE_ARRAY values as slots of `values` (dictionary entries first, then values
@@ -53,7 +99,8 @@ pub enum Decoded {
 /// Pages larger than this are damage, not data (the writer's pages are ~1 MiB).
 const MAX_PAGE: usize = 256 << 20;
 
-/// Reads and decodes column chunk `chunk` of `file` (`rows` rows).
+/// Reads and decodes column chunk `chunk` of `file` (`rows` rows); moves `file`'s position
+/// (one reader a `File`).
 pub fn read_column(
     file: &File,
     chunk: &ColumnChunkMetadata,
@@ -65,9 +112,19 @@ pub fn read_column(
     if len > MAX_PAGE * 16 {
         return Err(PageError::Damaged(format!("column chunk of {len} bytes")));
     }
-    let mut bytes = vec![0u8; len];
-    file.read_exact_at(&mut bytes, range.start)
+    // Read into fresh capacity (no zeroing of a buffer about to be overwritten).
+    let mut bytes = Vec::with_capacity(len);
+    let mut reader = file;
+    reader
+        .seek(SeekFrom::Start(range.start))
+        .and_then(|_| reader.take(len as u64).read_to_end(&mut bytes))
         .map_err(|e| PageError::Damaged(format!("reading a column chunk: {e}")))?;
+    if bytes.len() != len {
+        return Err(PageError::Damaged(format!(
+            "a column chunk of {len} bytes holds {} (the file is truncated)",
+            bytes.len()
+        )));
+    }
     let reader = PageReader::new(
         Cursor::new(Buffer::from_vec(bytes)),
         chunk,
@@ -158,9 +215,12 @@ fn decode_chunk(
                 }
                 None => Vec::new(),
             };
-            let mut out = Vec::with_capacity(rows);
+            let mut out = Ints {
+                values: Vec::with_capacity(rows),
+                valid: None,
+            };
             each_page(scratch, &mut |page| ints_page(page, width, &dict, &mut out))?;
-            check_rows(out.len(), rows)?;
+            check_rows(out.values.len(), rows)?;
             Ok(Decoded::Int(out))
         }
         PhysicalType::Boolean => {
@@ -345,12 +405,7 @@ fn plain_ints(buf: &[u8], width: usize, n: usize) -> Result<Vec<i64>, PageError>
         .collect())
 }
 
-fn ints_page(
-    page: &DataPage,
-    width: usize,
-    dict: &[i64],
-    out: &mut Vec<Option<i64>>,
-) -> Result<(), PageError> {
+fn ints_page(page: &DataPage, width: usize, dict: &[i64], out: &mut Ints) -> Result<(), PageError> {
     let (valid, values) = levels(page)?;
     let present = present_count(&valid, page.num_values());
     let vals: Vec<i64> = match page.encoding() {
@@ -361,7 +416,7 @@ fn ints_page(
             }
             // The common page: no nulls, every value straight into the column.
             if valid.is_none() {
-                out.extend(idx.iter().map(|&k| Some(dict[k as usize])));
+                out.extend(idx.iter().map(|&k| dict[k as usize]));
                 return Ok(());
             }
             idx.iter().map(|&k| dict[k as usize]).collect()
@@ -369,7 +424,23 @@ fn ints_page(
         Encoding::Plain => plain_ints(values, width, present)?,
         e => return Err(PageError::Unsupported(format!("{e:?} integers"))),
     };
-    spread(&valid, &vals, out, Some, None)
+    match &valid {
+        None => out.extend(vals.into_iter()),
+        Some(ok) => {
+            let mut it = vals.into_iter();
+            for &ok in ok {
+                if ok {
+                    let v = it
+                        .next()
+                        .ok_or_else(|| PageError::Damaged("fewer values than levels".into()))?;
+                    out.push(Some(v));
+                } else {
+                    out.push(None);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn bools_page(page: &DataPage, out: &mut Vec<Option<bool>>) -> Result<(), PageError> {
@@ -432,6 +503,11 @@ fn texts_page(
             let idx = indices(data, present)?;
             if idx.iter().any(|&k| k as usize >= dict_len) {
                 return Err(PageError::Damaged("index past the dictionary".into()));
+            }
+            // The chunk's first page without nulls: its indices are the codes.
+            if valid.is_none() && codes.is_empty() {
+                *codes = idx;
+                return Ok(());
             }
             idx
         }

@@ -8,7 +8,7 @@ use logscope_core::batch::{Batch, NULL_CODE, TextColumn};
 use polars::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::pages::{self, Decoded, PageError};
+use super::pages::{self, Decoded, Ints, PageError};
 use super::slices;
 use super::{Dataset, StoreError};
 
@@ -25,6 +25,8 @@ pub struct Columns {
     pub client: bool,
     /// method, path.
     pub request: bool,
+    /// path (without the method, where `request` is off).
+    pub path: bool,
     /// query.
     pub query: bool,
     /// protocol.
@@ -39,8 +41,10 @@ pub struct Columns {
     pub host: bool,
     /// xff.
     pub xff: bool,
-    /// bytes, request_time_us, ts_precision.
+    /// bytes.
     pub sizes: bool,
+    /// request_time_us, ts_precision.
+    pub timing: bool,
 }
 
 impl Columns {
@@ -50,6 +54,7 @@ impl Columns {
         line: true,
         client: true,
         request: true,
+        path: true,
         query: true,
         protocol: true,
         identity: true,
@@ -58,6 +63,7 @@ impl Columns {
         host: true,
         xff: true,
         sizes: true,
+        timing: true,
     };
 
     /// The base every reader of rows started from: status, line and the client.
@@ -66,6 +72,7 @@ impl Columns {
         line: true,
         client: true,
         request: false,
+        path: false,
         query: false,
         protocol: false,
         identity: false,
@@ -74,16 +81,18 @@ impl Columns {
         host: false,
         xff: false,
         sizes: false,
+        timing: false,
     };
 
     fn names(&self, version: u32) -> Vec<&'static str> {
         let mut names = vec!["ts"];
-        let groups: [(bool, &[&'static str]); 12] = [
+        let groups: [(bool, &[&'static str]); 13] = [
             (self.status, &["status"]),
             (self.client, &["client", "ip_hi", "ip_lo"]),
             (true, &["file"]),
             (self.line, &["line"]),
             (self.request, &["method", "path"]),
+            (self.path && !self.request, &["path"]),
             (self.query, &["query"]),
             (self.protocol, &["protocol"]),
             (self.identity, &["user", "ident", "has_cookie"]),
@@ -98,7 +107,10 @@ impl Columns {
             }
         }
         if self.sizes {
-            names.extend(["bytes", "request_time_us", "ts_precision"]);
+            names.push("bytes");
+        }
+        if self.timing {
+            names.extend(["request_time_us", "ts_precision"]);
         }
         // Format 2 has no `client_list` (no row of it was read from a list).
         if self.xff && version >= 3 {
@@ -607,7 +619,7 @@ fn slice_from_pages(
                 }
             }
             let addressless = match cols.iter().find(|(c, _)| *c == "ip_hi") {
-                Some((_, Decoded::Int(v))) => v[lo - start..hi - start].iter().any(Option::is_none),
+                Some((_, Decoded::Int(v))) => v.any_null(lo - start..hi - start),
                 _ => true,
             };
             if addressless
@@ -636,7 +648,7 @@ type Coded = (TextColumn, Vec<u32>);
 
 /// The kept rows of one decoded integer column (all null where it was not read).
 struct Gather<'a> {
-    v: Option<&'a [Option<i64>]>,
+    v: Option<&'a Ints>,
     keep: &'a Keep,
     rows: usize,
 }
@@ -644,12 +656,19 @@ struct Gather<'a> {
 impl Gather<'_> {
     /// The kept rows, each mapped by `f`, in one pass.
     fn map<T>(self, f: impl Fn(Option<i64>) -> T) -> Vec<T> {
-        match self.v {
-            Some(v) => match self.keep {
-                Keep::Range(a, z) => v[*a..*z].iter().map(|&x| f(x)).collect(),
-                Keep::Rows(r) => r.iter().map(|&i| f(v[i])).collect(),
-            },
-            None => (0..self.rows).map(|_| f(None)).collect(),
+        let Some(v) = self.v else {
+            return (0..self.rows).map(|_| f(None)).collect();
+        };
+        let x = &v.values;
+        match (&v.valid, self.keep) {
+            (None, &Keep::Range(a, z)) => x[a..z].iter().map(|&x| f(Some(x))).collect(),
+            (None, Keep::Rows(r)) => r.iter().map(|&i| f(Some(x[i]))).collect(),
+            (Some(ok), &Keep::Range(a, z)) => x[a..z]
+                .iter()
+                .zip(&ok[a..z])
+                .map(|(&x, &ok)| f(ok.then_some(x)))
+                .collect(),
+            (Some(ok), Keep::Rows(r)) => r.iter().map(|&i| f(ok[i].then_some(x[i]))).collect(),
         }
     }
 }
@@ -677,7 +696,7 @@ fn decoded_to_batches(
         .collect();
     let get = |name: &str| cols.iter().find(|(n, _)| *n == name).map(|(_, d)| d);
     let int = |name: &str| match get(name) {
-        Some(Decoded::Int(v)) => Some(v.as_slice()),
+        Some(Decoded::Int(v)) => Some(v),
         _ => None,
     };
     let boolean = |name: &str| match get(name) {
@@ -714,12 +733,13 @@ fn decoded_to_batches(
     let mut out = Vec::new();
     let single = runs.len() == 1;
     for (start, end) in runs {
-        let keep = if (start..end).all(|i| in_range(ts[i].unwrap_or(i64::MIN))) {
+        let unbounded = since.is_none() && until.is_none();
+        let keep = if unbounded || (start..end).all(|i| in_range(ts.get(i).unwrap_or(i64::MIN))) {
             Keep::Range(start, end)
         } else {
             Keep::Rows(
                 (start..end)
-                    .filter(|&i| in_range(ts[i].unwrap_or(i64::MIN)))
+                    .filter(|&i| in_range(ts.get(i).unwrap_or(i64::MIN)))
                     .collect(),
             )
         };
@@ -761,18 +781,19 @@ fn decoded_to_batches(
             _ => None,
         };
         b.ip = match (int("ip_hi"), int("ip_lo")) {
-            (Some(h), Some(l)) => match &keep {
-                Keep::Range(a, z) => h[*a..*z]
+            (Some(h), Some(l)) => match (&keep, &h.valid, &l.valid) {
+                (Keep::Range(a, z), None, None) => h.values[*a..*z]
                     .iter()
-                    .zip(&l[*a..*z])
-                    .map(|(&h, &l)| ip(h, l))
+                    .zip(&l.values[*a..*z])
+                    .map(|(&h, &l)| Some(super::frame::ip_of_halves(h, l)))
                     .collect(),
-                Keep::Rows(r) => r.iter().map(|&i| ip(h[i], l[i])).collect(),
+                (Keep::Range(a, z), _, _) => (*a..*z).map(|i| ip(h.get(i), l.get(i))).collect(),
+                (Keep::Rows(r), _, _) => r.iter().map(|&i| ip(h.get(i), l.get(i))).collect(),
             },
             _ => vec![None; rows],
         };
         let names_only = b.ip.iter().any(Option::is_none);
-        let whole = single && matches!(keep, Keep::Range(0, z) if z == ts.len());
+        let whole = single && matches!(keep, Keep::Range(0, z) if z == ts.values.len());
         for name in TEXT.iter().copied().chain(names_only.then_some("client")) {
             let col = text_field(&mut b, name);
             let text = texts.iter_mut().find(|(n, _)| *n == name);

@@ -227,7 +227,7 @@ fn page_reader_answers_as_polars_reader() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let commands: [&[&str]; 9] = [
+    let commands: [&[&str]; 11] = [
         &["heavy", "--by", "1h"],
         &["concentration", "--top", "8"],
         &["agents"],
@@ -235,6 +235,8 @@ fn page_reader_answers_as_polars_reader() {
         &["availability", "--by", "day"],
         &["top", "--by", "path", "--top", "50"],
         &["top", "--by", "ip", "--errors"],
+        &["top", "--by", "prefix", "--sort", "clients"],
+        &["top", "--by", "status"],
         &["timeline", "--client", "10.1.0.0/16", "--by", "1h"],
         &["replay", "--limit", "20/1m,key=ip"],
     ];

@@ -308,18 +308,18 @@ impl Tally {
         if self.requests == 0 || s.last_ms > self.last_ms {
             self.last_ms = s.last_ms;
         }
-        self.requests += s.requests;
+        self.requests += u64::from(s.requests);
         self.bytes = self.bytes.saturating_add(s.bytes);
-        self.errors += s.errors;
+        self.errors += u64::from(s.errors);
     }
 }
 
 /// The counts of one key's rows in a [`TopPart`].
 #[derive(Clone, Copy, Debug)]
 struct Sums {
-    requests: u64,
+    requests: u32,
+    errors: u32,
     bytes: u64,
-    errors: u64,
     first_ms: i64,
     last_ms: i64,
 }
@@ -339,7 +339,7 @@ impl Sums {
         self.last_ms = self.last_ms.max(ts_ms);
         self.requests += 1;
         self.bytes = self.bytes.saturating_add(bytes.unwrap_or(0));
-        self.errors += u64::from(status >= ERROR_STATUS);
+        self.errors += u32::from(status >= ERROR_STATUS);
     }
 }
 
@@ -354,19 +354,21 @@ enum PartKey {
 
 /// The tallies of one batch's rows, worked out on the thread that decoded the batch:
 /// per distinct key (value slot, status, address or prefix) the sums of its rows and its
-/// clients' hashes, and the batch's distinct clients, so that the report's maps take one
+/// clients' hashes, so that the report's maps take one
 /// update per key instead of one per row. Rows without an address (host names) are left
 /// to the caller ([`TopPart::rest`]), which classifies them as any row. Valid for a
 /// selection that keeps every row of its period and takes the client from the logged
 /// address (no trusted proxies).
 #[derive(Debug, Default)]
 pub struct TopPart {
-    keys: Vec<(PartKey, Sums)>,
+    keys: Vec<PartKey>,
+    /// The sums of each key's rows (apart from the keys: the loop over rows touches
+    /// only these).
+    sums: Vec<Sums>,
     /// The client hashes of the rows of each key, key after key (`runs[k]` is the range
     /// of key `k`'s); empty where the breakdown counts no clients per value.
     hashes: Vec<u64>,
     runs: Vec<(u32, u32)>,
-    clients: Distinct,
     /// Rows in the period without an address, for the caller.
     pub rest: Vec<u32>,
 }
@@ -390,10 +392,10 @@ impl TopPart {
             slot_key.resize(col.slots(), UNSET);
         }
         let per_value = by.counts_clients();
-        let mut rows: Vec<(u32, u64)> = Vec::new();
-        let keys = &mut part.keys;
-        fn new_key(keys: &mut Vec<(PartKey, Sums)>, k: PartKey) -> u32 {
-            keys.push((k, Sums::ZERO));
+        let mut rows: Vec<(u32, u64)> = Vec::with_capacity(if per_value { b.len() } else { 0 });
+        let (keys, sums) = (&mut part.keys, &mut part.sums);
+        fn new_key(keys: &mut Vec<PartKey>, k: PartKey) -> u32 {
+            keys.push(k);
             (keys.len() - 1) as u32
         }
         for i in 0..b.len() {
@@ -446,11 +448,12 @@ impl TopPart {
                         .or_insert_with(|| new_key(keys, PartKey::Client(c)))
                 }
             };
-            let h = client_hash(client);
-            keys[k as usize].1.add(ts, b.status[i], b.bytes[i]);
-            part.clients.insert(h);
+            if sums.len() <= k as usize {
+                sums.push(Sums::ZERO);
+            }
+            sums[k as usize].add(ts, b.status[i], b.bytes[i]);
             if per_value {
-                rows.push((k, h));
+                rows.push((k, client_hash(client)));
             }
         }
         if per_value {
@@ -458,9 +461,9 @@ impl TopPart {
             // row after row within a key kept once.
             let mut at: Vec<u32> = Vec::with_capacity(keys.len());
             let mut end = 0u32;
-            for (_, s) in keys.iter() {
+            for s in sums.iter() {
                 at.push(end);
-                end += s.requests as u32;
+                end += s.requests;
             }
             let starts = at.clone();
             let mut last: Vec<Option<u64>> = vec![None; keys.len()];
@@ -601,14 +604,14 @@ impl TopAcc {
         let (ts, status, bytes) = (b.ts_ms[i], b.status[i], b.bytes[i]);
         let counted = self.by.counts_clients().then_some(client);
         self.entries[idx as usize].add(ts, status, bytes, counted);
-        self.total.add(ts, status, bytes, Some(client));
+        self.total.add(ts, status, bytes, None);
     }
 
     /// Adds the rows tallied in `part` ([`TopPart::of`] of `b`, the batch given to the
     /// last [`TopAcc::begin_batch`]), the same as adding each of them.
     pub fn add_part(&mut self, b: &Batch, part: &TopPart) {
         let col = self.by.text_column(b);
-        for (k, (key, sums)) in part.keys.iter().enumerate() {
+        for (k, (key, sums)) in part.keys.iter().zip(&part.sums).enumerate() {
             let idx = match (*key, col) {
                 (PartKey::Slot(s), Some(col)) => {
                     self.text_entry(col, (s != NULL_CODE).then_some(s))
@@ -626,12 +629,23 @@ impl TopAcc {
             }
             self.total.add_sums(sums);
         }
-        self.total.clients.merge(&part.clients);
     }
 
     /// Every request added.
-    pub fn total(&self) -> &Tally {
-        &self.total
+    pub fn total(&self) -> Tally {
+        // The distinct clients of all are the union of each value's (kept once, not
+        // counted again per row).
+        let mut t = self.total.clone();
+        if self.by.counts_clients() {
+            for e in &self.entries {
+                t.clients.merge(&e.clients);
+            }
+        } else {
+            for &k in self.clients.keys() {
+                t.clients.insert(client_hash(k));
+            }
+        }
+        t
     }
 
     /// The breakdown: the first `limit` values (0 = all) in `sort` order, and what the
@@ -1120,7 +1134,7 @@ impl TopReport {
         selection: &str,
         origin: &str,
     ) -> TopReport {
-        let t = acc.total().clone();
+        let t = acc.total();
         let time = |ms: i64| {
             let l = local(ms);
             local_rfc3339(l, l - ms)
