@@ -23,7 +23,7 @@ use logscope_core::replay::{Exempt, Policy, Replay, Shard, ShardFilter};
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, AtomicFile, OutputArgs};
-use super::rows::{RowArgs, RowStats, columns_for, for_each_batch};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 use crate::store::scan::Columns;
 
 const EXAMPLES: &str = "\
@@ -555,29 +555,39 @@ fn compute_with(
             &mut sel.classifier,
         )
     };
-    let stats = for_each_batch(data, &args.rows, cols, since, until, |file, b| {
-        let fid = store.file_id(file);
-        sel.each_selected(b, |i, rc, classifier, _| {
-            let logged = statuses.contains(&b.status[i]);
-            if logged && args.drop_logged_refusals {
-                dropped += 1;
-                return;
-            }
-            let internal =
-                !marks.is_empty() && marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
-            let who = Who::of(internal, rc.identity, classifier.agents.info(rc.agent));
-            store.push(
-                fid,
-                &RowInput {
-                    batch: b,
-                    i,
-                    class: rc,
-                    who,
-                    logged_refusal: logged,
-                },
-            );
-        });
-    })?;
+    // Heavy classes and the --client mask are worked out on the decoding threads.
+    let prep = sel.prep();
+    let stats = for_each_batch_with(
+        data,
+        &args.rows,
+        cols,
+        since,
+        until,
+        prep,
+        |file, b, pre| {
+            let fid = store.file_id(file);
+            sel.each_selected_with(b, Some(&pre), |i, rc, classifier, _| {
+                let logged = statuses.contains(&b.status[i]);
+                if logged && args.drop_logged_refusals {
+                    dropped += 1;
+                    return;
+                }
+                let internal =
+                    !marks.is_empty() && marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
+                let who = Who::of(internal, rc.identity, classifier.agents.info(rc.agent));
+                store.push(
+                    fid,
+                    &RowInput {
+                        batch: b,
+                        i,
+                        class: rc,
+                        who,
+                        logged_refusal: logged,
+                    },
+                );
+            });
+        },
+    )?;
     timing.lap("read and classify", store.len());
     store.sort().with_context(|| {
         format!("cannot write sorted rows to a temporary file in {tmp_shown} (see --tmp-dir)")
