@@ -186,6 +186,45 @@ pub struct Prepped {
     pub client_in: Option<Vec<bool>>,
 }
 
+/// Networks as ranges of integers, to test an address with two comparisons a network
+/// (what `IpNet::contains` answers: an IPv4 network holds IPv4 addresses, an IPv6 one
+/// IPv6 addresses, an IPv4-mapped address counting as IPv4).
+struct NetRanges {
+    v4: Vec<(u32, u32)>,
+    v6: Vec<(u128, u128)>,
+}
+
+impl NetRanges {
+    fn of(nets: &[ipnet::IpNet]) -> NetRanges {
+        let mut r = NetRanges {
+            v4: Vec::new(),
+            v6: Vec::new(),
+        };
+        for n in nets {
+            match n {
+                ipnet::IpNet::V4(n) => r.v4.push((n.network().into(), n.broadcast().into())),
+                ipnet::IpNet::V6(n) => r.v6.push((n.network().into(), n.broadcast().into())),
+            }
+        }
+        r
+    }
+
+    #[inline]
+    fn contains(&self, ip: Option<std::net::IpAddr>) -> bool {
+        match ip.map(logscope_core::net::canonical) {
+            Some(std::net::IpAddr::V4(a)) => {
+                let x = u32::from(a);
+                self.v4.iter().any(|&(lo, hi)| lo <= x && x <= hi)
+            }
+            Some(std::net::IpAddr::V6(a)) => {
+                let x = u128::from(a);
+                self.v6.iter().any(|&(lo, hi)| lo <= x && x <= hi)
+            }
+            None => false,
+        }
+    }
+}
+
 impl Selection {
     /// Calls `f(i, class, classifier, clock)` for each row of `b` in the period that
     /// the filter selects, classifying per distinct value where the batch is coded
@@ -210,19 +249,14 @@ impl Selection {
             .heavy
             .then(|| self.classifier.heavy_rules().clone());
         let nets = (!self.filter.clients.is_empty() && self.classifier.trust.is_empty())
-            .then(|| self.filter.clients.clone());
+            .then(|| NetRanges::of(&self.filter.clients));
         move |b| Prepped {
             heavy: rules
                 .as_ref()
                 .map(|r| logscope_core::classify::heavy_classes(r, b)),
-            client_in: nets.as_ref().map(|nets| {
-                b.ip.iter()
-                    .map(|ip| {
-                        ip.map(logscope_core::net::canonical)
-                            .is_some_and(|ip| nets.iter().any(|n| n.contains(&ip)))
-                    })
-                    .collect()
-            }),
+            client_in: nets
+                .as_ref()
+                .map(|nets| b.ip.iter().map(|ip| nets.contains(*ip)).collect()),
         }
     }
 
@@ -617,6 +651,9 @@ mod tests {
             vec!["2001:db8::/32", "66.249.66.1/32"],
             vec!["20.171.3.4/32", "2001:db9::/32"],
             vec!["0.0.0.0/0"],
+            vec!["::/0"],
+            vec!["::ffff:0:0/96", "20.172.0.0/24"],
+            vec!["20.171.255.255/32", "20.171.3.0/24"],
         ] {
             let mut filter = Filter::with_period(Some(3_000), Some(45_000));
             filter.clients = nets.iter().map(|n| n.parse().unwrap()).collect();
