@@ -353,19 +353,15 @@ fn is_dict(e: Encoding) -> bool {
     matches!(e, Encoding::RleDictionary | Encoding::PlainDictionary)
 }
 
-/// Expands `present` values over the page's rows (nulls where `valid` says so).
-fn spread<T: Copy, U>(
+/// Expands `present` values over the page's rows: `push(Some(v))` for a row with a value,
+/// `push(None)` for a null (where `valid` says so).
+fn spread<T: Copy>(
     valid: &Option<Vec<bool>>,
     present: &[T],
-    out: &mut Vec<U>,
-    some: impl Fn(T) -> U,
-    none: U,
-) -> Result<(), PageError>
-where
-    U: Copy,
-{
+    mut push: impl FnMut(Option<T>),
+) -> Result<(), PageError> {
     match valid {
-        None => out.extend(present.iter().map(|&v| some(v))),
+        None => present.iter().for_each(|&v| push(Some(v))),
         Some(valid) => {
             let mut it = present.iter();
             for &ok in valid {
@@ -373,9 +369,9 @@ where
                     let v = it
                         .next()
                         .ok_or_else(|| PageError::Damaged("fewer values than levels".into()))?;
-                    out.push(some(*v));
+                    push(Some(*v));
                 } else {
-                    out.push(none);
+                    push(None);
                 }
             }
         }
@@ -425,22 +421,12 @@ fn ints_page(page: &DataPage, width: usize, dict: &[i64], out: &mut Ints) -> Res
         e => return Err(PageError::Unsupported(format!("{e:?} integers"))),
     };
     match &valid {
-        None => out.extend(vals.into_iter()),
-        Some(ok) => {
-            let mut it = vals.into_iter();
-            for &ok in ok {
-                if ok {
-                    let v = it
-                        .next()
-                        .ok_or_else(|| PageError::Damaged("fewer values than levels".into()))?;
-                    out.push(Some(v));
-                } else {
-                    out.push(None);
-                }
-            }
+        None => {
+            out.extend(vals.into_iter());
+            Ok(())
         }
+        Some(_) => spread(&valid, &vals, |v| out.push(v)),
     }
-    Ok(())
 }
 
 fn bools_page(page: &DataPage, out: &mut Vec<Option<bool>>) -> Result<(), PageError> {
@@ -468,7 +454,7 @@ fn bools_page(page: &DataPage, out: &mut Vec<Option<bool>>) -> Result<(), PageEr
         }
         e => return Err(PageError::Unsupported(format!("{e:?} booleans"))),
     };
-    spread(&valid, &vals, out, Some, None)
+    spread(&valid, &vals, |v| out.push(v))
 }
 
 /// Calls `f` with each of the `n` PLAIN byte-array values of `buf` (stored text is UTF-8).
@@ -521,7 +507,7 @@ fn texts_page(
         }
         e => return Err(PageError::Unsupported(format!("{e:?} text"))),
     };
-    spread(&valid, &slots, codes, |k| k, NULL_CODE)
+    spread(&valid, &slots, |k| codes.push(k.unwrap_or(NULL_CODE)))
 }
 
 /// Every row of a decoded text column as [`text_rows`] gives them, without copying a
