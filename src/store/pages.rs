@@ -559,3 +559,23 @@ pub fn text_rows(
     }
     TextColumn::with_codes(out_values, out_codes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_keep_their_nulls() {
+        let mut v = Ints::default();
+        v.extend([5, 6].into_iter());
+        assert!(v.valid.is_none() && !v.any_null(0..2));
+        v.push(None);
+        v.push(Some(-7));
+        v.extend([8].into_iter());
+        assert_eq!(
+            (0..5).map(|i| v.get(i)).collect::<Vec<_>>(),
+            [Some(5), Some(6), None, Some(-7), Some(8)]
+        );
+        assert!(v.any_null(1..3) && !v.any_null(3..5) && !v.any_null(0..2));
+    }
+}

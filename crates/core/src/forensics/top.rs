@@ -1356,6 +1356,31 @@ mod tests {
     }
 
     #[test]
+    fn merging_distinct_clients_is_inserting_them() {
+        // Exact into exact, exact into a sketch, a sketch into exact and into a sketch:
+        // each the same count as inserting every client into one set.
+        for (a, b) in [
+            (0..100u64, 50..200u64),
+            (5000..5100, 0..1000),
+            (0..1000, 500..600),
+            (0..900, 400..5000),
+        ] {
+            let mut one = Distinct::default();
+            let (mut x, mut y) = (Distinct::default(), Distinct::default());
+            for i in a {
+                one.insert(mix64(i));
+                x.insert(mix64(i));
+            }
+            for i in b {
+                one.insert(mix64(i));
+                y.insert(mix64(i));
+            }
+            x.merge(&y);
+            assert_eq!(x.count(), one.count());
+        }
+    }
+
+    #[test]
     fn distinct_clients_switch_to_an_estimate() {
         let mut d = Distinct::default();
         for i in 0..EXACT_CLIENTS as u64 {
