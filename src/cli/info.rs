@@ -10,7 +10,8 @@ use logscope_core::number::thousands;
 use serde::Serialize;
 
 use crate::render::summary::{mb, rfc3339_ms};
-use crate::store::Dataset;
+use crate::store::slices::{check_part, part_sums};
+use crate::store::{Dataset, PartEntry, StoreError, checksum};
 
 /// Arguments of `logscope info`.
 #[derive(Debug, Args)]
@@ -18,6 +19,11 @@ pub struct InfoArgs {
     /// Print the description as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Also read every column chunk of every part and check it against the checksum
+    /// its ingest recorded (without it, only each part's size, footer and row count
+    /// are checked).
+    #[arg(long)]
+    pub verify: bool,
 }
 
 #[derive(Serialize)]
@@ -44,8 +50,12 @@ struct InfoOut {
     format: u32,
     /// The directory every reader reads (`DATA/requests`).
     table: String,
-    /// Parts that are missing, truncated or unreadable, with why.
+    /// Parts that are missing, truncated, unreadable or changed, with why.
     damaged: Vec<String>,
+    /// Parts that carry checksums (parts written before logscope took them do not).
+    checksummed: usize,
+    /// Whether every column chunk of those parts was read and checked (`--verify`).
+    verified: bool,
     ingests: u64,
     rows: u64,
     parts: usize,
@@ -69,6 +79,7 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
     let mut months: BTreeMap<String, (u64, usize)> = BTreeMap::new();
     let mut bytes = 0u64;
     let mut damaged = Vec::new();
+    let mut checksummed = 0;
     for p in &m.parts {
         let e = months.entry(p.month.clone()).or_default();
         e.0 += p.rows;
@@ -77,9 +88,10 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
         let path = snap.part_path(p);
         bytes += std::fs::metadata(&path).map(|md| md.len()).unwrap_or(0);
         // Trust nothing: the file must be there, whole, and hold the rows recorded.
-        let problem = match crate::store::slices::check_part(&path, p) {
+        checksummed += usize::from(p.sums.is_some());
+        let problem = match check_part(&path, p) {
             Err(e) => Some(e.to_string()),
-            Ok(()) => match crate::store::scan::footer_rows(&path) {
+            Ok(()) => match part_rows(&path, p, args.verify) {
                 Ok(n) if n == p.rows => None,
                 Ok(n) => Some(format!(
                     "{}: holds {n} rows, the manifest recorded {}",
@@ -96,6 +108,8 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
         format: m.version,
         table: data.join(crate::store::TABLE).display().to_string(),
         damaged,
+        checksummed,
+        verified: args.verify,
         ingests: m.ingests,
         rows: m.rows(),
         parts: m.parts.len(),
@@ -144,6 +158,15 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
         mb(out.bytes_on_disk),
         out.ingests
     );
+    let checks = if out.verified {
+        "every column chunk read and checked"
+    } else {
+        "footers checked; --verify reads and checks every column chunk"
+    };
+    println!(
+        "checksums: {} of {} parts ({checks})",
+        out.checksummed, out.parts
+    );
     if let (Some(a), Some(b)) = (&out.first, &out.last) {
         println!("time range {a} .. {b}");
     }
@@ -180,4 +203,15 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(code)
+}
+
+/// The rows the part at `path` holds by its footer, checked against its checksums: the
+/// footer's, and with `verify` every column chunk's.
+fn part_rows(path: &Path, p: &PartEntry, verify: bool) -> Result<u64, StoreError> {
+    let sums = part_sums(path, p)?;
+    if verify && let Some(sums) = &sums {
+        checksum::verify(path, sums, None)?;
+    }
+    let md = checksum::checked_footer(path, sums.as_ref())?;
+    Ok(md.num_rows as u64)
 }

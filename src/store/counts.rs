@@ -7,8 +7,9 @@ use std::ops::ControlFlow;
 use logscope_core::batch::NULL_CODE;
 use rustc_hash::FxHashMap;
 
+use super::checksum::Sums;
 use super::pages::{self, Decoded};
-use super::scan::{ScanMode, Scanned, polars_slice};
+use super::scan::{ScanMode, Scanned, column_sum, polars_slice};
 use super::slices::{self, Plan, Slice};
 use super::{Dataset, StoreError};
 
@@ -74,7 +75,10 @@ fn count_slice(
     let md = plan.footer(&s.path);
     if mode != ScanMode::Polars
         && let Some(md) = &md
-        && let Some(r) = mode.settle(&s.path, from_pages(s, md, column, since, until))
+        && let Some(r) = mode.settle(
+            &s.path,
+            from_pages(s, md, plan.sums(&s.path), column, (since, until)),
+        )
     {
         return r;
     }
@@ -125,9 +129,9 @@ fn in_range(t: i64, since: Option<i64>, until: Option<i64>) -> bool {
 fn from_pages(
     s: &Slice,
     md: &polars::prelude::FileMetadataRef,
+    sums: Option<&Sums>,
     column: &str,
-    since: Option<i64>,
-    until: Option<i64>,
+    (since, until): (Option<i64>, Option<i64>),
 ) -> Result<Counted, pages::PageError> {
     let f = std::fs::File::open(&s.path)
         .map_err(|e| pages::PageError::Damaged(format!("opening: {e}")))?;
@@ -137,22 +141,25 @@ fn from_pages(
     let mut counts: Vec<u64> = Vec::new();
     let mut first: Vec<u32> = Vec::new();
     let mut start = 0usize;
-    for rg in &md.row_groups {
+    for (g, rg) in md.row_groups.iter().enumerate() {
         let n = rg.num_rows();
         let (lo, hi) = (s.offset.max(start), (s.offset + s.len).min(start + n));
         if lo < hi {
+            let want = |name: &str| column_sum(sums, g, rg, name);
             let chunk = |name: &str| {
                 rg.columns_under_root_iter(name)
                     .and_then(|mut it| it.next())
                     .ok_or_else(|| pages::PageError::Unsupported(format!("no {name} column")))
             };
-            let Decoded::Text { values, codes } = pages::read_column(&f, chunk(column)?, n)? else {
+            let Decoded::Text { values, codes } =
+                pages::read_column(&f, chunk(column)?, n, want(column))?
+            else {
                 return Err(pages::PageError::Unsupported(format!(
                     "{column} is not text"
                 )));
             };
             let ts = if cut {
-                match pages::read_column(&f, chunk("ts")?, n)? {
+                match pages::read_column(&f, chunk("ts")?, n, want("ts"))? {
                     Decoded::Int(v) => Some(v),
                     _ => return Err(pages::PageError::Unsupported("ts is not an integer".into())),
                 }

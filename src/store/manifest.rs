@@ -91,6 +91,20 @@ pub struct PartEntry {
     /// write, about 64 Ki rows): a time filter reads only the runs it overlaps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub segments: Vec<Segment>,
+    /// Checksums of its footer and column chunks (`None`: written before logscope
+    /// took them; such a part is read unchecked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sums: Option<PartSums>,
+}
+
+/// A part's xxh3-64 checksums, in hex (see `store::checksum`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PartSums {
+    /// Of the footer: the Parquet metadata and the 8 bytes after it.
+    pub footer: String,
+    /// One string per row group: each column chunk's checksum in the file's column
+    /// order, 16 hex digits each.
+    pub chunks: Vec<String>,
 }
 
 /// A run of consecutive rows of a part and the time range they cover.

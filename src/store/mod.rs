@@ -21,6 +21,7 @@
 //! crash, the next writer removes it (and any snapshot newer than the committed one).
 //! The previous snapshot is kept for readers still reading it; older ones are removed.
 
+pub mod checksum;
 pub mod counts;
 pub mod frame;
 pub mod ingest;
@@ -35,7 +36,7 @@ pub mod writer;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
-pub use manifest::{CompressedCopy, Manifest, PartEntry, SourceEntry};
+pub use manifest::{CompressedCopy, Manifest, PartEntry, PartSums, SourceEntry};
 pub use writer::StagedWriter;
 
 /// The symlink naming the committed snapshot: the table every reader reads.

@@ -5,7 +5,7 @@
 //! else is [`PageError::Unsupported`] and the caller reads that slice through polars.
 
 use std::fs::File;
-use std::io::{Cursor, Read, Seek, SeekFrom};
+use std::io::Cursor;
 
 use logscope_core::batch::{NULL_CODE, TextColumn};
 use polars_buffer::Buffer;
@@ -18,6 +18,8 @@ use polars_parquet::parquet::page::{CompressedPage, DataPage, Page, split_buffer
 use polars_parquet::parquet::read::{PageReader, decompress};
 use polars_parquet::parquet::schema::types::PhysicalType;
 
+use super::checksum;
+
 /// Why a column could not be read here.
 #[derive(Debug)]
 pub enum PageError {
@@ -25,6 +27,8 @@ pub enum PageError {
     Unsupported(String),
     /// The file is damaged (or unreadable).
     Damaged(String),
+    /// These bytes (named) do not match the checksum the ingest recorded.
+    Checksum(String),
 }
 
 impl From<polars_parquet::parquet::error::ParquetError> for PageError {
@@ -99,30 +103,28 @@ pub enum Decoded {
 /// Pages larger than this are damage, not data (the writer's pages are ~1 MiB).
 const MAX_PAGE: usize = 256 << 20;
 
-/// Reads and decodes column chunk `chunk` of `file` (`rows` rows); moves `file`'s position
-/// (one reader a `File`).
+/// Reads and decodes column chunk `chunk` of `file` (`rows` rows), checking its bytes
+/// against `want` (the part's [`checksum`](super::checksum), when it has them) first;
+/// moves `file`'s position (one reader a `File`).
 pub fn read_column(
     file: &File,
     chunk: &ColumnChunkMetadata,
     rows: usize,
+    want: Option<u64>,
 ) -> Result<Decoded, PageError> {
-    let range = chunk.byte_range();
-    let len = usize::try_from(range.end.saturating_sub(range.start))
-        .map_err(|_| PageError::Damaged("column chunk too large".into()))?;
-    if len > MAX_PAGE * 16 {
-        return Err(PageError::Damaged(format!("column chunk of {len} bytes")));
-    }
-    // Read into fresh capacity (no zeroing of a buffer about to be overwritten).
-    let mut bytes = Vec::with_capacity(len);
-    let mut reader = file;
-    reader
-        .seek(SeekFrom::Start(range.start))
-        .and_then(|_| reader.take(len as u64).read_to_end(&mut bytes))
+    let range = checksum::chunk_range(chunk)
+        .ok_or_else(|| PageError::Damaged("a column chunk's range overflows".into()))?;
+    let bytes = checksum::read_chunk(file, range.clone())
         .map_err(|e| PageError::Damaged(format!("reading a column chunk: {e}")))?;
-    if bytes.len() != len {
-        return Err(PageError::Damaged(format!(
-            "a column chunk of {len} bytes holds {} (the file is truncated)",
-            bytes.len()
+    if let Some(want) = want
+        && checksum::of_bytes(&bytes) != want
+    {
+        let name = chunk.descriptor().path_in_schema.first();
+        return Err(PageError::Checksum(format!(
+            "column chunk {} at bytes {}..{}",
+            name.map_or("?", |n| n.as_str()),
+            range.start,
+            range.end
         )));
     }
     let reader = PageReader::new(

@@ -8,6 +8,7 @@ use logscope_core::batch::{Batch, NULL_CODE, TextColumn};
 use polars::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::checksum::Sums;
 use super::pages::{self, Decoded, Ints, PageError};
 use super::slices;
 use super::{Dataset, StoreError};
@@ -236,6 +237,7 @@ impl ScanMode {
                 path: path.to_path_buf(),
                 detail,
             })),
+            Err(PageError::Checksum(what)) => Some(Err(super::checksum::mismatch(path, &what))),
             Err(PageError::Unsupported(why)) if self == ScanMode::PagesOnly => {
                 Some(Err(StoreError::Parquet {
                     path: path.to_path_buf(),
@@ -262,7 +264,14 @@ fn read_slice(
         && let Some(md) = &md
         && let Some(r) = mode.settle(
             &s.path,
-            slice_from_pages(&s.path, md, columns, s.offset, s.len, since, until),
+            slice_from_pages(
+                &s.path,
+                md,
+                plan.sums(&s.path),
+                columns,
+                (s.offset, s.len),
+                (since, until),
+            ),
         )
     {
         return r;
@@ -291,18 +300,6 @@ pub(super) fn polars_slice(
         .with_columns(Some(columns.to_vec()))
         .with_slice(Some((offset, len)))
         .finish()
-        .map_err(|e| StoreError::Parquet {
-            path: path.to_path_buf(),
-            detail: e.to_string(),
-        })
-}
-
-/// Rows a part file's Parquet footer declares.
-pub fn footer_rows(path: &std::path::Path) -> Result<u64, StoreError> {
-    let f = File::open(path).map_err(super::io_err(path))?;
-    ParquetReader::new(f)
-        .num_rows()
-        .map(|n| n as u64)
         .map_err(|e| StoreError::Parquet {
             path: path.to_path_buf(),
             detail: e.to_string(),
@@ -595,16 +592,16 @@ fn frame_to_batches(
 fn slice_from_pages(
     path: &std::path::Path,
     md: &FileMetadataRef,
+    sums: Option<&Sums>,
     columns: &[String],
-    offset: usize,
-    len: usize,
-    since: Option<i64>,
-    until: Option<i64>,
+    (offset, len): (usize, usize),
+    (since, until): (Option<i64>, Option<i64>),
 ) -> Result<Vec<FileBatch>, PageError> {
     let f = File::open(path).map_err(|e| PageError::Damaged(format!("opening: {e}")))?;
     let mut out = Vec::new();
     let mut start = 0usize;
-    for rg in &md.row_groups {
+    for (g, rg) in md.row_groups.iter().enumerate() {
+        let want = |name: &str| column_sum(sums, g, rg, name);
         let n = rg.num_rows();
         let (lo, hi) = (offset.max(start), (offset + len).min(start + n));
         if lo < hi {
@@ -615,7 +612,7 @@ fn slice_from_pages(
                     .columns_under_root_iter(name)
                     .and_then(|mut it| it.next());
                 if let Some(chunk) = chunk {
-                    cols.push((name.as_str(), pages::read_column(&f, chunk, n)?));
+                    cols.push((name.as_str(), pages::read_column(&f, chunk, n, want(name))?));
                 }
             }
             let addressless = match cols.iter().find(|(c, _)| *c == "ip_hi") {
@@ -628,7 +625,7 @@ fn slice_from_pages(
                     .columns_under_root_iter("client")
                     .and_then(|mut it| it.next())
             {
-                cols.push(("client", pages::read_column(&f, chunk, n)?));
+                cols.push(("client", pages::read_column(&f, chunk, n, want("client"))?));
             }
             out.extend(decoded_to_batches(
                 cols,
@@ -641,6 +638,17 @@ fn slice_from_pages(
         start += n;
     }
     Ok(out)
+}
+
+/// The checksum of column `name` of row group number `g` (`rg`), if the part has them.
+pub(super) fn column_sum(
+    sums: Option<&Sums>,
+    g: usize,
+    rg: &polars_parquet::parquet::metadata::RowGroupMetadata,
+    name: &str,
+) -> Option<u64> {
+    let c = *rg.columns_idxs_under_root_iter(name)?.first()?;
+    sums?.chunk(g, c)
 }
 
 /// A decoded text column: its values and the slot of each row.

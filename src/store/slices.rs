@@ -2,12 +2,12 @@
 //! time range meets `--since`/`--until`, cut into slices), and reading those slices on
 //! every core while the caller takes the results in slice order.
 
-use std::fs::File;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
+use super::checksum::{self, Sums};
 use super::{Dataset, StoreError};
 
 /// Rows read at a time (one row group).
@@ -31,16 +31,29 @@ pub struct Plan {
     pub rows: u64,
     /// The manifest's schema version.
     pub version: u32,
-    footers: Vec<(PathBuf, FileMetadataRef)>,
+    footers: Vec<Footer>,
+}
+
+/// A planned part's footer, read once per part (not per slice), and its checksums.
+struct Footer {
+    path: PathBuf,
+    md: FileMetadataRef,
+    sums: Option<Sums>,
 }
 
 impl Plan {
-    /// The Parquet footer of a planned part (read once per part, not per slice).
+    /// The Parquet footer of a planned part, checked against its checksum.
     pub fn footer(&self, path: &Path) -> Option<FileMetadataRef> {
-        self.footers
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, m)| m.clone())
+        self.part(path).map(|f| f.md.clone())
+    }
+
+    /// The checksums of a planned part's column chunks (`None`: it has none).
+    pub fn sums(&self, path: &Path) -> Option<&Sums> {
+        self.part(path).and_then(|f| f.sums.as_ref())
+    }
+
+    fn part(&self, path: &Path) -> Option<&Footer> {
+        self.footers.iter().find(|f| f.path == path)
     }
 }
 
@@ -57,6 +70,7 @@ pub fn plan(
     };
     let rows: u64 = manifest.parts.iter().map(|p| p.rows).sum();
     let mut slices = Vec::new();
+    let mut footers: Vec<Footer> = Vec::new();
     let overlaps = |lo: i64, hi: i64| since.is_none_or(|s| hi >= s) && until.is_none_or(|u| lo < u);
     for part in &manifest.parts {
         if !overlaps(part.min_ts_ms, part.max_ts_ms) {
@@ -64,6 +78,7 @@ pub fn plan(
         }
         let path = snapshot.part_path(part);
         check_part(&path, part)?;
+        let first = slices.len();
         for (offset, len) in ranges(part, &overlaps) {
             let mut o = offset;
             while o < offset + len {
@@ -76,20 +91,10 @@ pub fn plan(
                 o += n;
             }
         }
-    }
-    let mut footers: Vec<(PathBuf, FileMetadataRef)> = Vec::new();
-    for s in &slices {
-        if footers.last().is_none_or(|(p, _)| *p != s.path) {
-            let f = File::open(&s.path).map_err(super::io_err(&s.path))?;
-            let md =
-                ParquetReader::new(f)
-                    .get_metadata()
-                    .cloned()
-                    .map_err(|e| StoreError::Parquet {
-                        path: s.path.clone(),
-                        detail: e.to_string(),
-                    })?;
-            footers.push((s.path.clone(), md));
+        if slices.len() > first {
+            let sums = part_sums(&path, part)?;
+            let md = checksum::checked_footer(&path, sums.as_ref())?;
+            footers.push(Footer { path, md, sums });
         }
     }
     Ok(Some(Plan {
@@ -182,6 +187,19 @@ fn ranges(part: &super::PartEntry, overlaps: &dyn Fn(i64, i64) -> bool) -> Vec<(
         offset += n;
     }
     out
+}
+
+/// The checksums the manifest records for `part` (at `path`), parsed.
+pub fn part_sums(path: &Path, part: &super::PartEntry) -> Result<Option<Sums>, StoreError> {
+    part.sums
+        .as_ref()
+        .map(|s| {
+            Sums::parse(s).ok_or_else(|| StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: "the manifest's checksums of this part are not well formed".into(),
+            })
+        })
+        .transpose()
 }
 
 /// A part file that is missing or not the size the manifest recorded is damage, not

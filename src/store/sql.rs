@@ -18,8 +18,9 @@ use logscope_core::classify::{Classifier, ClientKey};
 use polars::prelude::*;
 use polars::sql::SQLContext;
 
+use super::checksum;
 use super::frame::{ip_of_halves, schema};
-use super::slices::check_part;
+use super::slices::{check_part, part_sums};
 use super::{Dataset, PartEntry, StoreError};
 
 /// The dataset table.
@@ -260,9 +261,18 @@ impl AnonymousScan for PartsScan {
         if chosen.is_empty() {
             return Ok(DataFrame::empty_with_schema(&out_schema));
         }
+        // The columns polars will read: the projection and what the predicate looks at.
+        let mut read: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        if let Some(p) = &args.predicate {
+            read.extend(p.clone().meta().root_names().iter().map(|n| n.to_string()));
+        }
         let mut frames = Vec::with_capacity(chosen.len());
         for (path, part) in chosen {
             check_part(path, part).map_err(|e| self.fail(e))?;
+            // polars decodes without a checksum: check the chunks it will read first.
+            if let Some(sums) = part_sums(path, part).map_err(|e| self.fail(e))? {
+                checksum::verify(path, &sums, Some(&read)).map_err(|e| self.fail(e))?;
+            }
             let Some(p) = path.to_str() else {
                 return Err(self.fail(StoreError::Corrupt {
                     path: path.clone(),
@@ -590,6 +600,7 @@ mod tests {
                 max_ts_ms: max,
                 ingest: 1,
                 segments: Vec::new(),
+                sums: None,
             },
         )
     }

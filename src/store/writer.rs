@@ -359,6 +359,7 @@ impl StagedWriter {
                 error,
             })?;
             let bytes = f.metadata().map_err(super::io_err(&path))?.len();
+            let sums = super::checksum::take(&path)?;
             parts.push(PartEntry {
                 file: mf.file,
                 month: mf.month,
@@ -368,6 +369,7 @@ impl StagedWriter {
                 max_ts_ms: mf.max_ts,
                 segments: mf.segments,
                 ingest: self.ingest,
+                sums: Some(sums.to_manifest()),
             });
         }
         Ok(parts)

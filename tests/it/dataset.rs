@@ -287,6 +287,148 @@ fn damaged_or_missing_parts_are_reported_not_read_as_fewer_rows() {
         .stderr(predicate::str::contains("missing"));
 }
 
+/// The only part file of the dataset at `data`.
+fn only_part(data: &Path) -> PathBuf {
+    let parts: Vec<PathBuf> = std::fs::read_dir(data.join("requests"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    assert_eq!(parts.len(), 1, "{parts:?}");
+    std::fs::canonicalize(&parts[0]).unwrap()
+}
+
+#[test]
+fn a_changed_byte_inside_a_part_is_an_error_never_a_different_answer() {
+    // polars writes no page checksum and zstd frames carry none: without the ingest's
+    // own checksums, a byte changed inside a compressed page decodes to other values.
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    ingest_json(&data, &[elastic().to_str().unwrap()]);
+    let part = only_part(&data);
+    let whole = std::fs::read(&part).unwrap();
+    let reports: [&[&str]; 4] = [
+        &["top", "--by", "path", "--format", "json"],
+        &["heavy", "--by", "1h", "--format", "json"],
+        &["availability", "--format", "json"],
+        &[
+            "sql",
+            "SELECT status, count(*) AS n, sum(bytes) AS b FROM requests GROUP BY status ORDER BY status",
+            "--format",
+            "csv",
+        ],
+    ];
+    let run = |args: &[&str]| logscope(&data).args(args).output().unwrap();
+    let answers: Vec<Vec<u8>> = reports
+        .iter()
+        .map(|a| {
+            let out = run(a);
+            assert!(out.status.success());
+            out.stdout
+        })
+        .collect();
+    let name = part.file_name().unwrap().to_str().unwrap().to_string();
+    let (mut refused, mut caught) = (0, 0);
+    let positions = 48;
+    for k in 1..=positions {
+        let at = 4 + (whole.len() - 12) * k / (positions + 1);
+        let mut bytes = whole.clone();
+        bytes[at] ^= 0x5a;
+        std::fs::write(&part, &bytes).unwrap();
+        for (args, answer) in reports.iter().zip(&answers) {
+            let out = run(args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("panicked"), "byte {at}: {err}");
+            if out.status.success() {
+                assert!(
+                    out.stdout == *answer,
+                    "byte {at} changed, and `{}` answered differently without an error",
+                    args.join(" ")
+                );
+            } else {
+                refused += 1;
+                assert!(err.contains(&name), "byte {at}: {err}");
+            }
+        }
+        let out = run(&["info", "--verify"]);
+        if !out.status.success() {
+            caught += 1;
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                stdout.contains("DAMAGED") && stdout.contains("checksum"),
+                "byte {at}: {stdout}"
+            );
+        }
+    }
+    // Most of a part is column chunks; `info --verify` reads all of them.
+    assert!(caught > positions * 3 / 4, "{caught} of {positions} caught");
+    assert!(refused > 0);
+    // The footer is checked too (the row groups' offsets and statistics live there).
+    let mut bytes = whole.clone();
+    let at = bytes.len() - 30;
+    bytes[at] ^= 0x01;
+    std::fs::write(&part, &bytes).unwrap();
+    logscope(&data)
+        .args(["heavy"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "the Parquet footer does not match the checksum",
+        ));
+    logscope(&data)
+        .args(["info"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("DAMAGED").and(predicate::str::contains("footer")));
+    std::fs::write(&part, &whole).unwrap();
+    logscope(&data)
+        .args(["info", "--verify"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "checksums: 1 of 1 parts (every column chunk read and checked)",
+        ));
+}
+
+#[test]
+fn a_part_without_checksums_is_read_as_before() {
+    // Parts written before logscope took checksums have none in the manifest.
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    ingest_json(&data, &[elastic().to_str().unwrap()]);
+    let top = |data: &Path| {
+        let out = logscope(data)
+            .args(["top", "--by", "path", "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        out.stdout
+    };
+    let before = top(&data);
+    let mpath = data.join("requests/_manifest.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    assert!(m["parts"][0]["sums"]["footer"].is_string(), "{m}");
+    m["parts"][0].as_object_mut().unwrap().remove("sums");
+    std::fs::write(&mpath, serde_json::to_vec(&m).unwrap()).unwrap();
+    assert_eq!(top(&data), before);
+    logscope(&data)
+        .args(["info", "--verify"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("checksums: 0 of 1 parts"));
+    // A malformed checksum is damage, not "no checksum".
+    m["parts"][0]["sums"] = serde_json::json!({"footer": "xyz", "chunks": []});
+    std::fs::write(&mpath, serde_json::to_vec(&m).unwrap()).unwrap();
+    logscope(&data)
+        .args(["heavy"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "checksums of this part are not well formed",
+        ));
+}
+
 #[test]
 fn a_manifest_naming_paths_outside_the_snapshot_is_refused() {
     let tmp = tempfile::tempdir().unwrap();

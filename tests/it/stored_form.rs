@@ -140,6 +140,8 @@ fn a_format_2_dataset_is_read_but_not_written_to() {
         .finish(&mut df)
         .unwrap();
     m["parts"][0]["bytes"] = std::fs::metadata(&real).unwrap().len().into();
+    // Format-2 writers took no checksums.
+    m["parts"][0].as_object_mut().unwrap().remove("sums");
     std::fs::write(&mpath, serde_json::to_vec(&m).unwrap()).unwrap();
     // Read: every report works, with --trust-proxy too (it needs xff).
     common::logscope(&data)
