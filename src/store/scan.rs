@@ -569,14 +569,11 @@ fn frame_to_batches(
             let col = text_field(&mut b, name);
             match df.column(name).ok().and_then(|c| c.str().ok()) {
                 Some(ca) => coded_text(ca, &keep, &mut map, col),
-                None => {
-                    *col =
-                        TextColumn::with_codes(TextColumn::default(), vec![NULL_CODE; keep.len()])
-                }
+                None => *col = TextColumn::absent(),
             }
         }
         if !names_only {
-            b.client = TextColumn::with_codes(TextColumn::default(), vec![NULL_CODE; keep.len()]);
+            b.client = TextColumn::absent();
         }
         let file_name = file.get(start).unwrap_or("").to_string();
         out.push(FileBatch {
@@ -663,9 +660,10 @@ struct Gather<'a> {
 
 impl Gather<'_> {
     /// The kept rows, each mapped by `f`, in one pass.
-    fn map<T>(self, f: impl Fn(Option<i64>) -> T) -> Vec<T> {
+    fn map<T: Clone>(self, f: impl Fn(Option<i64>) -> T) -> Vec<T> {
         let Some(v) = self.v else {
-            return (0..self.rows).map(|_| f(None)).collect();
+            // A column not read: one value, filled (zeros come zeroed from the allocator).
+            return vec![f(None); self.rows];
         };
         let x = &v.values;
         match (&v.valid, self.keep) {
@@ -808,17 +806,17 @@ fn decoded_to_batches(
             *col = match text {
                 Some((_, t)) if whole && t.is_some() => match t.take() {
                     Some((values, codes)) => pages::text_whole(values, codes, &mut remap),
-                    None => TextColumn::with_codes(TextColumn::default(), vec![NULL_CODE; rows]),
+                    None => TextColumn::absent(),
                 },
                 Some((_, Some((values, codes)))) => match &keep {
                     Keep::Range(a, z) => pages::text_rows(values, codes, *a..*z, &mut remap),
                     Keep::Rows(r) => pages::text_rows(values, codes, r.iter().copied(), &mut remap),
                 },
-                _ => TextColumn::with_codes(TextColumn::default(), vec![NULL_CODE; rows]),
+                _ => TextColumn::absent(),
             };
         }
         if !names_only {
-            b.client = TextColumn::with_codes(TextColumn::default(), vec![NULL_CODE; rows]);
+            b.client = TextColumn::absent();
         }
         out.push(FileBatch {
             file: file_of(start).unwrap_or("").to_string(),

@@ -83,6 +83,13 @@ impl TextColumn {
         out
     }
 
+    /// A column that was not read (a dataset read stores only the columns a command
+    /// asks for): coded, with no rows stored, so every row reads as null at no cost
+    /// per row.
+    pub fn absent() -> TextColumn {
+        TextColumn::coded()
+    }
+
     /// Appends a value (`None` = null).
     pub fn push(&mut self, v: Option<&[u8]>) {
         if let Some(bytes) = v {
@@ -220,11 +227,12 @@ impl TextColumn {
     }
 
     /// The value slot of row `i` (`None` = null): equal slots hold equal values. In the
-    /// plain layout the slot is the row.
+    /// plain layout the slot is the row. In the coded layout a row past the stored codes
+    /// is null ([`TextColumn::absent`]).
     #[inline]
     pub fn code(&self, i: usize) -> Option<u32> {
         match &self.codes {
-            Some(c) => Some(c[i]).filter(|&k| k != NULL_CODE),
+            Some(c) => c.get(i).copied().filter(|&k| k != NULL_CODE),
             None => self.valid[i].then_some(i as u32),
         }
     }
@@ -533,6 +541,43 @@ mod tests {
                 proptest::prop_assert_eq!(coded.get(i), plain.get(i));
             }
         }
+    }
+
+    #[test]
+    fn an_absent_column_reads_null_on_every_row() {
+        let c = TextColumn::absent();
+        for i in [0, 1, 65_535, usize::MAX] {
+            assert_eq!(c.code(i), None);
+            assert_eq!(c.get(i), None);
+        }
+        assert_eq!(c.slots(), 0);
+        let mut b = Batch::default();
+        b.ts_ms = vec![5, 6, 7];
+        b.ip = vec![None; 3];
+        b.status = vec![200; 3];
+        b.bytes = vec![None; 3];
+        b.precision = vec![0; 3];
+        b.request_time_us = vec![None; 3];
+        b.has_cookie = vec![None; 3];
+        b.line = vec![1, 2, 3];
+        for c in [
+            &mut b.client,
+            &mut b.ident,
+            &mut b.user,
+            &mut b.method,
+            &mut b.path,
+            &mut b.query,
+            &mut b.protocol,
+            &mut b.referer,
+            &mut b.user_agent,
+            &mut b.host,
+            &mut b.xff,
+        ] {
+            *c = TextColumn::absent();
+        }
+        let kept = b.retain_indices(&[0, 2]);
+        assert_eq!(kept.ts_ms, vec![5, 7]);
+        assert_eq!(kept.path.get(1), None);
     }
 
     #[test]
