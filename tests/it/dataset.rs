@@ -308,8 +308,9 @@ fn a_changed_byte_inside_a_part_is_an_error_never_a_different_answer() {
     ingest_json(&data, &[elastic().to_str().unwrap()]);
     let part = only_part(&data);
     let whole = std::fs::read(&part).unwrap();
-    let reports: [&[&str]; 4] = [
+    let reports: [&[&str]; 5] = [
         &["top", "--by", "path", "--format", "json"],
+        &["replay", "--limit", "20/1m", "--format", "json"],
         &["heavy", "--by", "1h", "--format", "json"],
         &["availability", "--format", "json"],
         &[
