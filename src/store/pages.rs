@@ -461,6 +461,11 @@ fn bools_page(page: &DataPage, out: &mut Vec<Option<bool>>) -> Result<(), PageEr
 
 /// Calls `f` with each of the `n` PLAIN byte-array values of `buf` (stored text is UTF-8).
 fn plain_texts(buf: &[u8], n: usize, mut f: impl FnMut(&str)) -> Result<(), PageError> {
+    // One validation of the whole page rather than one per value: where every length
+    // prefix is under 128 it is valid UTF-8 as a whole, and a value is then the part of
+    // it between two character boundaries (`str::get` checks both). Otherwise (a longer
+    // value) this stops at the first long prefix and each value is validated alone.
+    let whole = std::str::from_utf8(buf).ok();
     let mut at = 0usize;
     for _ in 0..n {
         let len = buf
@@ -470,8 +475,11 @@ fn plain_texts(buf: &[u8], n: usize, mut f: impl FnMut(&str)) -> Result<(), Page
         let bytes = buf
             .get(at + 4..at + 4 + len)
             .ok_or_else(|| PageError::Damaged("short byte array".into()))?;
-        let s = std::str::from_utf8(bytes)
-            .map_err(|_| PageError::Damaged("a text value is not UTF-8".into()))?;
+        let s = match whole.and_then(|w| w.get(at + 4..at + 4 + len)) {
+            Some(s) => s,
+            None => std::str::from_utf8(bytes)
+                .map_err(|_| PageError::Damaged("a text value is not UTF-8".into()))?,
+        };
         f(s);
         at += 4 + len;
     }
@@ -565,6 +573,45 @@ pub fn text_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn byte_arrays(values: &[&[u8]]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        for v in values {
+            buf.extend_from_slice(&(v.len() as u32).to_le_bytes());
+            buf.extend_from_slice(v);
+        }
+        buf
+    }
+
+    #[test]
+    fn plain_text_values_are_read_alike_whether_the_page_validates_whole_or_not() {
+        let long = "é".repeat(100);
+        let short: [&[u8]; 4] = [b"/a", "/é".as_bytes(), b"", b"/wiki/x"];
+        let mixed: [&[u8]; 3] = [b"/a", long.as_bytes(), "ü".as_bytes()];
+        for values in [&short[..], &mixed[..]] {
+            let mut got = Vec::new();
+            plain_texts(&byte_arrays(values), values.len(), |s| {
+                got.push(s.to_string())
+            })
+            .unwrap();
+            let want: Vec<String> = values
+                .iter()
+                .map(|v| String::from_utf8(v.to_vec()).unwrap())
+                .collect();
+            assert_eq!(got, want);
+        }
+        // A value ending in a lead byte, followed by a 128-byte value (its length prefix
+        // starts with a continuation byte): the page is UTF-8 as a whole, the first
+        // value is not.
+        let tail = [b'a'; 128];
+        let buf = byte_arrays(&[&[b'x', 0xc3], &tail]);
+        assert!(std::str::from_utf8(&buf).is_ok());
+        let err = plain_texts(&buf, 2, |_| {}).unwrap_err();
+        assert!(
+            matches!(err, PageError::Damaged(ref m) if m.contains("not UTF-8")),
+            "{err:?}"
+        );
+    }
 
     #[test]
     fn integers_keep_their_nulls() {
