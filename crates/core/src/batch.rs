@@ -551,15 +551,17 @@ mod tests {
             assert_eq!(c.get(i), None);
         }
         assert_eq!(c.slots(), 0);
-        let mut b = Batch::default();
-        b.ts_ms = vec![5, 6, 7];
-        b.ip = vec![None; 3];
-        b.status = vec![200; 3];
-        b.bytes = vec![None; 3];
-        b.precision = vec![0; 3];
-        b.request_time_us = vec![None; 3];
-        b.has_cookie = vec![None; 3];
-        b.line = vec![1, 2, 3];
+        let mut b = Batch {
+            ts_ms: vec![5, 6, 7],
+            ip: vec![None; 3],
+            status: vec![200; 3],
+            bytes: vec![None; 3],
+            precision: vec![0; 3],
+            request_time_us: vec![None; 3],
+            has_cookie: vec![None; 3],
+            line: vec![1, 2, 3],
+            ..Batch::default()
+        };
         for c in [
             &mut b.client,
             &mut b.ident,
