@@ -9,6 +9,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use polars::prelude::{FileMetadataRef, ParquetReader, SerReader};
+use polars_parquet::parquet::metadata::{ColumnChunkMetadata, RowGroupMetadata};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::StoreError;
@@ -65,6 +66,12 @@ impl Sums {
     /// The checksum of column `column` (file order) of row group `group`.
     pub fn chunk(&self, group: usize, column: usize) -> Option<u64> {
         self.chunks.get(group)?.get(column).copied()
+    }
+
+    /// The checksum of the column named `name` of row group number `group` (`rg`).
+    pub fn column(&self, group: usize, rg: &RowGroupMetadata, name: &str) -> Option<u64> {
+        let c = *rg.columns_idxs_under_root_iter(name)?.first()?;
+        self.chunk(group, c)
     }
 }
 
@@ -143,6 +150,17 @@ pub fn read_chunk(mut f: &File, range: std::ops::Range<u64>) -> std::io::Result<
             "column chunk of {len} bytes"
         )));
     }
+    // A damaged footer may name bytes past the end: say so before allocating for them.
+    let size = f.metadata()?.len();
+    if range.end > size {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!(
+                "a column chunk at bytes {}..{} lies past the end of the {size}-byte file (the file is truncated)",
+                range.start, range.end
+            ),
+        ));
+    }
     // Read into fresh capacity (no zeroing of a buffer about to be overwritten).
     let mut bytes = Vec::with_capacity(len as usize);
     f.seek(SeekFrom::Start(range.start))?;
@@ -160,9 +178,7 @@ pub fn read_chunk(mut f: &File, range: std::ops::Range<u64>) -> std::io::Result<
 }
 
 /// The byte range of a column chunk, or `None` where the footer's numbers overflow.
-pub fn chunk_range(
-    c: &polars_parquet::parquet::metadata::ColumnChunkMetadata,
-) -> Option<std::ops::Range<u64>> {
+pub fn chunk_range(c: &ColumnChunkMetadata) -> Option<std::ops::Range<u64>> {
     let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
     let start = u64::try_from(start).ok()?;
     let len = u64::try_from(c.compressed_size()).ok()?;
@@ -226,6 +242,21 @@ pub fn take(path: &Path) -> Result<Sums, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chunk_past_the_end_of_the_file_is_an_error_before_any_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.parquet");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let f = File::open(&path).unwrap();
+        assert_eq!(read_chunk(&f, 2..6).unwrap(), b"2345");
+        let e = read_chunk(&f, 5..(3 << 30)).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+        assert!(
+            e.to_string().contains("past the end of the 10-byte file"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn the_manifest_form_round_trips_and_bad_hex_is_refused() {

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use super::checksum::Sums;
 use super::pages::{self, Decoded};
-use super::scan::{ScanMode, Scanned, column_sum, polars_slice};
+use super::scan::{ScanMode, Scanned, polars_slice};
 use super::slices::{self, Plan, Slice};
 use super::{Dataset, StoreError};
 
@@ -145,7 +145,7 @@ fn from_pages(
         let n = rg.num_rows();
         let (lo, hi) = (s.offset.max(start), (s.offset + s.len).min(start + n));
         if lo < hi {
-            let want = |name: &str| column_sum(sums, g, rg, name);
+            let want = |name: &str| sums.and_then(|s| s.column(g, rg, name));
             let chunk = |name: &str| {
                 rg.columns_under_root_iter(name)
                     .and_then(|mut it| it.next())

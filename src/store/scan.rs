@@ -598,7 +598,7 @@ fn slice_from_pages(
     let mut out = Vec::new();
     let mut start = 0usize;
     for (g, rg) in md.row_groups.iter().enumerate() {
-        let want = |name: &str| column_sum(sums, g, rg, name);
+        let want = |name: &str| sums.and_then(|s| s.column(g, rg, name));
         let n = rg.num_rows();
         let (lo, hi) = (offset.max(start), (offset + len).min(start + n));
         if lo < hi {
@@ -635,17 +635,6 @@ fn slice_from_pages(
         start += n;
     }
     Ok(out)
-}
-
-/// The checksum of column `name` of row group number `g` (`rg`), if the part has them.
-pub(super) fn column_sum(
-    sums: Option<&Sums>,
-    g: usize,
-    rg: &polars_parquet::parquet::metadata::RowGroupMetadata,
-    name: &str,
-) -> Option<u64> {
-    let c = *rg.columns_idxs_under_root_iter(name)?.first()?;
-    sums?.chunk(g, c)
 }
 
 /// A decoded text column: its values and the slot of each row.
