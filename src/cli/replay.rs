@@ -83,9 +83,9 @@ $request_time (nginx) or use Caddy's JSON log for exact decisions.
 Rows are collected (about 80 bytes each, plus the text fields a candidate reads), put
 in decision-time order (arrival = completion - request time, stable by file and line)
 and replayed in one pass through every candidate. Memory stays bounded whatever the
-log's size: every 1 Mi rows are sorted and written to an unnamed temporary file
-(--tmp-dir, about 25 bytes a row; removed when logscope exits), and the runs are
-merged back in exactly that order.";
+log's size: every 512 Ki rows are sorted and written to an unnamed temporary file
+(--tmp-dir, about 25 bytes a row; removed when logscope exits) on a thread of their
+own while the next rows are read, and the runs are merged back in exactly that order.";
 
 /// Arguments of `logscope replay`.
 #[derive(Debug, Args)]

@@ -177,25 +177,45 @@ impl ReportAcc {
             return Ok(totals);
         }
         let mask = self.v4_mask;
-        store.for_each_client(|ip, name_key| {
-            if let Some(IpAddr::V4(a)) = ip.map(canonical) {
-                let a = u32::from(a);
-                if let Some(n) = ip4.get_mut(&a) {
-                    *n += 1;
+        // Two threads (each a share of the runs on disk), each counting into its own
+        // copy of the maps; the copies are added up after.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+        let parts = store.fold_clients(
+            threads,
+            || (ip4.clone(), net4.clone(), totals.clone()),
+            |(ip4, net4, totals), ip, name_key| {
+                if let Some(IpAddr::V4(a)) = ip.map(canonical) {
+                    let a = u32::from(a);
+                    if let Some(n) = ip4.get_mut(&a) {
+                        *n += 1;
+                    }
+                    if let Some(n) = net4.get_mut(&(a & mask)) {
+                        *n += 1;
+                    }
+                    return;
                 }
-                if let Some(n) = net4.get_mut(&(a & mask)) {
-                    *n += 1;
+                let (ik, pk) = client_keys(ip, name_key, v4, v6);
+                if let Some(t) = ik.and_then(|k| totals.get_mut(&k)) {
+                    t[0] += 1;
                 }
-                return;
+                if let Some(t) = pk.and_then(|k| totals.get_mut(&k)) {
+                    t[1] += 1;
+                }
+            },
+        )?;
+        for (i4, n4, t) in parts {
+            for (a, n) in i4 {
+                *ip4.entry(a).or_default() += n;
             }
-            let (ik, pk) = client_keys(ip, name_key, v4, v6);
-            if let Some(t) = ik.and_then(|k| totals.get_mut(&k)) {
-                t[0] += 1;
+            for (a, n) in n4 {
+                *net4.entry(a).or_default() += n;
             }
-            if let Some(t) = pk.and_then(|k| totals.get_mut(&k)) {
-                t[1] += 1;
+            for (k, [a, b]) in t {
+                let e = totals.entry(k).or_default();
+                e[0] += a;
+                e[1] += b;
             }
-        })?;
+        }
         for (&a, &n) in &ip4 {
             let k = ClientKey::addr(IpAddr::V4(Ipv4Addr::from(a)));
             if let Some(t) = totals.get_mut(&k) {

@@ -16,8 +16,9 @@ use std::collections::BinaryHeap;
 use std::collections::binary_heap::PeekMut;
 use std::io;
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use ipnet::IpNet;
 use regex::bytes::Regex;
 use rustc_hash::FxHashMap;
@@ -466,12 +467,13 @@ pub struct SpillOptions {
 }
 
 impl Default for SpillOptions {
-    /// 1 Mi rows (about 110 MB with their text ids), 64 MiB of text, 128 runs.
+    /// 512 Ki rows (about 55 MB with their text ids), 32 MiB of text, 256 runs: two
+    /// runs are in memory while one is written out ([`RowStore::push`]).
     fn default() -> Self {
         SpillOptions {
-            run_rows: 1 << 20,
-            run_text_bytes: 64 << 20,
-            max_runs: 128,
+            run_rows: 1 << 19,
+            run_text_bytes: 32 << 20,
+            max_runs: 256,
             dir: None,
         }
     }
@@ -499,8 +501,8 @@ struct Group {
 pub struct RowStore {
     needs: Needs,
     spill: SpillOptions,
-    rows: Vec<Row>,
-    texts: Vec<[u32; 7]>,
+    /// The run being gathered.
+    cur: RunBuf,
     files: Vec<String>,
     file_ids: FxHashMap<String, u32>,
     clients: Interned,
@@ -508,12 +510,15 @@ pub struct RowStore {
     host: Interned,
     agent: Interned,
     user: Interned,
-    path: Arena,
-    query: Arena,
-    referer: Arena,
     group: Option<Group>,
+    /// The runs on disk, once [`RowStore::sort`] has collected them from the writer.
     runs: Vec<Run>,
+    /// The thread writing runs, from the first run written until [`RowStore::sort`].
+    writer: Option<RunThread>,
+    /// Rows handed to the writer.
     spilled: u64,
+    /// Runs on disk once the writer is done (it merges them at `max_runs` into one).
+    run_count: usize,
     /// Span of the rows written out.
     spilled_span: Option<(i64, i64)>,
     error: Option<io::Error>,
@@ -553,7 +558,7 @@ impl RowStore {
 
     /// Number of rows.
     pub fn len(&self) -> usize {
-        self.spilled as usize + self.rows.len()
+        self.spilled as usize + self.cur.rows.len()
     }
 
     /// Whether there are none.
@@ -563,7 +568,7 @@ impl RowStore {
 
     /// Sorted runs written to disk so far (0 when every row fits in memory).
     pub fn spilled_runs(&self) -> usize {
-        self.runs.len()
+        self.run_count
     }
 
     /// The id of an input file name (registered on first use).
@@ -606,17 +611,17 @@ impl RowStore {
                 .is_some_and(|g| g.file == file && g.arrival == arrival);
         if !continues {
             self.close_group();
-            let text = self.path.held() + self.query.held() + self.referer.held();
-            if (self.rows.len() >= self.spill.run_rows || text >= self.spill.run_text_bytes)
+            if (self.cur.rows.len() >= self.spill.run_rows
+                || self.cur.text_bytes() >= self.spill.run_text_bytes)
                 && let Err(e) = self.write_run()
             {
                 self.error = Some(e);
-                self.rows.clear();
+                self.cur.clear();
                 return;
             }
             if second {
                 self.group = Some(Group {
-                    start: self.rows.len(),
+                    start: self.cur.rows.len(),
                     file,
                     arrival,
                 });
@@ -657,12 +662,12 @@ impl RowStore {
                     NONE
                 },
                 if n.path {
-                    self.path.push(b.path.get(i))
+                    self.cur.path.push(b.path.get(i))
                 } else {
                     NONE
                 },
                 if n.query {
-                    self.query.push(b.query.get(i))
+                    self.cur.query.push(b.query.get(i))
                 } else {
                     NONE
                 },
@@ -677,7 +682,7 @@ impl RowStore {
                     NONE
                 },
                 if n.referer {
-                    self.referer.push(b.referer.get(i))
+                    self.cur.referer.push(b.referer.get(i))
                 } else {
                     NONE
                 },
@@ -687,12 +692,12 @@ impl RowStore {
                     NONE
                 },
             ];
-            self.texts.push(t);
-            (self.texts.len() - 1) as u32
+            self.cur.texts.push(t);
+            (self.cur.texts.len() - 1) as u32
         } else {
             NONE
         };
-        self.rows.push(Row {
+        self.cur.rows.push(Row {
             arrival,
             line: b.line[i],
             rt_us: b.request_time_us[i].unwrap_or(NO_VALUE),
@@ -715,7 +720,7 @@ impl RowStore {
     /// millisecond.
     fn close_group(&mut self) {
         let Some(g) = self.group.take() else { return };
-        let rows = &mut self.rows[g.start..];
+        let rows = &mut self.cur.rows[g.start..];
         let n = rows.len() as i64;
         if n > 1 {
             for (k, row) in rows.iter_mut().enumerate() {
@@ -724,62 +729,63 @@ impl RowStore {
         }
     }
 
-    /// Sorts the rows held (stable: equal keys keep input order).
-    fn sort_held(&mut self) {
-        self.rows.sort_by_key(order_key);
-    }
-
-    /// The free text fields of a row held in memory: its interned ids and its path,
-    /// query and referer.
-    #[inline]
-    fn held_text(&self, r: &Row) -> ([u32; 7], [Option<&[u8]>; 3]) {
-        if r.text == NONE {
-            return ([NONE; 7], [None; 3]);
-        }
-        let t = self.texts[r.text as usize];
-        (
-            t,
-            [
-                self.path.get(t[1]),
-                self.query.get(t[2]),
-                self.referer.get(t[5]),
-            ],
-        )
-    }
-
-    /// Sorts the rows held and writes them out as a run; merges the runs into one when
-    /// there are [`SpillOptions::max_runs`].
+    /// Hands the rows held to the writer thread (started on the first run), which sorts
+    /// them and writes them out as a run while the next run is gathered; it merges the
+    /// runs into one when there are [`SpillOptions::max_runs`]. At most two runs are in
+    /// memory: the one being written and the one being gathered (the hand-over waits
+    /// for the writer). An error of the writer's comes back here, or from
+    /// [`RowStore::sort`].
     fn write_run(&mut self) -> io::Result<()> {
-        if self.rows.is_empty() {
+        if self.cur.rows.is_empty() {
             return Ok(());
         }
-        self.sort_held();
-        let dir = self.spill.dir.clone().unwrap_or_else(std::env::temp_dir);
-        let mut w = RunWriter::create(&dir, self.needs)?;
-        for r in &self.rows {
-            let (t, [p, q, f]) = self.held_text(r);
-            w.put(r, &t, p, q, f)?;
+        if self.writer.is_none() {
+            let dir = self.spill.dir.clone().unwrap_or_else(std::env::temp_dir);
+            let runs = std::mem::take(&mut self.runs);
+            self.writer = Some(RunThread::start(
+                runs,
+                self.spilled_span,
+                self.needs,
+                dir,
+                self.spill.max_runs,
+            )?);
         }
-        let (first, last) = (self.rows[0].arrival, self.rows[self.rows.len() - 1].arrival);
-        self.spilled_span = Some(match self.spilled_span {
-            None => (first, last),
-            Some((a, b)) => (a.min(first), b.max(last)),
-        });
-        self.runs.push(w.finish()?);
-        self.spilled += self.rows.len() as u64;
-        self.rows.clear();
-        self.texts.clear();
-        self.path.clear();
-        self.query.clear();
-        self.referer.clear();
-        if self.runs.len() >= self.spill.max_runs {
-            let mut w = RunWriter::create(&dir, self.needs)?;
-            self.merge(&self.runs, &[], |src| {
-                let (r, t, [p, q, f]) = self.current(src);
-                w.put(r, &t, p, q, f)
-            })?;
-            self.runs = vec![w.finish()?];
+        let w = self.writer.as_mut().expect("started above");
+        let rows = self.cur.rows.len() as u64;
+        let next = w.back.try_recv().unwrap_or_default();
+        let full = std::mem::replace(&mut self.cur, next);
+        if w.to.as_ref().is_none_or(|to| to.send(full).is_err()) {
+            // The writer stopped: its error says why.
+            return Err(self
+                .join_writer()
+                .err()
+                .unwrap_or_else(|| io::Error::other("the thread writing sorted rows stopped")));
         }
+        self.spilled += rows;
+        self.run_count += 1;
+        if self.run_count >= self.spill.max_runs {
+            self.run_count = 1;
+        }
+        Ok(())
+    }
+
+    /// Waits for the writer thread to write every run handed to it and takes its runs.
+    fn join_writer(&mut self) -> io::Result<()> {
+        let Some(mut w) = self.writer.take() else {
+            return Ok(());
+        };
+        drop(w.to.take());
+        let done = w
+            .thread
+            .take()
+            .map(|t| {
+                t.join().unwrap_or_else(|_| {
+                    Err(io::Error::other("the thread writing sorted rows failed"))
+                })
+            })
+            .unwrap_or_else(|| Ok(Written::default()))?;
+        self.runs = done.runs;
+        self.spilled_span = done.span;
         Ok(())
     }
 
@@ -800,14 +806,18 @@ impl RowStore {
             return Ok(());
         }
         self.close_group();
-        self.sort_held();
+        if let Err(e) = self.join_writer() {
+            self.error = Some(io::Error::new(e.kind(), e.to_string()));
+            return Err(e);
+        }
+        self.cur.sort();
         self.sorted = true;
         Ok(())
     }
 
     /// First and last decision time, if any row.
     pub fn span(&self) -> Option<(i64, i64)> {
-        let held = self.rows.iter().map(|r| r.arrival);
+        let held = self.cur.rows.iter().map(|r| r.arrival);
         let min = held.clone().min();
         let max = held.max();
         match (self.spilled_span, min.zip(max)) {
@@ -863,63 +873,11 @@ impl RowStore {
         }
     }
 
-    /// The row a merge source is at, with its text.
-    #[inline]
-    fn current<'s>(&'s self, src: &'s Source<'_>) -> (&'s Row, [u32; 7], [Option<&'s [u8]>; 3]) {
-        match src {
-            Source::Held { rows, pos } => {
-                let r = &rows[*pos];
-                let (t, f) = self.held_text(r);
-                (r, t, f)
-            }
-            Source::Disk(d) => (&d.row, d.t, d.texts()),
-        }
-    }
-
-    /// Calls `f` on every row of `runs`, then of `held`, in decision-time order (ties:
-    /// earlier run first), with the source the row is at.
-    fn merge<'a>(
-        &'a self,
-        runs: &'a [Run],
-        held: &'a [Row],
-        mut f: impl FnMut(&Source<'a>) -> io::Result<()>,
-    ) -> io::Result<()> {
-        let mut sources: Vec<Source<'a>> = Vec::with_capacity(runs.len() + 1);
-        let mut heap = BinaryHeap::with_capacity(runs.len() + 1);
-        for run in runs {
-            let mut d = RunReader::new(run, self.needs)?;
-            if d.next()? {
-                heap.push(Reverse((packed_key(&d.row), sources.len() as u32)));
-                sources.push(Source::Disk(d));
-            }
-        }
-        if !held.is_empty() {
-            heap.push(Reverse((packed_key(&held[0]), sources.len() as u32)));
-            sources.push(Source::Held { rows: held, pos: 0 });
-        }
-        while let Some(mut top) = heap.peek_mut() {
-            let s = top.0.1 as usize;
-            f(&sources[s])?;
-            let next = match &mut sources[s] {
-                Source::Held { rows, pos } => {
-                    *pos += 1;
-                    rows.get(*pos).map(packed_key)
-                }
-                Source::Disk(d) => d.next()?.then(|| packed_key(&d.row)),
-            };
-            match next {
-                Some(k) => top.0.0 = k,
-                None => {
-                    PeekMut::pop(top);
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Calls `f` with every row in decision-time order ([`RowStore::sort`] first): the
     /// request for the replay (its `index` is its position in that order) and the row's
-    /// report-side facts. Rows written to disk are merged back a buffer at a time.
+    /// report-side facts. Rows written to disk are merged back on a thread of their own,
+    /// handed over in chunks of [`CHUNK_ROWS`] (a few chunks in flight), so reading and
+    /// merging the runs overlaps the replay.
     pub fn for_each_sorted(
         &self,
         mut f: impl FnMut(&Request<'_>, &RowMeta) -> io::Result<()>,
@@ -928,17 +886,49 @@ impl RowStore {
             return Err(io::Error::other("replay rows fed before they were sorted"));
         }
         if self.runs.is_empty() {
-            for (i, r) in self.rows.iter().enumerate() {
-                let (t, fs) = self.held_text(r);
+            for (i, r) in self.cur.rows.iter().enumerate() {
+                let (t, fs) = self.cur.held_text(r);
                 f(&self.request(i as u64, r, &t, fs), &Self::meta(r))?;
             }
             return Ok(());
         }
-        let mut i = 0u64;
-        self.merge(&self.runs, &self.rows, |src| {
-            let (r, t, fs) = self.current(src);
-            f(&self.request(i, r, &t, fs), &Self::meta(r))?;
-            i += 1;
+        let (runs, needs, held) = (&self.runs, self.needs, &self.cur);
+        let (to, from) = bounded::<io::Result<Chunk>>(4);
+        let (back_tx, back) = unbounded::<Chunk>();
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let mut chunk = Chunk::default();
+                let res = merge(runs, needs, held, |src| {
+                    let (r, t, fs) = current(src);
+                    chunk.push(r, t, fs);
+                    if chunk.rows.len() >= CHUNK_ROWS || chunk.text.len() >= CHUNK_TEXT {
+                        let next = back.try_recv().unwrap_or_default();
+                        let full = std::mem::replace(&mut chunk, next);
+                        // The replay stopped (its own error): stop reading.
+                        to.send(Ok(full))
+                            .map_err(|_| io::Error::other("replay stopped"))?;
+                    }
+                    Ok(())
+                });
+                let last = match res {
+                    Ok(()) => Ok(chunk),
+                    Err(e) => Err(e),
+                };
+                let _ = to.send(last);
+            });
+            // Owned here, so that a replay that stops early drops it and the reader's
+            // next hand-over fails instead of waiting for ever.
+            let from = from;
+            let mut i = 0u64;
+            for chunk in &from {
+                let chunk = chunk?;
+                for k in 0..chunk.rows.len() {
+                    let (r, t, fs) = chunk.row(k);
+                    f(&self.request(i, r, &t, fs), &Self::meta(r))?;
+                    i += 1;
+                }
+                let _ = back_tx.send(chunk.cleared());
+            }
             Ok(())
         })
     }
@@ -956,11 +946,286 @@ impl RowStore {
                 f(ip, name(k));
             }
         }
-        for r in &self.rows {
+        for r in &self.cur.rows {
             f(r.ip, name(r.name_key));
         }
         Ok(())
     }
+
+    /// Folds the client of every row (its address, or the classifier's key of a client
+    /// that is not one), in no particular order, on up to `threads` threads: each folds
+    /// a share of the runs on disk into a state of its own from `init`, the rows held in
+    /// memory go into the first. The states come back in thread order.
+    pub fn fold_clients<S: Send>(
+        &self,
+        threads: usize,
+        init: impl Fn() -> S + Sync,
+        f: impl Fn(&mut S, Option<IpAddr>, Option<ClientKey>) + Sync,
+    ) -> io::Result<Vec<S>> {
+        let name = |k: u32| (k != NONE).then_some(ClientKey::Name(k));
+        let n = threads.clamp(1, self.runs.len().max(1));
+        let share = |t: usize, s: &mut S| -> io::Result<()> {
+            for run in self.runs.iter().skip(t).step_by(n) {
+                let mut d = RunReader::new(run, self.needs)?;
+                while let Some((ip, k)) = d.next_client()? {
+                    f(s, ip, name(k));
+                }
+            }
+            Ok(())
+        };
+        let mut states: Vec<S> = (0..n).map(|_| init()).collect();
+        std::thread::scope(|scope| {
+            let (first, rest) = states.split_first_mut().expect("n >= 1");
+            let others: Vec<_> = rest
+                .iter_mut()
+                .enumerate()
+                .map(|(t, s)| scope.spawn(move || share(t + 1, s)))
+                .collect();
+            let mut res = share(0, first);
+            for h in others {
+                let r = h.join().unwrap_or_else(|_| {
+                    Err(io::Error::other("a thread reading sorted rows failed"))
+                });
+                res = res.and(r);
+            }
+            res
+        })?;
+        if let Some(s) = states.first_mut() {
+            for r in &self.cur.rows {
+                f(s, r.ip, name(r.name_key));
+            }
+        }
+        Ok(states)
+    }
+}
+
+/// One run's rows and their free text, while they are gathered (then sorted and
+/// written out, or kept as the last run).
+#[derive(Default)]
+struct RunBuf {
+    rows: Vec<Row>,
+    texts: Vec<[u32; 7]>,
+    path: Arena,
+    query: Arena,
+    referer: Arena,
+}
+
+impl RunBuf {
+    /// Bytes of free text held.
+    fn text_bytes(&self) -> usize {
+        self.path.held() + self.query.held() + self.referer.held()
+    }
+
+    /// Sorts the rows (stable: equal keys keep input order).
+    fn sort(&mut self) {
+        self.rows.sort_by_key(order_key);
+    }
+
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.texts.clear();
+        self.path.clear();
+        self.query.clear();
+        self.referer.clear();
+    }
+
+    /// The free text fields of a row: its interned ids and its path, query and referer.
+    #[inline]
+    fn held_text(&self, r: &Row) -> ([u32; 7], [Option<&[u8]>; 3]) {
+        if r.text == NONE {
+            return ([NONE; 7], [None; 3]);
+        }
+        let t = self.texts[r.text as usize];
+        (
+            t,
+            [
+                self.path.get(t[1]),
+                self.query.get(t[2]),
+                self.referer.get(t[5]),
+            ],
+        )
+    }
+
+    /// Sorts the rows and writes them to a new run under `dir`; their first and last
+    /// decision time with the run.
+    fn write(&mut self, dir: &Path, needs: Needs) -> io::Result<(Run, (i64, i64))> {
+        self.sort();
+        let mut w = RunWriter::create(dir, needs)?;
+        for r in &self.rows {
+            let (t, [p, q, f]) = self.held_text(r);
+            w.put(r, &t, p, q, f)?;
+        }
+        let span = (
+            self.rows.first().map_or(0, |r| r.arrival),
+            self.rows.last().map_or(0, |r| r.arrival),
+        );
+        Ok((w.finish()?, span))
+    }
+}
+
+/// Rows in a [`Chunk`] of merged rows.
+const CHUNK_ROWS: usize = 4096;
+/// Bytes of free text after which a [`Chunk`] is handed over with fewer rows.
+const CHUNK_TEXT: usize = 8 << 20;
+
+/// Merged rows on their way from the thread reading the runs to the replay: each row
+/// with its interned ids and its free text (copied into one buffer).
+#[derive(Default)]
+struct Chunk {
+    rows: Vec<Row>,
+    ids: Vec<[u32; 7]>,
+    /// Per row: the path, query and referer as (start, length) in `text`; length
+    /// `u32::MAX` for none.
+    spans: Vec<[(u32, u32); 3]>,
+    text: Vec<u8>,
+}
+
+impl Chunk {
+    #[inline]
+    fn push(&mut self, r: &Row, t: [u32; 7], fs: [Option<&[u8]>; 3]) {
+        self.rows.push(*r);
+        self.ids.push(t);
+        let text = &mut self.text;
+        self.spans.push(fs.map(|f| match f {
+            None => (0, u32::MAX),
+            Some(b) => {
+                let start = text.len() as u32;
+                text.extend_from_slice(b);
+                (start, b.len() as u32)
+            }
+        }));
+    }
+
+    #[inline]
+    fn row(&self, k: usize) -> (&Row, [u32; 7], [Option<&[u8]>; 3]) {
+        let fs = self.spans[k]
+            .map(|(s, l)| (l != u32::MAX).then(|| &self.text[s as usize..s as usize + l as usize]));
+        (&self.rows[k], self.ids[k], fs)
+    }
+
+    fn cleared(mut self) -> Chunk {
+        self.rows.clear();
+        self.ids.clear();
+        self.spans.clear();
+        self.text.clear();
+        self
+    }
+}
+
+/// What the writer thread leaves: the runs, and the span of their rows.
+#[derive(Default)]
+struct Written {
+    runs: Vec<Run>,
+    span: Option<(i64, i64)>,
+}
+
+/// The thread that sorts and writes runs while the next one is gathered.
+struct RunThread {
+    /// Full runs to write (a rendezvous: handing one over waits until the thread takes
+    /// it, so at most one run waits besides the one being gathered).
+    to: Option<Sender<RunBuf>>,
+    /// Written runs' emptied buffers, to gather the next run in.
+    back: Receiver<RunBuf>,
+    thread: Option<std::thread::JoinHandle<io::Result<Written>>>,
+}
+
+impl RunThread {
+    /// Starts the writer, continuing from `runs` already on disk.
+    fn start(
+        runs: Vec<Run>,
+        span: Option<(i64, i64)>,
+        needs: Needs,
+        dir: PathBuf,
+        max_runs: usize,
+    ) -> io::Result<RunThread> {
+        let (to, rx) = bounded::<RunBuf>(0);
+        let (back_tx, back) = unbounded::<RunBuf>();
+        let thread = std::thread::Builder::new()
+            .name("replay-runs".into())
+            .spawn(move || {
+                let mut done = Written { runs, span };
+                for mut buf in rx {
+                    let (run, (first, last)) = buf.write(&dir, needs)?;
+                    done.span = Some(match done.span {
+                        None => (first, last),
+                        Some((a, b)) => (a.min(first), b.max(last)),
+                    });
+                    done.runs.push(run);
+                    if done.runs.len() >= max_runs {
+                        let mut w = RunWriter::create(&dir, needs)?;
+                        let none = RunBuf::default();
+                        merge(&done.runs, needs, &none, |src| {
+                            let (r, t, [p, q, f]) = current(src);
+                            w.put(r, &t, p, q, f)
+                        })?;
+                        done.runs = vec![w.finish()?];
+                    }
+                    buf.clear();
+                    // The store may be gone already (an error): nothing to hand back to.
+                    let _ = back_tx.send(buf);
+                }
+                Ok(done)
+            })?;
+        Ok(RunThread {
+            to: Some(to),
+            back,
+            thread: Some(thread),
+        })
+    }
+}
+
+/// The row a merge source is at, with its text.
+#[inline]
+fn current<'s>(src: &'s Source<'_>) -> (&'s Row, [u32; 7], [Option<&'s [u8]>; 3]) {
+    match src {
+        Source::Held { buf, pos } => {
+            let r = &buf.rows[*pos];
+            let (t, f) = buf.held_text(r);
+            (r, t, f)
+        }
+        Source::Disk(d) => (&d.row, d.t, d.texts()),
+    }
+}
+
+/// Calls `f` on every row of `runs`, then of `held` (sorted), in decision-time order
+/// (ties: earlier run first), with the source the row is at.
+fn merge<'a>(
+    runs: &'a [Run],
+    needs: Needs,
+    held: &'a RunBuf,
+    mut f: impl FnMut(&Source<'a>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut sources: Vec<Source<'a>> = Vec::with_capacity(runs.len() + 1);
+    let mut heap = BinaryHeap::with_capacity(runs.len() + 1);
+    for run in runs {
+        let mut d = RunReader::new(run, needs)?;
+        if d.next()? {
+            heap.push(Reverse((packed_key(&d.row), sources.len() as u32)));
+            sources.push(Source::Disk(d));
+        }
+    }
+    if let Some(r) = held.rows.first() {
+        heap.push(Reverse((packed_key(r), sources.len() as u32)));
+        sources.push(Source::Held { buf: held, pos: 0 });
+    }
+    while let Some(mut top) = heap.peek_mut() {
+        let s = top.0.1 as usize;
+        f(&sources[s])?;
+        let next = match &mut sources[s] {
+            Source::Held { buf, pos } => {
+                *pos += 1;
+                buf.rows.get(*pos).map(packed_key)
+            }
+            Source::Disk(d) => d.next()?.then(|| packed_key(&d.row)),
+        };
+        match next {
+            Some(k) => top.0.0 = k,
+            None => {
+                PeekMut::pop(top);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Where a merge takes its next row from (a few per merge: not boxed, to keep the
@@ -968,7 +1233,7 @@ impl RowStore {
 #[allow(clippy::large_enum_variant)]
 enum Source<'a> {
     /// The rows still in memory (the last run), sorted.
-    Held { rows: &'a [Row], pos: usize },
+    Held { buf: &'a RunBuf, pos: usize },
     /// A run on disk.
     Disk(RunReader<'a>),
 }
@@ -1082,6 +1347,114 @@ mod tests {
         assert!(got[3].3.logged_refusal && got[4].3.second_resolution);
         assert_eq!(s.span(), Some((999, 5666)));
         assert_eq!(s.file_name(f), "a.log");
+    }
+
+    #[test]
+    fn a_run_that_cannot_be_written_is_an_error_from_sort() {
+        let mut b = Batch::default();
+        for l in 0..20 {
+            b.push(
+                &Record {
+                    ts_ms: 1000 - l as i64,
+                    client: b"10.0.0.1",
+                    ip: Some("10.0.0.1".parse().unwrap()),
+                    status: 200,
+                    ..Record::default()
+                },
+                l,
+            );
+        }
+        let mut s = RowStore::with_spill(
+            Needs::default(),
+            SpillOptions {
+                run_rows: 3,
+                dir: Some(PathBuf::from("/nonexistent/logscope-spill")),
+                ..SpillOptions::default()
+            },
+        );
+        let f = s.file_id("a.log");
+        let c = rc("10.0.0.1");
+        for i in 0..b.len() {
+            s.push(
+                f,
+                &RowInput {
+                    batch: &b,
+                    i,
+                    class: &c,
+                    who: Who::Other,
+                    logged_refusal: false,
+                },
+            );
+        }
+        let e = s.sort().expect_err("the runs could not be written");
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
+        // Asked again, the same error; never rows fed in a wrong order.
+        assert!(s.sort().is_err());
+        assert!(s.for_each_sorted(|_, _| Ok(())).is_err());
+    }
+
+    #[test]
+    fn a_replay_that_stops_early_gets_its_error_back_from_the_merge() {
+        let mut b = Batch::default();
+        for l in 0..20_000u64 {
+            b.push(
+                &Record {
+                    ts_ms: (l as i64 * 7919) % 20_000,
+                    client: b"10.0.0.1",
+                    ip: Some("10.0.0.1".parse().unwrap()),
+                    path: Some(b"/p"),
+                    status: 200,
+                    ..Record::default()
+                },
+                l,
+            );
+        }
+        let mut s = RowStore::with_spill(
+            Needs::ALL,
+            SpillOptions {
+                run_rows: 3_000,
+                ..SpillOptions::default()
+            },
+        );
+        let f = s.file_id("a.log");
+        let c = rc("10.0.0.1");
+        for i in 0..b.len() {
+            s.push(
+                f,
+                &RowInput {
+                    batch: &b,
+                    i,
+                    class: &c,
+                    who: Who::Other,
+                    logged_refusal: false,
+                },
+            );
+        }
+        s.sort().unwrap();
+        assert_eq!(s.spilled_runs(), 6);
+        // In order, every row once, its text with it.
+        let mut seen = Vec::new();
+        s.for_each_sorted(|r, m| {
+            assert_eq!(r.path, Some(&b"/p"[..]));
+            seen.push((r.arrival_ms, m.line));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 20_000);
+        assert!(seen.windows(2).all(|w| w[0] <= w[1]));
+        // Stopping after 5 000 rows (more than a chunk) returns at once with the error.
+        let mut n = 0;
+        let e = s
+            .for_each_sorted(|_, _| {
+                n += 1;
+                if n == 5_000 {
+                    return Err(io::Error::other("sink full"));
+                }
+                Ok(())
+            })
+            .unwrap_err();
+        assert_eq!(e.to_string(), "sink full");
+        assert_eq!(n, 5_000);
     }
 
     #[test]
