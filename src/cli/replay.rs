@@ -544,16 +544,29 @@ fn compute_with(
     let mut dropped = 0u64;
     let statuses = args.refusal_status.clone();
     let fields = Needs::of(&policies);
+    // The heavy class (method, path, query) only where a candidate's matcher reads it;
+    // every report needs the identity and the agent (its classes).
+    let base = columns_for(
+        logscope_core::classify::Needs {
+            heavy: fields.heavy,
+            ..logscope_core::classify::Needs::ALL
+        },
+        &sel.filter,
+        &mut sel.classifier,
+    );
     let cols = Columns {
-        referer: fields.referer,
-        host: fields.host,
+        request: base.request || fields.method || fields.path,
+        query: base.query || fields.query,
+        identity: base.identity || fields.user,
+        agent: base.agent || fields.agent,
+        referer: base.referer || fields.referer,
+        host: base.host || fields.host,
+        // The line is only written to --decisions (decision order ties by input order,
+        // not by line): without it every row spills a byte instead of its line number.
+        line: args.decisions.is_some(),
         sizes: true,
         timing: true,
-        ..columns_for(
-            logscope_core::classify::Needs::ALL,
-            &sel.filter,
-            &mut sel.classifier,
-        )
+        ..base
     };
     // Heavy classes and the --client mask are worked out on the decoding threads.
     let prep = sel.prep();

@@ -337,6 +337,57 @@ fn caddy(start_s: u64, ms: u64, ip: &str, uri: &str, ua: &str, cookie: bool) -> 
     )
 }
 
+/// From the dataset, replay reads the request columns (method, path, query) only where a
+/// candidate's matcher needs the heavy class or the fields, and the host where a filter
+/// or key does: every such replay gives the report it gives from the log file.
+#[test]
+fn replays_from_the_dataset_read_what_their_candidates_and_filters_need() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_storm(&tmp.path().join("storm.json.log"));
+    let data = tmp.path().join("data");
+    let (_, err, code) = run_in(tmp.path(), Some(&data), &["ingest", "storm.json.log"]);
+    assert_eq!(code, 0, "{err}");
+    let cases: &[&[&str]] = &[
+        &[
+            "--limit",
+            "1600/10m,scope=anonymous-heavy",
+            "--limit",
+            "600/10m",
+        ],
+        &["--heavy", "--anonymous", "--limit", "1600/10m"],
+        &["--host", "wiki.example", "--limit", "1600/10m"],
+        &["--host", "other.example", "--limit", "1600/10m"],
+        &["--limit", "5/m,key=uri", "--limit", "300/10m,key=host"],
+    ];
+    for case in cases {
+        let mut with_file = vec!["replay"];
+        with_file.extend_from_slice(case);
+        let from_data = with_file.clone();
+        with_file.push("storm.json.log");
+        let a = json_in(tmp.path(), None, &with_file);
+        let b = json_in(tmp.path(), Some(&data), &from_data);
+        assert_eq!(a["requests"], b["requests"], "{case:?}");
+        assert_eq!(a["candidates"], b["candidates"], "{case:?}");
+        assert_eq!(a["over_time"], b["over_time"], "{case:?}");
+        assert_eq!(a["classes"], b["classes"], "{case:?}");
+    }
+    // The heavy scope limited only the heavy requests, and the host filter selects.
+    let h = json_in(
+        tmp.path(),
+        Some(&data),
+        &["replay", "--limit", "1600/10m,scope=anonymous-heavy"],
+    );
+    // 7,288 anonymous heavy requests, and the 50 with a Cookie header (without
+    // --session-cookie nothing makes them identified).
+    assert_eq!(h["candidates"][0]["in_scope"], 7_288 + 50);
+    let o = json_in(
+        tmp.path(),
+        Some(&data),
+        &["replay", "--host", "other.example", "--limit", "1600/10m"],
+    );
+    assert_eq!(o["requests"], 0);
+}
+
 /// A storm hour like seed 002's (2026-09-25 05:00-06:00 UTC): anonymous heavy requests
 /// from 700 /24s claiming phones, per 10 minutes 900, 1,100, 1,955, 1,400, 1,033, 900;
 /// 50 heavy requests with a Cookie header; 2,000 reads. Returns the heavy anonymous count.

@@ -61,6 +61,9 @@ pub struct Needs {
     pub referer: bool,
     /// Authenticated user.
     pub user: bool,
+    /// The heavy class (a matcher's `heavy`): not a text field, so rows keep no text
+    /// for it, but its columns (method, path, query) are read and classified.
+    pub heavy: bool,
 }
 
 impl Needs {
@@ -73,6 +76,7 @@ impl Needs {
         agent: true,
         referer: true,
         user: true,
+        heavy: true,
     };
 
     /// What `policies` read.
@@ -108,8 +112,12 @@ impl Needs {
         n
     }
 
+    /// Whether any text field is kept.
     fn any(&self) -> bool {
-        *self != Needs::default()
+        Needs {
+            heavy: false,
+            ..*self
+        } != Needs::default()
     }
 
     fn matcher(&mut self, m: &Matcher) {
@@ -119,6 +127,7 @@ impl Needs {
         self.host |= !m.host.is_empty();
         self.agent |= m.ua_regex.is_some();
         self.referer |= m.referer_regex.is_some() || m.has_referer.is_some();
+        self.heavy |= m.heavy.is_some();
         for n in &m.not {
             self.matcher(n);
         }
