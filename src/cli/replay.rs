@@ -564,7 +564,7 @@ fn compute_with(
         // The line is only written to --decisions (decision order ties by input order,
         // not by line): without it every row spills a byte instead of its line number.
         line: args.decisions.is_some(),
-        sizes: true,
+        sizes: fields.bytes,
         timing: true,
         ..base
     };

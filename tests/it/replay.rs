@@ -358,6 +358,7 @@ fn replays_from_the_dataset_read_what_their_candidates_and_filters_need() {
         &["--host", "wiki.example", "--limit", "1600/10m"],
         &["--host", "other.example", "--limit", "1600/10m"],
         &["--limit", "5/m,key=uri", "--limit", "300/10m,key=host"],
+        &["--limit", "5000000/10m,cost=bytes"],
     ];
     for case in cases {
         let mut with_file = vec!["replay"];
@@ -386,6 +387,14 @@ fn replays_from_the_dataset_read_what_their_candidates_and_filters_need() {
         &["replay", "--host", "other.example", "--limit", "1600/10m"],
     );
     assert_eq!(o["requests"], 0);
+    // A cost in bytes reads the sizes (5,120 a request here): it refuses.
+    let c = json_in(
+        tmp.path(),
+        Some(&data),
+        &["replay", "--limit", "5000000/10m,cost=bytes"],
+    );
+    let refused = c["candidates"][0]["refused"].as_u64().unwrap();
+    assert!(refused > 1_000, "{refused}");
 }
 
 /// A storm hour like seed 002's (2026-09-25 05:00-06:00 UTC): anonymous heavy requests

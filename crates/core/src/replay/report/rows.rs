@@ -26,6 +26,7 @@ use rustc_hash::FxHashMap;
 use super::super::key::KeySpec;
 use super::super::matcher::{Exempt, Matcher};
 use super::super::request::{ReplayOrder, Request};
+use super::super::spec::CostKind;
 use crate::batch::Batch;
 use crate::classify::{AgentInfo, ClientKey, Device, Identity, RowClass};
 use crate::replay::Policy;
@@ -64,6 +65,9 @@ pub struct Needs {
     /// The heavy class (a matcher's `heavy`): not a text field, so rows keep no text
     /// for it, but its columns (method, path, query) are read and classified.
     pub heavy: bool,
+    /// The response size (a cost in bytes, or the log line a count filter rebuilds):
+    /// not a text field either; without it the `bytes` column is not read.
+    pub bytes: bool,
 }
 
 impl Needs {
@@ -77,6 +81,7 @@ impl Needs {
         referer: true,
         user: true,
         heavy: true,
+        bytes: true,
     };
 
     /// What `policies` read.
@@ -88,12 +93,15 @@ impl Needs {
                 n.matcher(&r.matcher);
                 n.exempt(&r.exempt);
             }
-            // Costs read numeric fields, which are always kept.
+            // Costs read numeric fields: request time is always kept, the size where a
+            // cost is in bytes.
             for z in p.zones() {
                 n.key(&z.spec().key);
+                n.bytes |= z.spec().cost == CostKind::Bytes;
                 if let Some(f) = z.count_filter() {
                     n.matcher(&f.matcher);
                     if f.reads_line() {
+                        n.bytes = true;
                         // The rebuilt log line reads every text field.
                         n.method = true;
                         n.path = true;
@@ -116,6 +124,7 @@ impl Needs {
     fn any(&self) -> bool {
         Needs {
             heavy: false,
+            bytes: false,
             ..*self
         } != Needs::default()
     }
@@ -1302,6 +1311,10 @@ mod tests {
             Needs::of(&[Policy::from_spec("1/s").unwrap()]),
             Needs::default()
         );
+        // The size only for a cost in bytes; no text is kept for it.
+        let b = Needs::of(&[Policy::from_spec("10000000/m,cost=bytes").unwrap()]);
+        assert!(b.bytes && !b.any());
+        assert!(!Needs::of(&[Policy::from_spec("10/s,cost=request-time").unwrap()]).bytes);
     }
 
     #[test]
