@@ -1340,20 +1340,7 @@ mod tests {
             b.push(&mk(5000, None, 200, Precision::Second), l);
         }
         let mut s = RowStore::new(Needs::ALL);
-        let f = s.file_id("a.log");
-        let c = rc("10.0.0.1");
-        for i in 0..b.len() {
-            s.push(
-                f,
-                &RowInput {
-                    batch: &b,
-                    i,
-                    class: &c,
-                    who: Who::Other,
-                    logged_refusal: b.status[i] == 429,
-                },
-            );
-        }
+        push_all(&mut s, &b);
         s.sort().unwrap();
         let mut got = Vec::new();
         s.for_each_sorted(|r, m| {
@@ -1368,60 +1355,17 @@ mod tests {
         assert_eq!(got[0].2.as_deref(), Some(&b"/x"[..]));
         assert!(got[3].3.logged_refusal && got[4].3.second_resolution);
         assert_eq!(s.span(), Some((999, 5666)));
-        assert_eq!(s.file_name(f), "a.log");
+        assert_eq!(s.file_name(0), "a.log");
     }
 
-    #[test]
-    fn a_run_that_cannot_be_written_is_an_error_from_sort() {
+    /// A store spilling as `spill` says, holding `n` rows of one client at the times
+    /// `ts(line)`, each with the path `/p`.
+    fn store_of(n: u64, ts: impl Fn(u64) -> i64, needs: Needs, spill: SpillOptions) -> RowStore {
         let mut b = Batch::default();
-        for l in 0..20 {
+        for l in 0..n {
             b.push(
                 &Record {
-                    ts_ms: 1000 - l as i64,
-                    client: b"10.0.0.1",
-                    ip: Some("10.0.0.1".parse().unwrap()),
-                    status: 200,
-                    ..Record::default()
-                },
-                l,
-            );
-        }
-        let mut s = RowStore::with_spill(
-            Needs::default(),
-            SpillOptions {
-                run_rows: 3,
-                dir: Some(PathBuf::from("/nonexistent/logscope-spill")),
-                ..SpillOptions::default()
-            },
-        );
-        let f = s.file_id("a.log");
-        let c = rc("10.0.0.1");
-        for i in 0..b.len() {
-            s.push(
-                f,
-                &RowInput {
-                    batch: &b,
-                    i,
-                    class: &c,
-                    who: Who::Other,
-                    logged_refusal: false,
-                },
-            );
-        }
-        let e = s.sort().expect_err("the runs could not be written");
-        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
-        // Asked again, the same error; never rows fed in a wrong order.
-        assert!(s.sort().is_err());
-        assert!(s.for_each_sorted(|_, _| Ok(())).is_err());
-    }
-
-    #[test]
-    fn a_replay_that_stops_early_gets_its_error_back_from_the_merge() {
-        let mut b = Batch::default();
-        for l in 0..20_000u64 {
-            b.push(
-                &Record {
-                    ts_ms: (l as i64 * 7919) % 20_000,
+                    ts_ms: ts(l),
                     client: b"10.0.0.1",
                     ip: Some("10.0.0.1".parse().unwrap()),
                     path: Some(b"/p"),
@@ -1431,27 +1375,60 @@ mod tests {
                 l,
             );
         }
-        let mut s = RowStore::with_spill(
-            Needs::ALL,
-            SpillOptions {
-                run_rows: 3_000,
-                ..SpillOptions::default()
-            },
-        );
+        let mut s = RowStore::with_spill(needs, spill);
+        push_all(&mut s, &b);
+        s
+    }
+
+    /// Pushes every row of `b` as from file `a.log` and client 10.0.0.1; a 429 is a
+    /// logged refusal.
+    fn push_all(s: &mut RowStore, b: &Batch) {
         let f = s.file_id("a.log");
         let c = rc("10.0.0.1");
         for i in 0..b.len() {
             s.push(
                 f,
                 &RowInput {
-                    batch: &b,
+                    batch: b,
                     i,
                     class: &c,
                     who: Who::Other,
-                    logged_refusal: false,
+                    logged_refusal: b.status[i] == 429,
                 },
             );
         }
+    }
+
+    #[test]
+    fn a_run_that_cannot_be_written_is_an_error_from_sort() {
+        let mut s = store_of(
+            20,
+            |l| 1000 - l as i64,
+            Needs::default(),
+            SpillOptions {
+                run_rows: 3,
+                dir: Some(PathBuf::from("/nonexistent/logscope-spill")),
+                ..SpillOptions::default()
+            },
+        );
+        let e = s.sort().expect_err("the runs could not be written");
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
+        // Asked again, the same error; never rows fed in a wrong order.
+        assert!(s.sort().is_err());
+        assert!(s.for_each_sorted(|_, _| Ok(())).is_err());
+    }
+
+    #[test]
+    fn a_replay_that_stops_early_gets_its_error_back_from_the_merge() {
+        let mut s = store_of(
+            20_000,
+            |l| (l as i64 * 7919) % 20_000,
+            Needs::ALL,
+            SpillOptions {
+                run_rows: 3_000,
+                ..SpillOptions::default()
+            },
+        );
         s.sort().unwrap();
         assert_eq!(s.spilled_runs(), 6);
         // In order, every row once, its text with it.
