@@ -510,11 +510,13 @@ struct Group {
 /// bounded memory.
 ///
 /// Rows are held until [`SpillOptions::run_rows`] of them (or
-/// [`SpillOptions::run_text_bytes`] of their text); then they are sorted and written to
-/// a temporary file as a run, and the next run begins. [`RowStore::for_each_sorted`]
-/// merges the runs (and the rows still held) in exactly the order one sort of every
-/// row gives: decision time, then input order. Memory grows with the run size and with
-/// the distinct agents, hosts, methods, users and client names, not with the log.
+/// [`SpillOptions::run_text_bytes`] of their text); then they are handed to a writer
+/// thread that sorts them and writes them to a temporary file as a run while the next
+/// run is gathered (two runs in memory at most). [`RowStore::for_each_sorted`] merges
+/// the runs (and the rows still held) on a reader thread, in exactly the order one sort
+/// of every row gives: decision time, then input order. Memory grows with the run size
+/// and with the distinct agents, hosts, methods, users and client names, not with the
+/// log.
 #[derive(Default)]
 pub struct RowStore {
     needs: Needs,
@@ -606,8 +608,9 @@ impl RowStore {
     }
 
     /// Adds one selected row of input file `file` (from [`RowStore::file_id`]). When
-    /// the rows held reach the run size, they are written out first; an error doing so
-    /// is kept and returned by [`RowStore::sort`] (the rows after it are dropped).
+    /// the rows held reach the run size, they are handed to the writer thread first; an
+    /// error writing a run is kept and returned by [`RowStore::sort`] (the rows after it
+    /// are dropped).
     pub fn push(&mut self, file: u32, r: &RowInput<'_>) {
         if self.error.is_some() {
             return;
@@ -949,25 +952,6 @@ impl RowStore {
             }
             Ok(())
         })
-    }
-
-    /// Calls `f` with the client of every row (its address, or the classifier's key of a
-    /// client that is not one), in no particular order.
-    pub fn for_each_client(
-        &self,
-        mut f: impl FnMut(Option<IpAddr>, Option<ClientKey>),
-    ) -> io::Result<()> {
-        let name = |k: u32| (k != NONE).then_some(ClientKey::Name(k));
-        for run in &self.runs {
-            let mut d = RunReader::new(run, self.needs)?;
-            while let Some((ip, k)) = d.next_client()? {
-                f(ip, name(k));
-            }
-        }
-        for r in &self.cur.rows {
-            f(r.ip, name(r.name_key));
-        }
-        Ok(())
     }
 
     /// Folds the client of every row (its address, or the classifier's key of a client
