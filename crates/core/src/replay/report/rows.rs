@@ -897,7 +897,7 @@ impl RowStore {
     /// Calls `f` with every row in decision-time order ([`RowStore::sort`] first): the
     /// request for the replay (its `index` is its position in that order) and the row's
     /// report-side facts. Rows written to disk are merged back on a thread of their own,
-    /// handed over in chunks of [`CHUNK_ROWS`] (a few chunks in flight), so reading and
+    /// handed over in chunks of 4096 rows (a few chunks in flight), so reading and
     /// merging the runs overlaps the replay.
     pub fn for_each_sorted(
         &self,
