@@ -614,12 +614,9 @@ fn compute_with(
     );
 
     let capacity = args.capacity;
-    let span = store.span().map_or(0, |(a, b)| b - a);
     let opts = ReportOptions {
         capacity,
-        bucket_ms: args
-            .by
-            .map_or_else(|| report::auto_bucket(span, capacity), Duration::ms_i64),
+        bucket_ms: args.by.map(Duration::ms_i64),
         top: args.top,
         refusal_statuses: statuses.clone(),
         v4_len: sel.classifier.v4_len,

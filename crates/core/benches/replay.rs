@@ -202,7 +202,7 @@ fn bench_report(c: &mut Criterion) {
                 let ps: Vec<Policy> = list.iter().map(|s| Policy::from_spec(s).unwrap()).collect();
                 let opts = ReportOptions {
                     capacity: None,
-                    bucket_ms: 600_000,
+                    bucket_ms: Some(600_000),
                     top: 5,
                     refusal_statuses: vec![429],
                     v4_len: 24,

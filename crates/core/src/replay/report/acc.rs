@@ -8,20 +8,14 @@ use std::net::IpAddr;
 
 use rustc_hash::FxHashMap;
 
-use super::model::{LoggedFate, TimeCell};
+use super::buckets::TimeBuckets;
+use super::model::LoggedFate;
 use super::options::ReportOptions;
 use super::rows::{RowMeta, Who};
 use crate::classify::ClientKey;
 use crate::net::canonical;
 use crate::rate::Rate;
 use crate::replay::{Decision, Policy, Verdict};
-
-#[derive(Default)]
-pub(super) struct Bucket {
-    pub(super) offset_ms: i64,
-    pub(super) requests: u64,
-    pub(super) cells: Vec<TimeCell>,
-}
 
 pub(super) struct CapAcc {
     pub(super) cap: Rate,
@@ -99,8 +93,7 @@ pub struct ReportAcc {
     pub(super) last: Option<(i64, i64)>,
     pub(super) who_total: [u64; 5],
     pub(super) agent_total: Vec<u64>,
-    pub(super) buckets: BTreeMap<i64, Bucket>,
-    pub(super) cur: Option<(i64, Bucket)>,
+    pub(super) time: TimeBuckets,
     pub(super) cands: Vec<CandAcc>,
     /// The IPv4 network mask of `opts.v4_len`.
     pub(super) v4_mask: u32,
@@ -111,7 +104,7 @@ pub struct ReportAcc {
 impl ReportAcc {
     /// An accumulator for these candidates.
     pub fn new(policies: &[Policy], opts: ReportOptions) -> ReportAcc {
-        let cands = policies
+        let cands: Vec<CandAcc> = policies
             .iter()
             .map(|p| CandAcc {
                 rules: vec![[0; 5]; p.rules().len()],
@@ -135,11 +128,13 @@ impl ReportAcc {
                 ..CandAcc::default()
             })
             .collect();
+        let v4_mask = match opts.v4_len.min(32) {
+            0 => 0,
+            len => u32::MAX << (32 - len),
+        };
         ReportAcc {
-            opts: ReportOptions {
-                bucket_ms: opts.bucket_ms.max(1),
-                ..opts
-            },
+            time: TimeBuckets::new(opts.bucket_ms, opts.capacity, cands.len()),
+            opts,
             requests: 0,
             second: 0,
             logged: 0,
@@ -147,34 +142,12 @@ impl ReportAcc {
             last: None,
             who_total: [0; 5],
             agent_total: Vec::new(),
-            buckets: BTreeMap::new(),
-            cur: None,
             watch_bans: policies
                 .iter()
                 .any(|p| p.zones().iter().any(|z| z.ban().is_some())),
             cands,
-            v4_mask: match opts.v4_len.min(32) {
-                0 => 0,
-                len => u32::MAX << (32 - len),
-            },
+            v4_mask,
         }
-    }
-
-    fn bucket(&mut self, local: i64, utc: i64) -> &mut Bucket {
-        let w = self.opts.bucket_ms;
-        let start = local.div_euclid(w) * w;
-        if self.cur.as_ref().is_none_or(|(s, _)| *s != start) {
-            if let Some((s, b)) = self.cur.take() {
-                merge_bucket(&mut self.buckets, s, b);
-            }
-            let b = self.buckets.remove(&start).unwrap_or_else(|| Bucket {
-                offset_ms: local - utc,
-                requests: 0,
-                cells: vec![TimeCell::default(); self.cands.len()],
-            });
-            self.cur = Some((start, b));
-        }
-        &mut self.cur.as_mut().expect("set above").1
     }
 
     /// Whether [`ReportAcc::note_bans`] has anything to do.
@@ -228,17 +201,23 @@ impl ReportAcc {
             self.agent_total.resize(a + 1, 0);
         }
         self.agent_total[a] += 1;
-        self.bucket(local_ms, t).requests += 1;
+        self.time.add(local_ms, t, |b| {
+            b.requests += 1;
+            for (cell, v) in b.cells.iter_mut().zip(verdicts) {
+                if v.decision != Decision::OutOfScope {
+                    let refused = v.decision == Decision::Refuse;
+                    cell.covered += 1;
+                    cell.refused += u64::from(refused);
+                    cell.passed += u64::from(!refused);
+                }
+            }
+        });
         for (c, v) in verdicts.iter().enumerate() {
             let d = v.decision;
             if d == Decision::OutOfScope {
                 continue;
             }
             let refused = d == Decision::Refuse;
-            let cell = &mut self.bucket(local_ms, t).cells[c];
-            cell.covered += 1;
-            cell.refused += u64::from(refused);
-            cell.passed += u64::from(!refused);
             let ca = &mut self.cands[c];
             let wr = &mut ca.who[w];
             wr[0] += 1;
@@ -306,22 +285,6 @@ impl ReportAcc {
             }
             if let Some(cap) = &mut ca.cap {
                 cap.add(t, local_ms, !refused);
-            }
-        }
-    }
-}
-
-pub(super) fn merge_bucket(map: &mut BTreeMap<i64, Bucket>, start: i64, b: Bucket) {
-    match map.get_mut(&start) {
-        None => {
-            map.insert(start, b);
-        }
-        Some(old) => {
-            old.requests += b.requests;
-            for (o, n) in old.cells.iter_mut().zip(&b.cells) {
-                o.covered += n.covered;
-                o.refused += n.refused;
-                o.passed += n.passed;
             }
         }
     }

@@ -8,7 +8,8 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use rustc_hash::FxHashMap;
 
-use super::acc::{CandAcc, CapAcc, ReportAcc, client_keys, merge_bucket};
+use super::acc::{CandAcc, CapAcc, ReportAcc, client_keys};
+use super::buckets::{Bucket, TimeBuckets};
 use super::labels::{agent_label, letter, stamp, stamp_secs};
 use super::model::{
     BanRow, BanSummary, CandidateReport, ClassRow, ClassTotal, KeyRow, Load, LoggedRefusals,
@@ -49,9 +50,9 @@ impl ReportAcc {
         cls: &Classifier,
         ctx: ReportContext,
     ) -> std::io::Result<ReplayReport> {
-        if let Some((s, b)) = self.cur.take() {
-            merge_bucket(&mut self.buckets, s, b);
-        }
+        let span = self.first.zip(self.last).map_or(0, |(f, l)| l.0 - f.0);
+        let time = std::mem::replace(&mut self.time, TimeBuckets::new(Some(1), None, 0));
+        let (bucket_ms, buckets) = time.finish(span);
         let mut warnings: Vec<String> = self.approximate_warning().into_iter().collect();
         let labels: Vec<String> = (0..self.cands.len()).map(letter).collect();
         self.fold_ipv4();
@@ -72,7 +73,7 @@ impl ReportAcc {
             warnings.extend(report.warnings.iter().cloned());
             candidates.push(report);
         }
-        let (over_time, gaps) = self.over_time();
+        let (over_time, gaps) = over_time(bucket_ms, &buckets);
         Ok(ReplayReport {
             origin: ctx.origin,
             selection: ctx.selection,
@@ -88,7 +89,7 @@ impl ReportAcc {
                 dropped: ctx.dropped_logged,
             },
             capacity: self.opts.capacity,
-            bucket_ms: self.opts.bucket_ms,
+            bucket_ms,
             internal: (!ctx.internal.is_empty()).then_some(ctx.internal),
             classes: Who::ALL
                 .iter()
@@ -347,44 +348,42 @@ impl ReportAcc {
             })
             .collect()
     }
+}
 
-    /// The buckets with requests, and the runs of empty buckets between them.
-    fn over_time(&self) -> (Vec<TimeRow>, Vec<TimeGap>) {
-        let w = self.opts.bucket_ms;
-        let mut gaps = Vec::new();
-        let mut prev: Option<(i64, i64)> = None;
-        let over_time = self
-            .buckets
-            .iter()
-            .enumerate()
-            .map(|(i, (&start, b))| {
-                if let Some((ps, off)) = prev {
-                    // Empty buckets on the wall clock that also passed in real time (a
-                    // clock turned forward skips buckets without a gap).
-                    let from = ps + w;
-                    let n = ((start - from) / w).min((start - b.offset_ms - (from - off)) / w);
-                    if n > 0 {
-                        gaps.push(TimeGap {
-                            start: stamp_secs(from - off, off),
-                            end: stamp_secs(start - b.offset_ms, b.offset_ms),
-                            buckets: n as u64,
-                            local_ms: from,
-                            end_local_ms: start,
-                            before: i,
-                        });
-                    }
+/// The buckets with requests, and the runs of empty buckets between them.
+fn over_time(w: i64, buckets: &BTreeMap<i64, Bucket>) -> (Vec<TimeRow>, Vec<TimeGap>) {
+    let mut gaps = Vec::new();
+    let mut prev: Option<(i64, i64)> = None;
+    let over_time = buckets
+        .iter()
+        .enumerate()
+        .map(|(i, (&start, b))| {
+            if let Some((ps, off)) = prev {
+                // Empty buckets on the wall clock that also passed in real time (a
+                // clock turned forward skips buckets without a gap).
+                let from = ps + w;
+                let n = ((start - from) / w).min((start - b.offset_ms - (from - off)) / w);
+                if n > 0 {
+                    gaps.push(TimeGap {
+                        start: stamp_secs(from - off, off),
+                        end: stamp_secs(start - b.offset_ms, b.offset_ms),
+                        buckets: n as u64,
+                        local_ms: from,
+                        end_local_ms: start,
+                        before: i,
+                    });
                 }
-                prev = Some((start, b.offset_ms));
-                TimeRow {
-                    start: stamp_secs(start - b.offset_ms, b.offset_ms),
-                    local_ms: start,
-                    requests: b.requests,
-                    candidates: b.cells.clone(),
-                }
-            })
-            .collect();
-        (over_time, gaps)
-    }
+            }
+            prev = Some((start, b.offset_ms));
+            TimeRow {
+                start: stamp_secs(start - b.offset_ms, b.offset_ms),
+                local_ms: start,
+                requests: b.requests,
+                candidates: b.cells.clone(),
+            }
+        })
+        .collect();
+    (over_time, gaps)
 }
 
 /// A ban candidate's bans: every ban of its ban zones, in start order, with the class

@@ -21,6 +21,7 @@
 //! `decisions.rs` (the `--decisions` CSV), `rows.rs` (the rows and their order).
 
 mod acc;
+mod buckets;
 mod decisions;
 mod finish;
 mod fleet_render;

@@ -9,8 +9,9 @@ use crate::rate::Rate;
 pub struct ReportOptions {
     /// Server capacity to hold the passed load against.
     pub capacity: Option<Rate>,
-    /// Width of the refusals-over-time buckets, ms (aligned on the report's clock).
-    pub bucket_ms: i64,
+    /// Width of the refusals-over-time buckets, ms (aligned on the report's clock);
+    /// `None`: the width [`auto_bucket`] gives the span of the rows replayed.
+    pub bucket_ms: Option<i64>,
     /// Rows per top-refused list.
     pub top: usize,
     /// Statuses that mean "refused by a deployed limiter" in the log.
@@ -22,7 +23,7 @@ pub struct ReportOptions {
 }
 
 /// Bucket widths tried by [`auto_bucket`].
-const WIDTHS: [i64; 14] = [
+pub(super) const WIDTHS: [i64; 14] = [
     1_000,
     10_000,
     60_000,

@@ -79,7 +79,7 @@ fn run_specs(specs: &[&str], reqs: &[Req], capacity: Option<Rate>, internal: &[&
     let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
     let opts = ReportOptions {
         capacity,
-        bucket_ms: 60_000,
+        bucket_ms: Some(60_000),
         top: 5,
         refusal_statuses: vec![429],
         v4_len: 24,
@@ -245,7 +245,7 @@ fn internal_services_and_exemptions() {
         &policies,
         ReportOptions {
             capacity: None,
-            bucket_ms: 60_000,
+            bucket_ms: Some(60_000),
             top: 3,
             refusal_statuses: vec![429],
             v4_len: 24,
@@ -599,11 +599,11 @@ mod spilling {
             .map(|s| Policy::from_spec(s).unwrap())
             .collect();
         let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
-        let span = store.span().map_or(0, |(a, b)| b - a);
         let cap = Some(Rate::new(4, 1_000).unwrap());
         let opts = ReportOptions {
             capacity: cap,
-            bucket_ms: auto_bucket(span, cap),
+            // The width the span of the rows gives, as `logscope replay` without --by.
+            bucket_ms: None,
             top: 3,
             refusal_statuses: vec![429],
             v4_len: 24,
