@@ -437,12 +437,14 @@ pub fn rate_arg(s: &str) -> Result<Rate, String> {
 }
 
 /// A report's clock: UTC, a fixed offset, or an IANA zone (offsets cached per 15 minutes).
+#[derive(Clone)]
 pub struct Clock {
     zone: Zone,
     name: String,
     cache: std::cell::Cell<(i64, i64)>,
 }
 
+#[derive(Clone)]
 enum Zone {
     Fixed(i64),
     Tz(chrono_tz::Tz),

@@ -537,13 +537,44 @@ fn compute_with(
     let mut sel = args.filters.build()?;
     let (since, until) = sel.period();
     let timing = Timing::from_env();
-    let mut store = RowStore::with_spill(Needs::of(&policies), spill);
+    let fields = Needs::of(&policies);
+    let mut store = RowStore::with_spill(fields, spill);
     if policies.iter().any(Policy::log_order) {
         store.set_log_order();
     }
     let mut dropped = 0u64;
     let statuses = args.refusal_status.clone();
-    let fields = Needs::of(&policies);
+    let opts = ReportOptions {
+        capacity: args.capacity,
+        // Without --by, the width the span of the rows replayed gives.
+        bucket_ms: args.by.map(Duration::ms_i64),
+        top: args.top,
+        refusal_statuses: statuses.clone(),
+        v4_len: sel.classifier.v4_len,
+        v6_len: sel.classifier.v6_len,
+    };
+    let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
+    let mut acc = ReportAcc::new(&policies, opts);
+    let mut replay = Replay::new(policies);
+    if let Some(f) = shard_filter {
+        replay.set_shard(f);
+    }
+    let decisions_shown = args.decisions.as_deref().map(escape::path);
+    let mut decisions = match &args.decisions {
+        None => None,
+        Some(path) => {
+            let f = AtomicFile::create("--decisions", path)?;
+            Some(
+                DecisionsWriter::new(BufWriter::with_capacity(1 << 20, f), names)
+                    .with_context(|| format!("--decisions: cannot write {}", escape::path(path)))?,
+            )
+        }
+    };
+    // Rows are replayed while they are read when the input says how old the rows still
+    // to come can be (a dataset's recorded time ranges), so they need not be sorted on
+    // disk: on a thread of its own, while the next rows are read and classified. Not
+    // for a fleet, which replays the rows a second time.
+    let stream = fleet.is_none();
     // The heavy class (method, path, query) only where a candidate's matcher reads it;
     // every report needs the identity and the agent (its classes).
     let base = columns_for(
@@ -570,38 +601,99 @@ fn compute_with(
     };
     // Heavy classes and the --client mask are worked out on the decoding threads.
     let prep = sel.prep();
-    let stats = for_each_batch_with(
-        data,
-        &args.rows,
-        cols,
-        since,
-        until,
-        prep,
-        |file, b, pre| {
-            let fid = store.file_id(file);
-            sel.each_selected_with(b, Some(&pre), |i, rc, classifier, _| {
-                let logged = statuses.contains(&b.status[i]);
-                if logged && args.drop_logged_refusals {
-                    dropped += 1;
-                    return;
+    let decisions_context = || {
+        format!(
+            "--decisions: cannot write {}",
+            decisions_shown.as_deref().unwrap_or("")
+        )
+    };
+    let read = std::thread::scope(|scope| {
+        let (to_pass, taken) = crossbeam_channel::bounded::<report::Fed>(2);
+        let (done_tx, done) = crossbeam_channel::unbounded::<report::Fed>();
+        let clock = sel.clock.clone();
+        let (replay, acc, decisions) = (&mut replay, &mut acc, &mut decisions);
+        let pass = std::thread::Builder::new()
+            .name("replay".into())
+            .spawn_scoped(scope, move || -> std::io::Result<()> {
+                let local = |t| clock.local(t);
+                let sink = decisions
+                    .as_mut()
+                    .map(|w| w as &mut dyn report::DecisionSink);
+                let mut feed = report::Feed::new(replay, acc, &local, sink);
+                let mut names = report::FedNames::default();
+                for fed in taken {
+                    fed.replay(&mut names, |req, meta, file| feed.row(file, req, meta))?;
+                    let _ = done_tx.send(fed);
                 }
-                let internal =
-                    !marks.is_empty() && marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
-                let who = Who::of(internal, rc.identity, classifier.agents.info(rc.agent));
-                store.push(
-                    fid,
-                    &RowInput {
-                        batch: b,
-                        i,
-                        class: rc,
-                        who,
-                        logged_refusal: logged,
-                    },
-                );
+                Ok(())
             });
-        },
-    )?;
-    timing.lap("read and classify", store.len());
+        let pass = match pass {
+            Ok(p) => p,
+            Err(e) => return (Ok(RowStats::default()), Err(e), None),
+        };
+        // The clients of the rows taken could not be written.
+        let mut take_error: Option<std::io::Error> = None;
+        let mut passing = true;
+        let stats = for_each_batch_with(
+            data,
+            &args.rows,
+            cols,
+            since,
+            until,
+            prep,
+            |file, b, pre, floor| {
+                let fid = store.file_id(file);
+                sel.each_selected_with(b, Some(&pre), |i, rc, classifier, _| {
+                    let logged = statuses.contains(&b.status[i]);
+                    if logged && args.drop_logged_refusals {
+                        dropped += 1;
+                        return;
+                    }
+                    let internal = !marks.is_empty()
+                        && marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
+                    let who = Who::of(internal, rc.identity, classifier.agents.info(rc.agent));
+                    store.push(
+                        fid,
+                        &RowInput {
+                            batch: b,
+                            i,
+                            class: rc,
+                            who,
+                            logged_refusal: logged,
+                        },
+                    );
+                });
+                if stream && floor > i64::MIN && passing && take_error.is_none() {
+                    match store.take_before(floor, done.try_recv().ok()) {
+                        // The replay stopped (its error comes from the join).
+                        Ok(Some(fed)) => passing = to_pass.send(fed).is_ok(),
+                        Ok(None) => {}
+                        Err(e) => take_error = Some(e),
+                    }
+                }
+            },
+        );
+        drop(to_pass);
+        let passed = pass
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the replay thread failed")));
+        (stats, passed, take_error)
+    });
+    let (stats, passed, take_error) = read;
+    passed.with_context(decisions_context)?;
+    let stats = stats?;
+    if let Some(e) = take_error {
+        return Err(anyhow::Error::new(e).context(format!(
+            "cannot write to a temporary file in {tmp_shown} (see --tmp-dir)"
+        )));
+    }
+    timing.lap(
+        &format!(
+            "read, classify and replay as read ({} rows replayed as read)",
+            store.fed()
+        ),
+        store.len(),
+    );
     store.sort().with_context(|| {
         format!("cannot write sorted rows to a temporary file in {tmp_shown} (see --tmp-dir)")
     })?;
@@ -612,50 +704,36 @@ fn compute_with(
         ),
         store.len(),
     );
-
-    let capacity = args.capacity;
-    let opts = ReportOptions {
-        capacity,
-        bucket_ms: args.by.map(Duration::ms_i64),
-        top: args.top,
-        refusal_statuses: statuses.clone(),
-        v4_len: sel.classifier.v4_len,
-        v6_len: sel.classifier.v6_len,
-    };
-    let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
-    let mut acc = ReportAcc::new(&policies, opts);
-    let mut replay = Replay::new(policies);
-    if let Some(f) = shard_filter {
-        replay.set_shard(f);
-    }
     let clock = &sel.clock;
-    match &args.decisions {
-        None => report::run(&store, &mut replay, &mut acc, &|t| clock.local(t), None)
-            .with_context(|| format!("cannot read back sorted rows in {tmp_shown}"))?,
-        Some(path) => {
-            let shown = escape::path(path);
-            let f = AtomicFile::create("--decisions", path)?;
-            let mut w = DecisionsWriter::new(BufWriter::with_capacity(1 << 20, f), names)
-                .with_context(|| format!("--decisions: cannot write {shown}"))?;
-            report::run(
-                &store,
-                &mut replay,
-                &mut acc,
-                &|t| clock.local(t),
-                Some(&mut w as &mut dyn report::DecisionSink),
-            )
-            .with_context(|| format!("--decisions: cannot write {shown}"))?;
-            let rows = w.rows();
-            let f = w
-                .finish()
-                .and_then(|b| b.into_inner().map_err(|e| e.into_error()))
-                .with_context(|| format!("--decisions: cannot write {shown}"))?;
-            f.commit()?;
-            eprintln!(
-                "logscope: wrote {} decisions to {shown}",
-                logscope_core::number::thousands(rows)
-            );
+    let local = |t| clock.local(t);
+    let mut feed = report::Feed::new(
+        &mut replay,
+        &mut acc,
+        &local,
+        decisions
+            .as_mut()
+            .map(|w| w as &mut dyn report::DecisionSink),
+    );
+    feed.rest(&store).with_context(|| {
+        if decisions_shown.is_some() {
+            decisions_context()
+        } else {
+            format!("cannot read back sorted rows in {tmp_shown}")
         }
+    })?;
+    drop(feed);
+    if let Some(w) = decisions {
+        let rows = w.rows();
+        let f = w
+            .finish()
+            .and_then(|b| b.into_inner().map_err(|e| e.into_error()))
+            .with_context(decisions_context)?;
+        f.commit()?;
+        eprintln!(
+            "logscope: wrote {} decisions to {}",
+            logscope_core::number::thousands(rows),
+            decisions_shown.as_deref().unwrap_or("")
+        );
     }
     timing.lap(
         &format!("replay through {} candidates", replay.policies().len()),

@@ -265,13 +265,15 @@ pub fn for_each_batch(
         since,
         until,
         |_| (),
-        |f, b, ()| sink(f, b),
+        |f, b, (), _| sink(f, b),
     )
 }
 
 /// [`for_each_batch`], with `prep` run on every batch before `sink` gets it with its
 /// result: on the threads that decode the dataset (so both cores share that work), on
-/// the caller's thread for log files.
+/// the caller's thread for log files. `sink` also gets the batch's floor: no row
+/// delivered after it is older (UTC ms; from the dataset's recorded time ranges,
+/// `i64::MIN` for log files, whose order is not known).
 pub fn for_each_batch_with<P: Send>(
     data: &Path,
     args: &RowArgs,
@@ -279,14 +281,14 @@ pub fn for_each_batch_with<P: Send>(
     since: Option<i64>,
     until: Option<i64>,
     prep: impl Fn(&Batch) -> P + Sync,
-    mut sink: impl FnMut(&str, &Batch, P),
+    mut sink: impl FnMut(&str, &Batch, P, i64),
 ) -> anyhow::Result<RowStats> {
     let mut stats = RowStats::default();
     if args.files.is_empty() {
         let ds = open_dataset(data)?;
         stats.origin = dataset_origin(data, args);
         let scanned = scan::scan_with(&ds, cols, since, until, &prep, |fb, p| {
-            sink(&fb.file, &fb.batch, p);
+            sink(&fb.file, &fb.batch, p, fb.floor_ms);
             ControlFlow::Continue(())
         })?;
         stats.records = scanned.delivered;
@@ -344,7 +346,7 @@ pub fn for_each_batch_with<P: Send>(
                     );
                 }
             }
-            sink(&name, &batch, prep(&batch));
+            sink(&name, &batch, prep(&batch), i64::MIN);
             ControlFlow::Continue(())
         })?;
         if let Some(d) = &st.damage {

@@ -127,6 +127,10 @@ pub struct FileBatch {
     pub file: String,
     /// The records.
     pub batch: Batch,
+    /// No row delivered after this batch is older than this (UTC ms; `i64::MIN`: not
+    /// known), from the time ranges the manifest records: a reader that needs rows in
+    /// time order can act on the rows before it without waiting for the end.
+    pub floor_ms: i64,
 }
 
 /// What a [`scan`] read.
@@ -177,7 +181,16 @@ pub fn scan_with<P: Send>(
         ds,
         plan,
         |s| {
-            let batches = read_slice(plan, s, &columns, since, until, mode)?;
+            let mut batches = read_slice(plan, s, &columns, since, until, mode)?;
+            // Rows of this slice still to come are no older than its start.
+            let n = batches.len();
+            for (k, fb) in batches.iter_mut().enumerate() {
+                fb.floor_ms = if k + 1 == n {
+                    s.floor_ms
+                } else {
+                    s.floor_ms.min(s.min_ts_ms)
+                };
+            }
             Ok(batches
                 .into_iter()
                 .map(|fb| {
@@ -579,6 +592,7 @@ fn frame_to_batches(
         out.push(FileBatch {
             file: file_name,
             batch: b,
+            floor_ms: i64::MIN,
         });
     }
     Ok(out)
@@ -810,6 +824,7 @@ fn decoded_to_batches(
         out.push(FileBatch {
             file: file_of(start).unwrap_or("").to_string(),
             batch: b,
+            floor_ms: i64::MIN,
         });
     }
     Ok(out)

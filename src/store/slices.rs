@@ -21,6 +21,11 @@ pub struct Slice {
     pub offset: usize,
     /// Rows.
     pub len: usize,
+    /// No row of this slice is older (UTC ms): its part's or segments' recorded start.
+    pub min_ts_ms: i64,
+    /// No row of a later slice of the plan is older (`i64::MAX` after the last one):
+    /// what lets a reader in time order act on the rows before it (the replay).
+    pub floor_ms: i64,
 }
 
 /// What a read covers.
@@ -87,6 +92,8 @@ pub fn plan(
                     path: path.clone(),
                     offset: o,
                     len: n,
+                    min_ts_ms: min_ts(part, o, n),
+                    floor_ms: i64::MAX,
                 });
                 o += n;
             }
@@ -96,6 +103,11 @@ pub fn plan(
             let md = checksum::checked_footer(&path, sums.as_ref())?;
             footers.push(Footer { path, md, sums });
         }
+    }
+    let mut floor = i64::MAX;
+    for s in slices.iter_mut().rev() {
+        s.floor_ms = floor;
+        floor = floor.min(s.min_ts_ms);
     }
     Ok(Some(Plan {
         slices,
@@ -187,6 +199,25 @@ fn ranges(part: &super::PartEntry, overlaps: &dyn Fn(i64, i64) -> bool) -> Vec<(
         offset += n;
     }
     out
+}
+
+/// The earliest time recorded for rows `offset..offset + len` of `part`: the least
+/// start of the segments they meet, or the part's start when it records none.
+fn min_ts(part: &super::PartEntry, offset: usize, len: usize) -> i64 {
+    if part.segments.is_empty() || part.segments.iter().map(|s| s.rows).sum::<u64>() != part.rows {
+        return part.min_ts_ms;
+    }
+    let mut start = 0usize;
+    let mut min = i64::MAX;
+    for seg in &part.segments {
+        let end = start + seg.rows as usize;
+        if end > offset && start < offset + len {
+            min = min.min(seg.min_ts_ms);
+        }
+        start = end;
+    }
+    // Rows outside every segment cannot be: the part's start, to be safe.
+    if min == i64::MAX { part.min_ts_ms } else { min }
 }
 
 /// The checksums the manifest records for `part` (at `path`), parsed.

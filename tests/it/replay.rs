@@ -799,3 +799,125 @@ fn every_format_is_deterministic() {
     let limited = 180 * 24 + 18 * 40;
     assert_eq!(rows, 2 * limited);
 }
+
+/// One combined-format line at `s` seconds after 2026-09-01 00:00 UTC.
+fn combined_at(s: u64, ip: &str, path: &str, status: u16, ua: &str) -> String {
+    let (d, rest) = (1 + s / 86_400, s % 86_400);
+    format!(
+        "{ip} - - [{d:02}/Sep/2026:{:02}:{:02}:{:02} +0000] \"GET {path} HTTP/1.1\" {status} 512 \"-\" \"{ua}\"\n",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// A dataset's rows are replayed while they are read (without sorting them on disk)
+/// where its recorded time ranges allow, and sorted on disk where they do not (parts
+/// that overlap in time, a run size reached): the decisions, their order and the report
+/// are those of the same logs replayed from the files, which are always sorted first.
+#[test]
+fn replay_as_read_from_the_dataset_decides_as_the_sorted_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x5eed_0010);
+    // Two servers' logs over six days, the second overlapping both of the first's
+    // files; 1-second stamps (rows of one second are spread over it); requests logged
+    // up to 40 s after they came (the log is not in time order).
+    let files = [("a.log", 0u64, 3u64), ("b.log", 1, 5), ("c.log", 3, 6)];
+    for (name, from, to) in files {
+        let mut text = String::new();
+        let mut t = from * 86_400;
+        while t < to * 86_400 {
+            t += rng.below(90);
+            let burst = 1 + rng.below(6);
+            for _ in 0..burst {
+                let late = t.saturating_sub(rng.below(40) * u64::from(rng.below(4) == 0));
+                let ip = format!("10.0.{}.{}", rng.below(4), rng.below(30));
+                let path = format!("/w/{}", rng.below(50));
+                let status = if rng.below(20) == 0 { 429 } else { 200 };
+                let ua = ["Mozilla/5.0", "curl/8.0", "Googlebot/2.1"][rng.below(3) as usize];
+                text.push_str(&combined_at(late, &ip, &path, status, ua));
+            }
+        }
+        std::fs::write(tmp.path().join(name), text).unwrap();
+    }
+    let data = tmp.path().join("data");
+    for (name, _, _) in files {
+        // Small row groups: many recorded time ranges, so many rows replayed as read.
+        let out = logscope(&data)
+            .current_dir(tmp.path())
+            .env("LOGSCOPE_ROW_GROUP_ROWS", "64")
+            .args(["ingest", "--quiet", name])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let cases: &[&[&str]] = &[
+        &["--limit", "20/1m", "--capacity", "30/1m"],
+        &[
+            "--limit",
+            "3/1m,key=ip",
+            "--limit",
+            "1/s,algo=token-bucket,burst=3,key=path",
+        ],
+        &["--limit", "40/10m,scope=anonymous", "--by", "1h"],
+    ];
+    for (k, case) in cases.iter().enumerate() {
+        for run_rows in [None, Some("200")] {
+            let replay = |data: Option<&Path>, csv: &str| {
+                let mut args = vec!["replay", "--format", "json", "--decisions", csv];
+                args.extend_from_slice(case);
+                if data.is_none() {
+                    args.extend(["a.log", "b.log", "c.log"]);
+                }
+                let default = tmp.path().join("no-dataset");
+                let mut cmd = logscope(data.unwrap_or(&default));
+                cmd.current_dir(tmp.path()).args(&args);
+                if let Some(n) = run_rows {
+                    cmd.env("LOGSCOPE_REPLAY_RUN_ROWS", n);
+                }
+                let out = cmd.env("LOGSCOPE_TIMING", "1").output().unwrap();
+                let err = String::from_utf8_lossy(&out.stderr).into_owned();
+                assert!(out.status.success(), "{case:?}: {err}");
+                let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+                // The phases say how many rows were replayed as read, and how many
+                // sorted runs were written.
+                let count = |after: &str| -> u64 {
+                    let at = err.find(after).unwrap_or_else(|| panic!("{err}"));
+                    let head = &err[..at];
+                    let digits = head.rsplit(['(', ' ']).next().unwrap();
+                    digits.parse().unwrap_or_else(|_| panic!("{err}"))
+                };
+                let seen = (count(" rows replayed as read"), count(" runs on disk"));
+                (j, std::fs::read(tmp.path().join(csv)).unwrap(), seen)
+            };
+            let (a, a_csv, a_seen) = replay(None, &format!("files-{k}.csv"));
+            let (b, b_csv, b_seen) = replay(Some(&data), &format!("data-{k}.csv"));
+            let what = format!("{case:?}, run rows {run_rows:?}");
+            // Log files are always sorted first; the dataset replays rows as read,
+            // unless a run size reached before its rows could be (then they are sorted
+            // on disk).
+            assert_eq!(a_seen.0, 0, "{what}");
+            if run_rows.is_none() {
+                assert!(b_seen.0 > 1_000, "{what}: {b_seen:?}");
+            } else {
+                assert!(b_seen.1 > 0, "{what}: {b_seen:?}");
+            }
+            assert!(a["requests"].as_u64().unwrap() > 10_000, "{what}");
+            for field in [
+                "requests",
+                "first",
+                "last",
+                "bucket_ms",
+                "candidates",
+                "over_time",
+            ] {
+                assert_eq!(a[field], b[field], "{what}: {field}");
+            }
+            assert!(a_csv == b_csv, "{what}: the decisions differ");
+        }
+    }
+}

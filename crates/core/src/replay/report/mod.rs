@@ -42,7 +42,9 @@ pub use model::{
 };
 pub use model::{FleetCandidate, FleetCounts, FleetPeak, FleetReport};
 pub use options::{ReportContext, ReportOptions, auto_bucket};
-pub use rows::{InternalMarks, Needs, RowInput, RowMeta, RowStore, SpillOptions, Who};
+pub use rows::{
+    Fed, FedNames, InternalMarks, Needs, RowInput, RowMeta, RowStore, SpillOptions, Who,
+};
 
 use super::{Policy, Replay, Verdict};
 #[cfg(test)]
@@ -81,39 +83,79 @@ impl<W: Write> DecisionSink for DecisionsWriter<W> {
 /// verdicts to `decisions` when given. `local` maps UTC ms to the report's wall clock;
 /// it is asked once per 15 minutes of log (no time zone changes offset more often).
 /// Fails if the decisions cannot be written or the store's runs on disk cannot be read.
-pub fn run(
+pub fn run<'a>(
     store: &RowStore,
-    replay: &mut Replay,
-    acc: &mut ReportAcc,
-    local: &dyn Fn(i64) -> i64,
-    mut decisions: Option<&mut dyn DecisionSink>,
+    replay: &'a mut Replay,
+    acc: &'a mut ReportAcc,
+    local: &'a dyn Fn(i64) -> i64,
+    decisions: Option<&'a mut dyn DecisionSink>,
 ) -> std::io::Result<()> {
-    const SLOT: i64 = 15 * 60_000;
-    let mut verdicts: Vec<Verdict> = Vec::with_capacity(replay.policies().len());
-    let mut slot = (i64::MIN, 0i64);
-    store.for_each_sorted(|req, meta| {
+    Feed::new(replay, acc, local, decisions).rest(store)
+}
+
+/// Feeds rows in decision-time order through a [`Replay`] into a [`ReportAcc`] (and
+/// the `--decisions` sink): as they are read ([`RowStore::take_before`], [`Fed::replay`] with
+/// [`Feed::row`]), then the rest of the store ([`Feed::rest`]).
+pub struct Feed<'a> {
+    replay: &'a mut Replay,
+    acc: &'a mut ReportAcc,
+    local: &'a dyn Fn(i64) -> i64,
+    decisions: Option<&'a mut dyn DecisionSink>,
+    verdicts: Vec<Verdict>,
+    /// The current 15 minutes of log and the clock's offset in them.
+    slot: (i64, i64),
+}
+
+impl<'a> Feed<'a> {
+    /// A feed into `replay` and `acc`; see [`run`].
+    pub fn new(
+        replay: &'a mut Replay,
+        acc: &'a mut ReportAcc,
+        local: &'a dyn Fn(i64) -> i64,
+        decisions: Option<&'a mut dyn DecisionSink>,
+    ) -> Feed<'a> {
+        Feed {
+            verdicts: Vec::with_capacity(replay.policies().len()),
+            replay,
+            acc,
+            local,
+            decisions,
+            slot: (i64::MIN, 0),
+        }
+    }
+
+    /// Replays one row (rows come in decision-time order) of input `file`.
+    #[inline]
+    pub fn row(
+        &mut self,
+        file: &str,
+        req: &super::Request<'_>,
+        meta: &RowMeta,
+    ) -> std::io::Result<()> {
+        const SLOT: i64 = 15 * 60_000;
         let t = meta.arrival_ms;
         let s = t.div_euclid(SLOT);
-        if s != slot.0 {
-            slot = (s, local(s * SLOT) - s * SLOT);
+        if s != self.slot.0 {
+            self.slot = (s, (self.local)(s * SLOT) - s * SLOT);
         }
-        verdicts.clear();
-        verdicts.extend_from_slice(replay.decide(req));
-        acc.add(meta, t + slot.1, &verdicts);
-        if acc.watches_bans() {
-            acc.note_bans(meta, &verdicts, replay.policies());
+        self.verdicts.clear();
+        self.verdicts.extend_from_slice(self.replay.decide(req));
+        self.acc.add(meta, t + self.slot.1, &self.verdicts);
+        if self.acc.watches_bans() {
+            self.acc
+                .note_bans(meta, &self.verdicts, self.replay.policies());
         }
-        if let Some(w) = decisions.as_deref_mut() {
-            w.decided(
-                store.file_name(meta.file),
-                meta,
-                req,
-                replay.policies(),
-                &verdicts,
-            )?;
+        if let Some(w) = self.decisions.as_deref_mut() {
+            w.decided(file, meta, req, self.replay.policies(), &self.verdicts)?;
         }
         Ok(())
-    })
+    }
+
+    /// Replays the rows of `store` (sorted) not fed yet. Fails if the decisions cannot
+    /// be written or the store's runs on disk cannot be read.
+    pub fn rest(&mut self, store: &RowStore) -> std::io::Result<()> {
+        store.for_each_sorted(|req, meta| self.row(store.file_name(meta.file), req, meta))
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //! merged back when the replay reads them, in exactly the order of one sort of every
 //! row (decision time, then input order: a total order, ties broken by run).
 
+mod clients;
 mod spill;
 
 use std::cmp::Reverse;
@@ -30,6 +31,7 @@ use super::super::spec::CostKind;
 use crate::batch::Batch;
 use crate::classify::{AgentInfo, ClientKey, Device, Identity, RowClass};
 use crate::replay::Policy;
+use clients::ClientLog;
 use spill::{Run, RunReader, RunWriter};
 
 const NONE: u32 = u32::MAX;
@@ -352,11 +354,6 @@ impl Interned {
         self.ids.insert(v.into(), i);
         i
     }
-
-    #[inline]
-    fn get(&self, i: u32) -> Option<&[u8]> {
-        self.vals.get(i as usize).map(|s| s.as_bytes())
-    }
 }
 
 /// Text stored as it comes (paths, queries, referers: mostly distinct), for one run.
@@ -368,9 +365,13 @@ struct Arena {
 
 impl Arena {
     fn push(&mut self, v: Option<&str>) -> u32 {
+        self.push_bytes(v.map(str::as_bytes))
+    }
+
+    fn push_bytes(&mut self, v: Option<&[u8]>) -> u32 {
         let Some(v) = v else { return NONE };
         let start = self.data.len() as u64;
-        self.data.extend_from_slice(v.as_bytes());
+        self.data.extend_from_slice(v);
         self.spans.push((start, v.len() as u32));
         (self.spans.len() - 1) as u32
     }
@@ -545,6 +546,121 @@ pub struct RowStore {
     sorted: bool,
     /// Per file, the latest arrival so far, when rows keep file order.
     log_order: Option<Vec<i64>>,
+    /// Rows taken to be replayed while they were read ([`RowStore::take_before`]).
+    fed: u64,
+    /// Span of the rows fed.
+    fed_span: Option<(i64, i64)>,
+    /// The clients of the rows fed (for [`RowStore::fold_clients`]).
+    fed_clients: Option<ClientLog>,
+    /// The buffer [`RowStore::take_before`] gathers the rows it keeps in.
+    spare: RunBuf,
+    /// How many files and interned names the rows taken so far have handed over.
+    sent: Sent,
+}
+
+/// Counts of names handed over with [`Fed`] rows.
+#[derive(Default)]
+struct Sent {
+    files: usize,
+    /// clients, methods, hosts, agents, users.
+    tables: [usize; 5],
+}
+
+/// The names a [`Fed`] needs: the input files and the interned clients, methods,
+/// hosts, agents and users, as the store had them when it was taken (each [`Fed`]
+/// carries those added since the one before).
+#[derive(Default)]
+pub struct FedNames {
+    files: Vec<String>,
+    tables: [Vec<Box<str>>; 5],
+}
+
+/// Rows taken by [`RowStore::take_before`], in decision-time order, with their text
+/// and the names interned since the rows taken before: replayable on another thread
+/// (with one [`FedNames`] there, given every [`Fed`] in order).
+#[derive(Default)]
+pub struct Fed {
+    /// Position of the first row in the whole order.
+    first: u64,
+    rows: RunBuf,
+    names: FedNames,
+}
+
+impl Fed {
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.rows.rows.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.rows.rows.is_empty()
+    }
+
+    /// Calls `f` with every row, in order: its request (`index` its position in the
+    /// whole order), report-side facts and file name. `names` is the replaying side's
+    /// copy of the store's names, brought up to date first.
+    pub fn replay(
+        &self,
+        names: &mut FedNames,
+        mut f: impl FnMut(&Request<'_>, &RowMeta, &str) -> io::Result<()>,
+    ) -> io::Result<()> {
+        names.files.extend_from_slice(&self.names.files);
+        for (all, new) in names.tables.iter_mut().zip(&self.names.tables) {
+            all.extend_from_slice(new);
+        }
+        let [clients, method, host, agent, user] = &names.tables;
+        let tables = Tables {
+            clients,
+            method,
+            host,
+            agent,
+            user,
+        };
+        for (k, r) in self.rows.rows.iter().enumerate() {
+            let (t, fs) = self.rows.held_text(r);
+            let req = tables.request(self.first + k as u64, r, &t, fs);
+            let file = names.files.get(r.file as usize).map_or("", String::as_str);
+            f(&req, &RowStore::meta(r), file)?;
+        }
+        Ok(())
+    }
+}
+
+/// The interned names a [`Request`] is built from.
+struct Tables<'a> {
+    clients: &'a [Box<str>],
+    method: &'a [Box<str>],
+    host: &'a [Box<str>],
+    agent: &'a [Box<str>],
+    user: &'a [Box<str>],
+}
+
+impl<'a> Tables<'a> {
+    /// The request of a row, for the replay.
+    #[inline]
+    fn request(&self, index: u64, r: &Row, t: &[u32; 7], f: [Option<&'a [u8]>; 3]) -> Request<'a> {
+        let get = |v: &'a [Box<str>], i: u32| v.get(i as usize).map(|s| s.as_bytes());
+        Request {
+            index,
+            arrival_ms: r.arrival,
+            ip: r.ip,
+            client: get(self.clients, r.client).unwrap_or(b""),
+            method: get(self.method, t[0]),
+            path: f[0],
+            query: f[1],
+            host: get(self.host, t[3]),
+            user_agent: get(self.agent, t[4]),
+            referer: f[2],
+            user: get(self.user, t[6]),
+            identified: r.flags & IDENTIFIED != 0,
+            has_cookie: (r.flags & COOKIE_KNOWN != 0).then_some(r.flags & COOKIE != 0),
+            heavy: r.flags & HEAVY != 0,
+            status: r.status,
+            request_time_us: (r.rt_us != NO_VALUE).then_some(r.rt_us),
+            bytes: (r.bytes != NO_VALUE).then_some(r.bytes),
+        }
+    }
 }
 
 impl RowStore {
@@ -576,9 +692,14 @@ impl RowStore {
         self.log_order = Some(Vec::new());
     }
 
-    /// Number of rows.
+    /// Number of rows (those fed already included).
     pub fn len(&self) -> usize {
-        self.spilled as usize + self.cur.rows.len()
+        (self.fed + self.spilled) as usize + self.cur.rows.len()
+    }
+
+    /// Rows taken to be replayed while they were read ([`RowStore::take_before`]).
+    pub fn fed(&self) -> u64 {
+        self.fed
     }
 
     /// Whether there are none.
@@ -827,6 +948,12 @@ impl RowStore {
             return Ok(());
         }
         self.close_group();
+        if let Some(log) = &mut self.fed_clients
+            && let Err(e) = log.flush()
+        {
+            self.error = Some(io::Error::new(e.kind(), e.to_string()));
+            return Err(e);
+        }
         if let Err(e) = self.join_writer() {
             self.error = Some(io::Error::new(e.kind(), e.to_string()));
             return Err(e);
@@ -836,15 +963,102 @@ impl RowStore {
         Ok(())
     }
 
+    /// Takes the rows held that are decided before `floor` (UTC ms: no row pushed later
+    /// is older), in decision-time order, to be replayed now ([`Fed::replay`], on any
+    /// thread): rows read in about time order (a dataset's parts, whose time ranges the
+    /// manifest records) are replayed as they are read instead of being sorted on
+    /// disk. The clients of the rows taken are kept on disk for
+    /// [`RowStore::fold_clients`]. `reuse` is a [`Fed`] replayed already, for its
+    /// buffers.
+    ///
+    /// `None` once rows were written to disk as runs (those are merged by
+    /// [`RowStore::for_each_sorted`], after every row is read), while the rows of one
+    /// second still being gathered are older than `floor` (they are spread over their
+    /// second only once complete), or when no row is older than `floor`. Fails if the
+    /// clients cannot be written.
+    pub fn take_before(&mut self, floor: i64, reuse: Option<Fed>) -> io::Result<Option<Fed>> {
+        if self.error.is_some() || self.writer.is_some() || !self.runs.is_empty() {
+            return Ok(None);
+        }
+        let limit = self.group.map_or(floor, |g| floor.min(g.arrival));
+        // The rows of an open second are the last ones and no older than `limit`: the
+        // others are sorted (among equal keys, positions stay in push order, which
+        // the sorts after this one tie by) and those older than `limit` taken.
+        let open = self.group.map_or(self.cur.rows.len(), |g| g.start);
+        let rows = &mut self.cur.rows[..open];
+        rows.sort_by_key(packed_key);
+        let n = rows.partition_point(|r| r.arrival < limit);
+        if n == 0 {
+            return Ok(None);
+        }
+        let mut fed = reuse.unwrap_or_default();
+        fed.rows.clear();
+        if self.needs.any() {
+            // Rows with text: both parts are copied, so that the text of the rows
+            // taken does not stay behind.
+            let mut keep = std::mem::take(&mut self.spare);
+            for (k, r) in self.cur.rows.iter().enumerate() {
+                let dest = if k < n { &mut fed.rows } else { &mut keep };
+                dest.copy_row(r, &self.cur);
+            }
+            let mut held = std::mem::replace(&mut self.cur, keep);
+            held.clear();
+            self.spare = held;
+        } else {
+            // Most rows are taken: the buffer goes, the few rows kept are copied back.
+            std::mem::swap(&mut fed.rows.rows, &mut self.cur.rows);
+            self.cur.rows.extend_from_slice(&fed.rows.rows[n..]);
+            fed.rows.rows.truncate(n);
+        }
+        if let Some(g) = &mut self.group {
+            g.start -= n;
+        }
+        fed.first = self.fed;
+        // The names interned since the last rows taken, for the replaying side's copy.
+        fed.names.files = self.files[self.sent.files..].to_vec();
+        self.sent.files = self.files.len();
+        let tables = [
+            &self.clients,
+            &self.method,
+            &self.host,
+            &self.agent,
+            &self.user,
+        ];
+        for ((new, sent), t) in fed
+            .names
+            .tables
+            .iter_mut()
+            .zip(&mut self.sent.tables)
+            .zip(tables)
+        {
+            new.clear();
+            new.extend_from_slice(&t.vals[*sent..]);
+            *sent = t.vals.len();
+        }
+        let rows = &fed.rows.rows;
+        if let (Some(a), Some(b)) = (rows.first(), rows.last()) {
+            let (a, b) = (a.arrival, b.arrival);
+            self.fed_span = Some(self.fed_span.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
+        }
+        self.fed += rows.len() as u64;
+        let dir = self.spill.dir.clone().unwrap_or_else(std::env::temp_dir);
+        let log = self.fed_clients.get_or_insert_with(|| ClientLog::new(&dir));
+        if let Err(e) = rows.iter().try_for_each(|r| log.push(r.ip, r.name_key)) {
+            self.error = Some(io::Error::new(e.kind(), e.to_string()));
+            return Err(e);
+        }
+        Ok(Some(fed))
+    }
+
     /// First and last decision time, if any row.
     pub fn span(&self) -> Option<(i64, i64)> {
         let held = self.cur.rows.iter().map(|r| r.arrival);
         let min = held.clone().min();
         let max = held.max();
-        match (self.spilled_span, min.zip(max)) {
-            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
-            (s, h) => s.or(h),
-        }
+        [self.fed_span, self.spilled_span, min.zip(max)]
+            .into_iter()
+            .flatten()
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
     }
 
     /// The request of a row, for the replay.
@@ -856,25 +1070,14 @@ impl RowStore {
         t: &[u32; 7],
         f: [Option<&'a [u8]>; 3],
     ) -> Request<'a> {
-        Request {
-            index,
-            arrival_ms: r.arrival,
-            ip: r.ip,
-            client: self.clients.get(r.client).unwrap_or(b""),
-            method: self.method.get(t[0]),
-            path: f[0],
-            query: f[1],
-            host: self.host.get(t[3]),
-            user_agent: self.agent.get(t[4]),
-            referer: f[2],
-            user: self.user.get(t[6]),
-            identified: r.flags & IDENTIFIED != 0,
-            has_cookie: (r.flags & COOKIE_KNOWN != 0).then_some(r.flags & COOKIE != 0),
-            heavy: r.flags & HEAVY != 0,
-            status: r.status,
-            request_time_us: (r.rt_us != NO_VALUE).then_some(r.rt_us),
-            bytes: (r.bytes != NO_VALUE).then_some(r.bytes),
+        Tables {
+            clients: &self.clients.vals,
+            method: &self.method.vals,
+            host: &self.host.vals,
+            agent: &self.agent.vals,
+            user: &self.user.vals,
         }
+        .request(index, r, t, f)
     }
 
     /// The report-side facts of a row.
@@ -909,7 +1112,10 @@ impl RowStore {
         if self.runs.is_empty() {
             for (i, r) in self.cur.rows.iter().enumerate() {
                 let (t, fs) = self.cur.held_text(r);
-                f(&self.request(i as u64, r, &t, fs), &Self::meta(r))?;
+                f(
+                    &self.request(self.fed + i as u64, r, &t, fs),
+                    &Self::meta(r),
+                )?;
             }
             return Ok(());
         }
@@ -940,7 +1146,7 @@ impl RowStore {
             // Owned here, so that a replay that stops early drops it and the reader's
             // next hand-over fails instead of waiting for ever.
             let from = from;
-            let mut i = 0u64;
+            let mut i = self.fed;
             for chunk in &from {
                 let chunk = chunk?;
                 for k in 0..chunk.rows.len() {
@@ -965,12 +1171,20 @@ impl RowStore {
         f: impl Fn(&mut S, Option<IpAddr>, Option<ClientKey>) + Sync,
     ) -> io::Result<Vec<S>> {
         let name = |k: u32| (k != NONE).then_some(ClientKey::Name(k));
-        let n = threads.clamp(1, self.runs.len().max(1));
+        let logged = self.fed_clients.as_ref().map_or(0, ClientLog::files);
+        let n = threads.clamp(1, (self.runs.len() + logged).max(1));
         let share = |t: usize, s: &mut S| -> io::Result<()> {
             for run in self.runs.iter().skip(t).step_by(n) {
                 let mut d = RunReader::new(run, self.needs)?;
                 while let Some((ip, k)) = d.next_client()? {
                     f(s, ip, name(k));
+                }
+            }
+            if let Some(log) = &self.fed_clients {
+                // Continue the runs' round: every thread gets a share of the files.
+                let first = (n - self.runs.len() % n + t) % n;
+                for k in (first..logged).step_by(n) {
+                    log.fold(k, |ip, key| f(s, ip, name(key)))?;
                 }
             }
             Ok(())
@@ -1018,9 +1232,23 @@ impl RunBuf {
         self.path.held() + self.query.held() + self.referer.held()
     }
 
+    /// Appends row `r` of `from`, with its free text.
+    fn copy_row(&mut self, r: &Row, from: &RunBuf) {
+        let mut row = *r;
+        if r.text != NONE {
+            let mut t = from.texts[r.text as usize];
+            t[1] = self.path.push_bytes(from.path.get(t[1]));
+            t[2] = self.query.push_bytes(from.query.get(t[2]));
+            t[5] = self.referer.push_bytes(from.referer.get(t[5]));
+            row.text = self.texts.len() as u32;
+            self.texts.push(t);
+        }
+        self.rows.push(row);
+    }
+
     /// Sorts the rows (stable: equal keys keep input order).
     fn sort(&mut self) {
-        self.rows.sort_by_key(order_key);
+        self.rows.sort_by_key(packed_key);
     }
 
     fn clear(&mut self) {
@@ -1340,6 +1568,157 @@ mod tests {
         assert!(got[3].3.logged_refusal && got[4].3.second_resolution);
         assert_eq!(s.span(), Some((999, 5666)));
         assert_eq!(s.file_name(0), "a.log");
+    }
+
+    /// Rows taken as they are read ([`RowStore::take_before`] at every batch with the
+    /// least time of the rows still to come), then the rest sorted (and spilled, with a
+    /// small run size), come in exactly the order, with exactly the indexes, text and
+    /// clients, of one sort of every row.
+    #[test]
+    fn rows_taken_as_read_come_as_one_sort_of_every_row() {
+        let mut seed = 0x5eed_7a4eu64;
+        let mut rnd = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for case in 0..24u64 {
+            let needs = if case % 2 == 0 {
+                Needs::ALL
+            } else {
+                Needs::default()
+            };
+            let run_rows = [1 << 19, 40, 7][(case % 3) as usize];
+            // Batches of rows in about time order (late by up to 3 s), some stamped in
+            // whole seconds, from two files.
+            let mut batches = Vec::new();
+            let mut t = 1_000_000i64;
+            let mut line = 0u64;
+            for _ in 0..(2 + rnd(12)) {
+                let mut b = Batch::default();
+                for _ in 0..rnd(60) {
+                    t += rnd(700) as i64;
+                    let second = rnd(3) == 0;
+                    let late = t - rnd(3000) as i64 * (rnd(4) == 0) as i64;
+                    let ts = if second { late / 1000 * 1000 } else { late };
+                    let ip = format!("10.0.{}.{}", rnd(3), rnd(5));
+                    let path = format!("/p/{line}");
+                    b.push(
+                        &Record {
+                            ts_ms: ts,
+                            precision: if second {
+                                Precision::Second
+                            } else {
+                                Precision::Milli
+                            },
+                            client: ip.as_bytes(),
+                            ip: Some(ip.parse().unwrap()),
+                            path: Some(path.as_bytes()),
+                            user_agent: Some(if rnd(2) == 0 { b"a" } else { b"b" }),
+                            status: if rnd(9) == 0 { 429 } else { 200 },
+                            request_time_us: Some(rnd(4000)),
+                            ..Record::default()
+                        },
+                        line,
+                    );
+                    line += 1;
+                }
+                batches.push((rnd(2) as usize, b));
+            }
+            let floors: Vec<i64> = (0..batches.len())
+                .map(|k| {
+                    batches[k + 1..]
+                        .iter()
+                        .flat_map(|(_, b)| b.ts_ms.iter().copied())
+                        .min()
+                        .unwrap_or(i64::MAX)
+                })
+                .collect();
+            let spill = SpillOptions {
+                run_rows,
+                max_runs: 3,
+                ..SpillOptions::default()
+            };
+            type Seen = (
+                u64,
+                i64,
+                u64,
+                u32,
+                Option<Vec<u8>>,
+                Option<Vec<u8>>,
+                Option<IpAddr>,
+            );
+            let seen = |r: &Request<'_>, m: &RowMeta, file: &str| -> Seen {
+                assert_eq!(file, ["a.log", "b.log"][m.file as usize]);
+                let path = r.path.map(<[u8]>::to_vec);
+                (
+                    r.index,
+                    r.arrival_ms,
+                    m.line,
+                    m.file,
+                    path,
+                    r.user_agent.map(<[u8]>::to_vec),
+                    m.ip,
+                )
+            };
+            let run = |take: bool| {
+                let mut s = RowStore::with_spill(needs, spill.clone());
+                let ids = [s.file_id("a.log"), s.file_id("b.log")];
+                let mut got: Vec<Seen> = Vec::new();
+                let mut names = FedNames::default();
+                let mut fed = None;
+                for ((f, b), floor) in batches.iter().zip(&floors) {
+                    for i in 0..b.len() {
+                        let c = rc(b.client.get(i).unwrap());
+                        s.push(
+                            ids[*f],
+                            &RowInput {
+                                batch: b,
+                                i,
+                                class: &c,
+                                who: Who::Other,
+                                logged_refusal: b.status[i] == 429,
+                            },
+                        );
+                    }
+                    if take && let Some(f) = s.take_before(*floor, fed.take()).unwrap() {
+                        f.replay(&mut names, |r, m, file| {
+                            got.push(seen(r, m, file));
+                            Ok(())
+                        })
+                        .unwrap();
+                        fed = Some(f);
+                    }
+                }
+                s.sort().unwrap();
+                s.for_each_sorted(|r, m| {
+                    got.push(seen(r, m, s.file_name(m.file)));
+                    Ok(())
+                })
+                .unwrap();
+                let mut clients = s
+                    .fold_clients(2, Vec::new, |v, ip, _| v.push(ip))
+                    .unwrap()
+                    .concat();
+                clients.sort();
+                (got, clients, s.len(), s.span(), s.fed())
+            };
+            let (want, want_clients, n, span, _) = run(false);
+            let (got, clients, m, got_span, fed) = run(true);
+            assert_eq!(got, want, "case {case}");
+            assert_eq!(
+                (clients, m, got_span),
+                (want_clients, n, span),
+                "case {case}"
+            );
+            assert!(
+                run_rows < 100 || n == 0 || fed > 0,
+                "case {case}: nothing taken"
+            );
+            let index: Vec<u64> = got.iter().map(|g| g.0).collect();
+            assert_eq!(index, (0..n as u64).collect::<Vec<_>>(), "case {case}");
+        }
     }
 
     /// A store spilling as `spill` says, holding `n` rows of one client at the times
