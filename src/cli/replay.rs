@@ -83,9 +83,12 @@ $request_time (nginx) or use Caddy's JSON log for exact decisions.
 Rows are collected (about 80 bytes each, plus the text fields a candidate reads), put
 in decision-time order (arrival = completion - request time, stable by file and line)
 and replayed in one pass through every candidate. Memory stays bounded whatever the
-log's size: every 512 Ki rows are sorted and written to an unnamed temporary file
-(--tmp-dir, about 25 bytes a row; removed when logscope exits) on a thread of their
-own while the next rows are read, and the runs are merged back in exactly that order.";
+log's size. From the dataset, rows are replayed while they are read (on a thread of
+their own), as soon as the time ranges it records show that no older row is still to
+come. Otherwise (log files, or dataset parts that overlap in time) every 512 Ki rows
+are sorted and written to an unnamed temporary file (--tmp-dir, about 25 bytes a row;
+removed when logscope exits) while the next rows are read, and the runs are merged
+back in exactly that order. The decisions are the same either way.";
 
 /// Arguments of `logscope replay`.
 #[derive(Debug, Args)]
@@ -226,7 +229,8 @@ pub struct ReplayArgs {
     pub drop_logged_refusals: bool,
 
     /// Directory for the temporary files of sorted rows when the selection does not
-    /// fit in memory [default: $TMPDIR or /tmp].
+    /// fit in memory, and of the clients of rows replayed as read from the dataset
+    /// [default: $TMPDIR or /tmp].
     #[arg(long, value_name = "DIR", help_heading = "Report")]
     pub tmp_dir: Option<PathBuf>,
 
