@@ -19,6 +19,7 @@ use super::filters::{FilterArgs, Prepped, rate_arg};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 use crate::store::scan::Columns;
+use crate::store::slices::PartOrder;
 
 /// What to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -164,8 +165,7 @@ pub fn compute(
         data,
         &args.rows,
         cols,
-        since,
-        until,
+        (since, until, PartOrder::Manifest),
         prep,
         |_, b, pre, _| {
             let (pre_heavy, part) = pre;

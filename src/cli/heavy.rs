@@ -13,6 +13,7 @@ use logscope_core::rate::Rate;
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, OutputArgs, OutputFormat};
 use crate::store::scan::Columns;
+use crate::store::slices::PartOrder;
 
 use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 
@@ -99,8 +100,7 @@ pub fn compute(data: &Path, args: &HeavyArgs) -> anyhow::Result<(HeavyReport, Ro
         data,
         &args.rows,
         cols,
-        since,
-        until,
+        (since, until, PartOrder::Manifest),
         prep,
         |_, b, pre, _| {
             sel.each_selected_with(b, Some(&pre), |i, rc, _, clock| {

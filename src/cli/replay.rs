@@ -25,6 +25,7 @@ use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, AtomicFile, OutputArgs};
 use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 use crate::store::scan::Columns;
+use crate::store::slices::PartOrder;
 
 const EXAMPLES: &str = "\
 SPEC is RATE[,burst=N][,algo=A][,key=K][,cost=C][,scope=S][,name=X]:
@@ -642,8 +643,9 @@ fn compute_with(
             data,
             &args.rows,
             cols,
-            since,
-            until,
+            // Rotated files ingested newest first are read oldest first, where that
+            // changes no tie, so that their rows too are replayed as read.
+            (since, until, PartOrder::Time),
             prep,
             |file, b, pre, floor| {
                 let fid = store.file_id(file);

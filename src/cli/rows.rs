@@ -21,6 +21,7 @@ use super::inputs::{self, FormatArgs};
 use crate::store::Dataset;
 use crate::store::counts::Counted;
 use crate::store::scan::{self, Columns};
+use crate::store::slices::PartOrder;
 
 /// Log files to read instead of the dataset.
 #[derive(Debug, Clone, Args)]
@@ -262,8 +263,7 @@ pub fn for_each_batch(
         data,
         args,
         cols,
-        since,
-        until,
+        (since, until, PartOrder::Manifest),
         |_| (),
         |f, b, (), _| sink(f, b),
     )
@@ -271,15 +271,15 @@ pub fn for_each_batch(
 
 /// [`for_each_batch`], with `prep` run on every batch before `sink` gets it with its
 /// result: on the threads that decode the dataset (so both cores share that work), on
-/// the caller's thread for log files. `sink` also gets the batch's floor: no row
-/// delivered after it is older (UTC ms; from the dataset's recorded time ranges,
-/// `i64::MIN` for log files, whose order is not known).
+/// the caller's thread for log files. The dataset's parts are read in `order` (see
+/// [`PartOrder`]). `sink` also gets the batch's floor: no row delivered after it is
+/// older (UTC ms; from the dataset's recorded time ranges, `i64::MIN` for log files,
+/// whose order is not known).
 pub fn for_each_batch_with<P: Send>(
     data: &Path,
     args: &RowArgs,
     cols: Columns,
-    since: Option<i64>,
-    until: Option<i64>,
+    (since, until, order): (Option<i64>, Option<i64>, PartOrder),
     prep: impl Fn(&Batch) -> P + Sync,
     mut sink: impl FnMut(&str, &Batch, P, i64),
 ) -> anyhow::Result<RowStats> {
@@ -287,7 +287,7 @@ pub fn for_each_batch_with<P: Send>(
     if args.files.is_empty() {
         let ds = open_dataset(data)?;
         stats.origin = dataset_origin(data, args);
-        let scanned = scan::scan_with(&ds, cols, since, until, &prep, |fb, p| {
+        let scanned = scan::scan_with(&ds, cols, since, until, order, &prep, |fb, p| {
             sink(&fb.file, &fb.batch, p, fb.floor_ms);
             ControlFlow::Continue(())
         })?;

@@ -13,6 +13,7 @@ use super::filters::{FilterArgs, duration_arg};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, columns_for, for_each_batch_with};
 use super::usage_error;
+use crate::store::slices::PartOrder;
 
 /// Arguments of `logscope timeline`.
 #[derive(Debug, Args)]
@@ -88,8 +89,7 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
         data,
         &args.rows,
         cols,
-        since,
-        until,
+        (since, until, PartOrder::Manifest),
         prep,
         |_, b, pre, _| {
             acc.begin_batch(b);

@@ -12,6 +12,7 @@ use logscope_core::forensics::top::{TopAcc, TopBy, TopPart, TopReport, TopSort};
 use super::filters::{FilterArgs, Prepped};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
+use crate::store::slices::PartOrder;
 
 /// `--by` of `logscope top`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -192,8 +193,7 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
         data,
         &args.rows,
         cols,
-        since,
-        until,
+        (since, until, PartOrder::Manifest),
         prep,
         |_, b, pre, _| {
             let (pre, part) = pre;

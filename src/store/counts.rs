@@ -34,7 +34,7 @@ pub fn value_counts(
     since: Option<i64>,
     until: Option<i64>,
 ) -> Result<ValueCounts, StoreError> {
-    let Some(plan) = slices::plan(ds, since, until)? else {
+    let Some(plan) = slices::plan(ds, since, until, slices::PartOrder::Manifest)? else {
         return Ok(ValueCounts::default());
     };
     let mode = ScanMode::from_env();

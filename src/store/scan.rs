@@ -152,20 +152,23 @@ pub fn scan(
     until: Option<i64>,
     mut sink: impl FnMut(FileBatch) -> ControlFlow<()>,
 ) -> Result<Scanned, StoreError> {
-    scan_with(ds, cols, since, until, |_| (), |fb, ()| sink(fb))
+    let order = slices::PartOrder::Manifest;
+    scan_with(ds, cols, since, until, order, |_| (), |fb, ()| sink(fb))
 }
 
-/// [`scan`], with `prep` run on each batch on the thread that decoded it (every core)
-/// and its result handed to `sink` with the batch, in the same order.
+/// [`scan`], parts in `order`, with `prep` run on each batch on the thread that
+/// decoded it (every core) and its result handed to `sink` with the batch, in the same
+/// order.
 pub fn scan_with<P: Send>(
     ds: &Dataset,
     cols: Columns,
     since: Option<i64>,
     until: Option<i64>,
+    order: slices::PartOrder,
     prep: impl Fn(&Batch) -> P + Sync,
     mut sink: impl FnMut(FileBatch, P) -> ControlFlow<()>,
 ) -> Result<Scanned, StoreError> {
-    let Some(plan) = slices::plan(ds, since, until)? else {
+    let Some(plan) = slices::plan(ds, since, until, order)? else {
         return Ok(Scanned::default());
     };
     let columns: Vec<String> = cols

@@ -62,12 +62,29 @@ impl Plan {
     }
 }
 
+/// In which order a read takes the parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartOrder {
+    /// The manifest's (the order they were ingested in).
+    Manifest,
+    /// By time, where that changes no tie between rows: when the parts read, ordered
+    /// by their first time, are at least a second apart (each part's last time 999 ms
+    /// or more before the next one's first, so that no two rows of different parts
+    /// can share a decision time, 1-second stamps spread over their second included);
+    /// otherwise the manifest's. Rotated files ingested newest first are then read
+    /// oldest first, and a reader in time order (the replay) can act on their rows as
+    /// they come.
+    Time,
+}
+
 /// The slices of `ds`'s committed snapshot with rows that may lie in `[since, until)`
-/// (ms; unbounded where `None`); `None` when nothing was ever committed.
+/// (ms; unbounded where `None`), parts in `order`; `None` when nothing was ever
+/// committed.
 pub fn plan(
     ds: &Dataset,
     since: Option<i64>,
     until: Option<i64>,
+    order: PartOrder,
 ) -> Result<Option<Plan>, StoreError> {
     let (snapshot, manifest) = ds.read()?;
     let Some(snapshot) = snapshot else {
@@ -77,10 +94,22 @@ pub fn plan(
     let mut slices = Vec::new();
     let mut footers: Vec<Footer> = Vec::new();
     let overlaps = |lo: i64, hi: i64| since.is_none_or(|s| hi >= s) && until.is_none_or(|u| lo < u);
-    for part in &manifest.parts {
-        if !overlaps(part.min_ts_ms, part.max_ts_ms) {
-            continue;
+    let mut parts: Vec<&super::PartEntry> = manifest
+        .parts
+        .iter()
+        .filter(|p| overlaps(p.min_ts_ms, p.max_ts_ms))
+        .collect();
+    if order == PartOrder::Time {
+        let mut by_time = parts.clone();
+        by_time.sort_by_key(|p| p.min_ts_ms);
+        let apart = by_time
+            .windows(2)
+            .all(|w| w[0].max_ts_ms.saturating_add(999) < w[1].min_ts_ms);
+        if apart {
+            parts = by_time;
         }
+    }
+    for part in parts {
         let path = snapshot.part_path(part);
         check_part(&path, part)?;
         let first = slices.len();

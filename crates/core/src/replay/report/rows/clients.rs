@@ -85,11 +85,7 @@ impl ClientLog {
     }
 
     /// Calls `f` with the client of every row of file `k`, in the order written.
-    pub(super) fn fold(
-        &self,
-        k: usize,
-        mut f: impl FnMut(Option<IpAddr>, u32),
-    ) -> io::Result<()> {
+    pub(super) fn fold(&self, k: usize, mut f: impl FnMut(Option<IpAddr>, u32)) -> io::Result<()> {
         let Some(mut file) = self.files.get(k) else {
             return Ok(());
         };
@@ -155,7 +151,10 @@ mod tests {
         let mut want = Vec::new();
         for i in 0u32..3_000_000 {
             let c = match i % 7 {
-                0 => (Some(IpAddr::V6(Ipv6Addr::from(u128::from(i) << 64))), u32::MAX),
+                0 => (
+                    Some(IpAddr::V6(Ipv6Addr::from(u128::from(i) << 64))),
+                    u32::MAX,
+                ),
                 1 => (None, i),
                 2 => (None, u32::MAX),
                 _ => (Some(IpAddr::V4(Ipv4Addr::from(i))), u32::MAX),
