@@ -19,7 +19,6 @@ use super::filters::{FilterArgs, Prepped, rate_arg};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 use crate::store::scan::Columns;
-use crate::store::slices::PartOrder;
 
 /// What to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -161,38 +160,30 @@ pub fn compute(
         }
     };
     let mut agents: Vec<Option<AgentId>> = Vec::new();
-    let stats = for_each_batch_with(
-        data,
-        &args.rows,
-        cols,
-        (since, until, PartOrder::Manifest),
-        prep,
-        |_, b, pre, _| {
-            let (pre_heavy, part) = pre;
-            let Some(part) = part else {
-                sel.each_selected_with(b, Some(&pre_heavy), |i, rc, _, _| acc.add(b.ts_ms[i], rc));
-                return;
-            };
-            agents.clear();
-            agents.resize(b.user_agent.slots(), None);
-            let cls = &mut sel.classifier;
-            acc.add_part(&part, |slot| {
-                if slot == NULL_CODE {
-                    return cls.agents.id(None);
-                }
-                *agents[slot as usize]
-                    .get_or_insert_with(|| cls.agents.id(b.user_agent.value(slot)))
-            });
-            if !part.rest.is_empty() {
-                let mut bc = sel.classifier.batch(b);
-                for &i in &part.rest {
-                    let rc = bc.classify(&mut sel.classifier, i as usize);
-                    acc.add(b.ts_ms[i as usize], &rc);
-                }
-                sel.classifier.end_batch(bc);
+    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
+        let (pre_heavy, part) = pre;
+        let Some(part) = part else {
+            sel.each_selected_with(b, Some(&pre_heavy), |i, rc, _, _| acc.add(b.ts_ms[i], rc));
+            return;
+        };
+        agents.clear();
+        agents.resize(b.user_agent.slots(), None);
+        let cls = &mut sel.classifier;
+        acc.add_part(&part, |slot| {
+            if slot == NULL_CODE {
+                return cls.agents.id(None);
             }
-        },
-    )?;
+            *agents[slot as usize].get_or_insert_with(|| cls.agents.id(b.user_agent.value(slot)))
+        });
+        if !part.rest.is_empty() {
+            let mut bc = sel.classifier.batch(b);
+            for &i in &part.rest {
+                let rc = bc.classify(&mut sel.classifier, i as usize);
+                acc.add(b.ts_ms[i as usize], &rc);
+            }
+            sel.classifier.end_batch(bc);
+        }
+    })?;
     let report = acc.finish(
         &sel.classifier,
         asn.as_ref(),

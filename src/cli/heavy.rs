@@ -13,7 +13,6 @@ use logscope_core::rate::Rate;
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, OutputArgs, OutputFormat};
 use crate::store::scan::Columns;
-use crate::store::slices::PartOrder;
 
 use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 
@@ -96,19 +95,12 @@ pub fn compute(data: &Path, args: &HeavyArgs) -> anyhow::Result<(HeavyReport, Ro
         ..columns_for(Needs::HEAVY_AND_AGENT, &sel.filter, &mut sel.classifier)
     };
     let prep = sel.prep();
-    let stats = for_each_batch_with(
-        data,
-        &args.rows,
-        cols,
-        (since, until, PartOrder::Manifest),
-        prep,
-        |_, b, pre, _| {
-            sel.each_selected_with(b, Some(&pre), |i, rc, _, clock| {
-                let ts = b.ts_ms[i];
-                acc.add(ts, clock.local(ts), rc);
-            });
-        },
-    )?;
+    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
+        sel.each_selected_with(b, Some(&pre), |i, rc, _, clock| {
+            let ts = b.ts_ms[i];
+            acc.add(ts, clock.local(ts), rc);
+        });
+    })?;
     let report = acc.finish(
         &sel.classifier,
         sel.clock.name(),

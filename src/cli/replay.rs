@@ -23,7 +23,7 @@ use logscope_core::replay::{Exempt, Policy, Replay, Shard, ShardFilter};
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, AtomicFile, OutputArgs};
-use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_ordered};
 use crate::store::scan::Columns;
 use crate::store::slices::PartOrder;
 
@@ -639,7 +639,7 @@ fn compute_with(
         // The clients of the rows taken could not be written.
         let mut take_error: Option<std::io::Error> = None;
         let mut passing = true;
-        let stats = for_each_batch_with(
+        let stats = for_each_batch_ordered(
             data,
             &args.rows,
             cols,

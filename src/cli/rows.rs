@@ -263,19 +263,34 @@ pub fn for_each_batch(
         data,
         args,
         cols,
-        (since, until, PartOrder::Manifest),
+        since,
+        until,
         |_| (),
-        |f, b, (), _| sink(f, b),
+        |f, b, ()| sink(f, b),
     )
 }
 
 /// [`for_each_batch`], with `prep` run on every batch before `sink` gets it with its
 /// result: on the threads that decode the dataset (so both cores share that work), on
-/// the caller's thread for log files. The dataset's parts are read in `order` (see
-/// [`PartOrder`]). `sink` also gets the batch's floor: no row delivered after it is
-/// older (UTC ms; from the dataset's recorded time ranges, `i64::MIN` for log files,
-/// whose order is not known).
+/// the caller's thread for log files.
 pub fn for_each_batch_with<P: Send>(
+    data: &Path,
+    args: &RowArgs,
+    cols: Columns,
+    since: Option<i64>,
+    until: Option<i64>,
+    prep: impl Fn(&Batch) -> P + Sync,
+    mut sink: impl FnMut(&str, &Batch, P),
+) -> anyhow::Result<RowStats> {
+    let period = (since, until, PartOrder::Manifest);
+    for_each_batch_ordered(data, args, cols, period, prep, |f, b, p, _| sink(f, b, p))
+}
+
+/// [`for_each_batch_with`], the dataset's parts read in `order` (see [`PartOrder`]).
+/// `sink` also gets the batch's floor: no row delivered after it is older (UTC ms;
+/// from the dataset's recorded time ranges, `i64::MIN` for log files, whose order is
+/// not known).
+pub fn for_each_batch_ordered<P: Send>(
     data: &Path,
     args: &RowArgs,
     cols: Columns,

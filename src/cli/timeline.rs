@@ -13,7 +13,6 @@ use super::filters::{FilterArgs, duration_arg};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, columns_for, for_each_batch_with};
 use super::usage_error;
-use crate::store::slices::PartOrder;
 
 /// Arguments of `logscope timeline`.
 #[derive(Debug, Args)]
@@ -85,19 +84,12 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
     cols.line = false;
     let mut acc = TimelineAcc::new(args.by.ms_i64());
     let prep = sel.prep();
-    let stats = for_each_batch_with(
-        data,
-        &args.rows,
-        cols,
-        (since, until, PartOrder::Manifest),
-        prep,
-        |_, b, pre, _| {
-            acc.begin_batch(b);
-            sel.each_selected_with(b, Some(&pre), |i, rc, _, clock| {
-                acc.add(b, i, rc, clock.local(b.ts_ms[i]));
-            });
-        },
-    )?;
+    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
+        acc.begin_batch(b);
+        sel.each_selected_with(b, Some(&pre), |i, rc, _, clock| {
+            acc.add(b, i, rc, clock.local(b.ts_ms[i]));
+        });
+    })?;
     let clock = &sel.clock;
     let report = acc.finish(
         &sel.classifier,

@@ -12,7 +12,6 @@ use logscope_core::forensics::top::{TopAcc, TopBy, TopPart, TopReport, TopSort};
 use super::filters::{FilterArgs, Prepped};
 use super::output::{self, OutputArgs};
 use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
-use crate::store::slices::PartOrder;
 
 /// `--by` of `logscope top`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -189,30 +188,23 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
             (whole(b), None)
         }
     };
-    let stats = for_each_batch_with(
-        data,
-        &args.rows,
-        cols,
-        (since, until, PartOrder::Manifest),
-        prep,
-        |_, b, pre, _| {
-            let (pre, part) = pre;
-            acc.begin_batch(b);
-            let Some(part) = part else {
-                sel.each_selected_with(b, Some(&pre), |i, rc, _, _| acc.add(b, i, rc));
-                return;
-            };
-            acc.add_part(b, &part);
-            if !part.rest.is_empty() {
-                let mut bc = sel.classifier.batch(b);
-                for &i in &part.rest {
-                    let rc = bc.classify(&mut sel.classifier, i as usize);
-                    acc.add(b, i as usize, &rc);
-                }
-                sel.classifier.end_batch(bc);
+    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
+        let (pre, part) = pre;
+        acc.begin_batch(b);
+        let Some(part) = part else {
+            sel.each_selected_with(b, Some(&pre), |i, rc, _, _| acc.add(b, i, rc));
+            return;
+        };
+        acc.add_part(b, &part);
+        if !part.rest.is_empty() {
+            let mut bc = sel.classifier.batch(b);
+            for &i in &part.rest {
+                let rc = bc.classify(&mut sel.classifier, i as usize);
+                acc.add(b, i as usize, &rc);
             }
-        },
-    )?;
+            sel.classifier.end_batch(bc);
+        }
+    })?;
     let clock = &sel.clock;
     let report = TopReport::new(
         acc,

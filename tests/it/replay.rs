@@ -13,9 +13,20 @@ use crate::common::*;
 
 /// Runs `logscope ARGS` in `dir` (no dataset unless `data` is given).
 fn run_in(dir: &Path, data: Option<&Path>, args: &[&str]) -> (String, String, i32) {
+    run_env(dir, data, &[], args)
+}
+
+/// [`run_in`] with environment variables set.
+fn run_env(
+    dir: &Path,
+    data: Option<&Path>,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> (String, String, i32) {
     let default = dir.join("no-dataset");
     let out = logscope(data.unwrap_or(&default))
         .current_dir(dir)
+        .envs(env.iter().copied())
         .args(args)
         .output()
         .expect("runs");
@@ -800,6 +811,17 @@ fn every_format_is_deterministic() {
     assert_eq!(rows, 2 * limited);
 }
 
+/// What a replay from the dataset reports as from the files (its origin and records
+/// read differ).
+const SAME_AS_FILES: [&str; 6] = [
+    "requests",
+    "first",
+    "last",
+    "bucket_ms",
+    "candidates",
+    "over_time",
+];
+
 /// One combined-format line at `s` seconds after 2026-09-01 00:00 UTC.
 fn combined_at(s: u64, ip: &str, path: &str, status: u16, ua: &str) -> String {
     let (d, rest) = (1 + s / 86_400, s % 86_400);
@@ -843,17 +865,14 @@ fn replay_as_read_from_the_dataset_decides_as_the_sorted_files() {
     let data = tmp.path().join("data");
     for (name, _, _) in files {
         // Small row groups: many recorded time ranges, so many rows replayed as read.
-        let out = logscope(&data)
-            .current_dir(tmp.path())
-            .env("LOGSCOPE_ROW_GROUP_ROWS", "64")
-            .args(["ingest", "--quiet", name])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let small = [("LOGSCOPE_ROW_GROUP_ROWS", "64")];
+        let (_, err, code) = run_env(
+            tmp.path(),
+            Some(&data),
+            &small,
+            &["ingest", "--quiet", name],
         );
+        assert_eq!(code, 0, "{err}");
     }
     let cases: &[&[&str]] = &[
         &["--limit", "20/1m", "--capacity", "30/1m"],
@@ -873,16 +892,11 @@ fn replay_as_read_from_the_dataset_decides_as_the_sorted_files() {
                 if data.is_none() {
                     args.extend(["a.log", "b.log", "c.log"]);
                 }
-                let default = tmp.path().join("no-dataset");
-                let mut cmd = logscope(data.unwrap_or(&default));
-                cmd.current_dir(tmp.path()).args(&args);
-                if let Some(n) = run_rows {
-                    cmd.env("LOGSCOPE_REPLAY_RUN_ROWS", n);
-                }
-                let out = cmd.env("LOGSCOPE_TIMING", "1").output().unwrap();
-                let err = String::from_utf8_lossy(&out.stderr).into_owned();
-                assert!(out.status.success(), "{case:?}: {err}");
-                let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+                let mut env = vec![("LOGSCOPE_TIMING", "1")];
+                env.extend(run_rows.map(|n| ("LOGSCOPE_REPLAY_RUN_ROWS", n)));
+                let (out, err, code) = run_env(tmp.path(), data, &env, &args);
+                assert_eq!(code, 0, "{case:?}: {err}");
+                let j: Value = serde_json::from_str(&out).unwrap();
                 // The phases say how many rows were replayed as read, and how many
                 // sorted runs were written.
                 let count = |after: &str| -> u64 {
@@ -907,14 +921,7 @@ fn replay_as_read_from_the_dataset_decides_as_the_sorted_files() {
                 assert!(b_seen.1 > 0, "{what}: {b_seen:?}");
             }
             assert!(a["requests"].as_u64().unwrap() > 10_000, "{what}");
-            for field in [
-                "requests",
-                "first",
-                "last",
-                "bucket_ms",
-                "candidates",
-                "over_time",
-            ] {
+            for field in SAME_AS_FILES {
                 assert_eq!(a[field], b[field], "{what}: {field}");
             }
             assert!(a_csv == b_csv, "{what}: the decisions differ");
@@ -954,24 +961,12 @@ fn rotated_files_ingested_newest_first_are_replayed_as_read() {
     from_files.extend(days);
     let mut from_data = vec!["replay", "--format", "json", "--decisions", "d.csv"];
     from_data.extend(spec);
-    let out = logscope(&data)
-        .current_dir(tmp.path())
-        .env("LOGSCOPE_TIMING", "1")
-        .args(&from_data)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{err}");
-    let b: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let timing = [("LOGSCOPE_TIMING", "1")];
+    let (out, err, code) = run_env(tmp.path(), Some(&data), &timing, &from_data);
+    assert_eq!(code, 0, "{err}");
+    let b: Value = serde_json::from_str(&out).unwrap();
     let a = json_in(tmp.path(), None, &from_files);
-    for field in [
-        "requests",
-        "first",
-        "last",
-        "bucket_ms",
-        "candidates",
-        "over_time",
-    ] {
+    for field in SAME_AS_FILES {
         assert_eq!(a[field], b[field], "{field}");
     }
     let csv = |f: &str| std::fs::read(tmp.path().join(f)).unwrap();
