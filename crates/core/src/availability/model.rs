@@ -16,7 +16,7 @@ pub struct PeriodStats {
     /// Label (`2025-06`, …, or `total`); of a collapsed run, its first period's.
     pub label: String,
     /// Calendar periods in this row: 1, or the length of a run of more than
-    /// [`MAX_EMPTY_PERIODS`] consecutive periods without a probe request, collapsed
+    /// [`super::MAX_EMPTY_PERIODS`] consecutive periods without a probe request, collapsed
     /// into one row (`total`: all periods of the span).
     pub periods: u64,
     /// Label of the row's last period (`label` itself for one period, `total` for the

@@ -317,9 +317,10 @@ pub fn heavy_classes(rules: &HeavyRules, b: &Batch) -> Vec<HeavyClass> {
 }
 
 /// The rows of one batch being classified ([`Classifier::batch`]): the agent class is
-/// worked out once per distinct User-Agent slot, the heavy class as [`HeavyMemo`] does
-/// (or taken from classes worked out beforehand, [`Classifier::batch_with`]).
-/// Give it back with [`Classifier::end_batch`] to reuse its buffers.
+/// worked out once per distinct User-Agent slot, the heavy class once per distinct
+/// path where the query cannot change it (or taken from classes worked out
+/// beforehand, [`Classifier::batch_with`]). Give it back with
+/// [`Classifier::end_batch`] to reuse its buffers.
 pub struct BatchClass<'b> {
     b: &'b Batch,
     agents: Vec<AgentId>,

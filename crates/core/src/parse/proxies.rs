@@ -165,7 +165,7 @@ impl<A: LineParser, B: LineParser> LineParser for Fallback<A, B> {
 /// logged the same fields with `"%DYNAMIC_METADATA(istio.mixer:status)%"` in place of
 /// the response-code and termination details (1.3–1.8), also without
 /// `"%UPSTREAM_TRANSPORT_FAILURE_REASON%"` (1.1–1.2), and without `%ROUTE_NAME%`
-/// (before 1.9); [`IstioParser`] reads all of them.
+/// (before 1.9); the Istio parser reads all of them.
 pub const ISTIO_FORMAT: &str = r#"[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE% %RESPONSE_FLAGS% %RESPONSE_CODE_DETAILS% %CONNECTION_TERMINATION_DETAILS% "%UPSTREAM_TRANSPORT_FAILURE_REASON%" %BYTES_RECEIVED% %BYTES_SENT% %DURATION% %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% "%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" "%REQ(X-REQUEST-ID)%" "%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%" %UPSTREAM_CLUSTER% %UPSTREAM_LOCAL_ADDRESS% %DOWNSTREAM_LOCAL_ADDRESS% %DOWNSTREAM_REMOTE_ADDRESS% %REQUESTED_SERVER_NAME% %ROUTE_NAME%"#;
 
 /// Most space-separated fields an Istio line has after the request (23 in the 1.9+

@@ -361,8 +361,15 @@ impl Fleet {
     }
 
     /// Replays `store` (sorted) through the fleet. Fails if the store's runs on disk
-    /// cannot be read.
+    /// cannot be read, or if rows of it were replayed as read
+    /// ([`RowStore::take_before`]: they are not kept).
     pub fn run(&mut self, store: &RowStore) -> io::Result<()> {
+        if store.fed() > 0 {
+            // Those rows are gone: a fleet replays every row a second time.
+            return Err(io::Error::other(
+                "a fleet needs every row, and some were replayed as they were read",
+            ));
+        }
         store.for_each_sorted(|req, _| {
             self.decide(req);
             Ok(())

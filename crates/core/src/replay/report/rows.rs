@@ -4,10 +4,14 @@
 //! Inputs reach a report per file, in file order, not in one global time order (two
 //! servers' logs, rotated files given newest first, dataset parts by month), so a
 //! replay first collects what it needs from every selected row — about 80 bytes a row
-//! plus any text field a matcher or key reads. In bounded memory: at a run size the
-//! rows held are sorted and written to a temporary file ([`spill`]), and the runs are
-//! merged back when the replay reads them, in exactly the order of one sort of every
-//! row (decision time, then input order: a total order, ties broken by run).
+//! plus any text field a matcher or key reads. In bounded memory: where the reader
+//! knows that no older row is still to come (a dataset's recorded time ranges), the
+//! rows before that time are taken in order and replayed at once
+//! ([`RowStore::take_before`], their clients kept in temporary files by [`clients`]);
+//! otherwise, at a run size the rows held are sorted and written to a temporary file
+//! ([`spill`]), and the runs are merged back when the replay reads them. Either way in
+//! exactly the order of one sort of every row (decision time, then input order: a
+//! total order, ties broken by run).
 
 mod clients;
 mod spill;
@@ -1097,8 +1101,8 @@ impl RowStore {
         }
     }
 
-    /// Calls `f` with every row in decision-time order ([`RowStore::sort`] first): the
-    /// request for the replay (its `index` is its position in that order) and the row's
+    /// Calls `f` with every row not taken by [`RowStore::take_before`], in decision-time
+    /// order ([`RowStore::sort`] first): the request for the replay (its `index` is its position in that order) and the row's
     /// report-side facts. Rows written to disk are merged back on a thread of their own,
     /// handed over in chunks of 4096 rows (a few chunks in flight), so reading and
     /// merging the runs overlaps the replay.
