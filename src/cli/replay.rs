@@ -648,6 +648,11 @@ fn compute_with(
             (since, until, PartOrder::Time),
             prep,
             |file, b, pre, floor| {
+                if !passing || take_error.is_some() {
+                    // The replay stopped (or its rows cannot be kept): its error is
+                    // reported after the read; classifying more rows is wasted.
+                    return;
+                }
                 let fid = store.file_id(file);
                 sel.each_selected_with(b, Some(&pre), |i, rc, classifier, _| {
                     let logged = statuses.contains(&b.status[i]);
@@ -669,7 +674,7 @@ fn compute_with(
                         },
                     );
                 });
-                if stream && floor > i64::MIN && passing && take_error.is_none() {
+                if stream && floor > i64::MIN {
                     match store.take_before(floor, done.try_recv().ok()) {
                         // The replay stopped (its error comes from the join).
                         Ok(Some(fed)) => passing = to_pass.send(fed).is_ok(),
@@ -686,7 +691,14 @@ fn compute_with(
         (stats, passed, take_error)
     });
     let (stats, passed, take_error) = read;
-    passed.with_context(decisions_context)?;
+    // The replay thread fails only writing --decisions, or when it cannot be started.
+    passed.with_context(|| {
+        if decisions_shown.is_some() {
+            decisions_context()
+        } else {
+            "cannot start the replay thread".to_string()
+        }
+    })?;
     let stats = stats?;
     if let Some(e) = take_error {
         return Err(anyhow::Error::new(e).context(format!(

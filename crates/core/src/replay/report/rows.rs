@@ -591,16 +591,6 @@ pub struct Fed {
 }
 
 impl Fed {
-    /// Rows.
-    pub fn len(&self) -> usize {
-        self.rows.rows.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.rows.rows.is_empty()
-    }
-
     /// Calls `f` with every row, in order: its request (`index` its position in the
     /// whole order), report-side facts and file name. `names` is the replaying side's
     /// copy of the store's names, brought up to date first.
