@@ -14,12 +14,13 @@ use logscope_core::availability::{
     Accumulator, By, Calendar, CalendarError, ComputeError, Config, Grades, Period, PolicyAs,
     Report, StatusSet, is_static_path,
 };
+use logscope_core::batch::Batch;
 use logscope_core::duration::Duration as Span;
 use regex::Regex;
 
 use super::filters::{ChronoZone, FilterArgs, duration_arg, regex_problem, resolve_local};
 use super::output::{self, OutputArgs, OutputFormat};
-use super::rows::{RowArgs, RowStats, columns_for, for_each_batch};
+use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
 use super::usage_error;
 use crate::store::scan::Columns;
 
@@ -236,53 +237,80 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
             ..c
         }
     };
-    let mut buf = String::new();
+    // Whether a row is a probe: the probe pattern's match of its path and query, or
+    // without one, whether its path is dynamic.
+    let is_probe = |b: &Batch, i: usize, buf: &mut String| match &probe {
+        Some(re) => {
+            buf.clear();
+            buf.push_str(b.path.get(i).unwrap_or(""));
+            if let Some(q) = b.query.get(i) {
+                buf.push('?');
+                buf.push_str(q);
+            }
+            re.is_match(buf)
+        }
+        None => !is_static_path(b.path.get(i).unwrap_or("")),
+    };
     // Without a probe pattern, "dynamic" is a property of the path alone: decided once
     // per distinct path of a coded batch (0 = not yet, 1 = static, 2 = dynamic).
-    let mut dynamic: Vec<u8> = Vec::new();
-    let stats = for_each_batch(data, &args.rows, cols, since, until, |_, b| {
-        let mut bc = sel.classifier.batch(b);
-        dynamic.clear();
-        if probe.is_none() && b.path.is_coded() {
-            dynamic.resize(b.path.slots(), 0);
+    let dynamic_of = |b: &Batch, k: u32, memo: &mut [u8]| {
+        let d = &mut memo[k as usize];
+        if *d == 0 {
+            *d = if is_static_path(b.path.value(k).unwrap_or("")) {
+                1
+            } else {
+                2
+            };
         }
+        *d == 2
+    };
+    let memo_for = |b: &Batch, memo: &mut Vec<u8>| {
+        memo.clear();
+        if probe.is_none() && b.path.is_coded() {
+            memo.resize(b.path.slots(), 0);
+        }
+    };
+    // When only the period is chosen, each batch's lines are worked out (and its
+    // probes sorted) on the thread that decoded it; the caller merges them.
+    let empty = acc.lines_for_batch();
+    let prep = |b: &Batch| {
+        if !whole {
+            return None;
+        }
+        let (mut lines, mut memo, mut buf) = (empty.clone(), Vec::new(), String::new());
+        memo_for(b, &mut memo);
+        for i in 0..b.len() {
+            let probe = match b.path.code(i) {
+                Some(k) if !memo.is_empty() => dynamic_of(b, k, &mut memo),
+                _ => is_probe(b, i, &mut buf),
+            };
+            lines.push(b.ts_ms[i], b.status[i], probe);
+        }
+        lines.seal();
+        Some(lines)
+    };
+    let (mut memo, mut buf) = (Vec::new(), String::new());
+    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
+        if let Some(lines) = pre {
+            acc.add_lines(lines);
+            return;
+        }
+        let mut bc = sel.classifier.batch(b);
+        memo_for(b, &mut memo);
         for i in 0..b.len() {
             let ts = b.ts_ms[i];
             // Rows outside --since/--until go to the accumulator, which counts them.
-            if !whole && sel.filter.in_period(ts) {
+            if sel.filter.in_period(ts) {
                 let rc = bc.classify(&mut sel.classifier, i);
                 if !sel.filter.matches(b, i, &rc, &sel.classifier) {
                     continue;
                 }
             }
-            if !dynamic.is_empty()
-                && let Some(k) = b.path.code(i)
-            {
-                let d = &mut dynamic[k as usize];
-                if *d == 0 {
-                    *d = if is_static_path(b.path.value(k).unwrap_or("")) {
-                        1
-                    } else {
-                        2
-                    };
-                }
-                acc.push(ts, b.status[i], *d == 2);
-                continue;
-            }
-            let path = b.path.get(i).unwrap_or("");
-            let is_probe = match &probe {
-                Some(re) => {
-                    buf.clear();
-                    buf.push_str(path);
-                    if let Some(q) = b.query.get(i) {
-                        buf.push('?');
-                        buf.push_str(q);
-                    }
-                    re.is_match(&buf)
-                }
-                None => !is_static_path(path),
+            let probe = match b.path.code(i) {
+                Some(k) if !memo.is_empty() => dynamic_of(b, k, &mut memo),
+                _ => is_probe(b, i, &mut buf),
             };
-            acc.push(ts, b.status[i], is_probe);
+            acc.push(ts, b.status[i], probe);
         }
         sel.classifier.end_batch(bc);
     })?;

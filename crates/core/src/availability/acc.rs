@@ -9,7 +9,7 @@ use std::io;
 use serde::Serialize;
 
 use super::config::Config;
-use super::probes::{Budget, Sorted, Sorter};
+use super::probes::{Budget, RUN, Sorted, Sorter};
 
 /// Offset added to timestamps before packing (covers ±35,000 years in ms).
 pub(super) const BIAS: i64 = 1 << 50;
@@ -27,41 +27,31 @@ pub(super) struct Presence {
     pub(super) max: i64,
 }
 
-/// Collects rows (in any order) for an availability report.
-#[derive(Debug, Default)]
-pub struct Accumulator {
+/// Lines seen and probes taken from some rows, before an [`Accumulator`] takes them
+/// ([`Accumulator::add_lines`]): one batch's, worked out on the thread that decoded it
+/// ([`Lines::push`] per row, then [`Lines::seal`]), so that the caller only merges.
+/// Adding a batch's `Lines` gives the accumulator exactly what pushing its rows would.
+#[derive(Clone, Debug, Default)]
+pub struct Lines {
     since: Option<i64>,
     until: Option<i64>,
-    probes: Sorter,
-    /// One entry per run of lines in the same minute (merged as it grows, and in
-    /// `prepare`).
+    /// Packed probes (sorted once sealed).
+    probes: Vec<u64>,
+    /// One entry per run of lines in the same minute.
     presence: Vec<(i64, Presence)>,
-    /// `presence` is compacted again at this length.
-    presence_limit: usize,
     cur_minute: i64,
     cur: Option<Presence>,
     lines: u64,
     outside: u64,
 }
 
-impl Accumulator {
-    /// An accumulator keeping rows with `since <= ts < until` (UTC ms) when given.
-    pub fn new(since_ms: Option<i64>, until_ms: Option<i64>) -> Accumulator {
-        Accumulator::with_budget(since_ms, until_ms, Budget::default())
-    }
-
-    /// As [`Accumulator::new`], with the probes' memory budget given.
-    pub(super) fn with_budget(
-        since_ms: Option<i64>,
-        until_ms: Option<i64>,
-        budget: Budget,
-    ) -> Accumulator {
-        Accumulator {
+impl Lines {
+    /// Empty, keeping rows with `since <= ts < until` (UTC ms) when given.
+    pub fn new(since_ms: Option<i64>, until_ms: Option<i64>) -> Lines {
+        Lines {
             since: since_ms,
             until: until_ms,
-            probes: Sorter::new(budget),
-            presence_limit: PRESENCE_RUN,
-            ..Accumulator::default()
+            ..Lines::default()
         }
     }
 
@@ -102,16 +92,111 @@ impl Accumulator {
     fn flush(&mut self) {
         if let Some(p) = self.cur.take() {
             self.presence.push((self.cur_minute, p));
-            if self.presence.len() >= self.presence_limit {
-                compact(&mut self.presence);
-                self.presence_limit = (2 * self.presence.len()).max(PRESENCE_RUN);
-            }
         }
+    }
+
+    /// Closes the open minute and sorts the probes: ready for
+    /// [`Accumulator::add_lines`].
+    pub fn seal(&mut self) {
+        self.flush();
+        self.probes.sort_unstable();
+    }
+
+    /// Empties it, keeping its room.
+    fn clear(&mut self) {
+        self.probes.clear();
+        self.presence.clear();
+        self.cur = None;
+        self.lines = 0;
+        self.outside = 0;
+    }
+}
+
+/// Collects rows (in any order) for an availability report: one at a time
+/// ([`Accumulator::push`]) or a batch's [`Lines`] at a time.
+#[derive(Debug, Default)]
+pub struct Accumulator {
+    since: Option<i64>,
+    until: Option<i64>,
+    probes: Sorter,
+    /// The rows pushed one at a time, until a run of probes or minutes is full.
+    open: Lines,
+    /// One entry per run of lines in the same minute (merged as it grows, and in
+    /// `prepare`).
+    presence: Vec<(i64, Presence)>,
+    /// `presence` is compacted again at this length.
+    presence_limit: usize,
+    lines: u64,
+    outside: u64,
+}
+
+impl Accumulator {
+    /// An accumulator keeping rows with `since <= ts < until` (UTC ms) when given.
+    pub fn new(since_ms: Option<i64>, until_ms: Option<i64>) -> Accumulator {
+        Accumulator::with_budget(since_ms, until_ms, Budget::default())
+    }
+
+    /// As [`Accumulator::new`], with the probes' memory budget given.
+    pub(super) fn with_budget(
+        since_ms: Option<i64>,
+        until_ms: Option<i64>,
+        budget: Budget,
+    ) -> Accumulator {
+        Accumulator {
+            since: since_ms,
+            until: until_ms,
+            probes: Sorter::new(budget),
+            open: Lines::new(since_ms, until_ms),
+            presence_limit: PRESENCE_RUN,
+            ..Accumulator::default()
+        }
+    }
+
+    /// An empty [`Lines`] for this accumulator's period.
+    pub fn lines_for_batch(&self) -> Lines {
+        Lines::new(self.since, self.until)
+    }
+
+    /// Adds one log line: its arrival (UTC ms), status, and whether it is a probe
+    /// (matches the probe, or is a dynamic request when there is no probe).
+    #[inline]
+    pub fn push(&mut self, ts_ms: i64, status: u16, probe: bool) {
+        self.open.push(ts_ms, status, probe);
+        if self.open.probes.len() >= RUN || self.open.presence.len() >= PRESENCE_RUN {
+            self.take_open();
+        }
+    }
+
+    /// Adds the lines of a batch, sealed ([`Lines::seal`]).
+    pub fn add_lines(&mut self, mut l: Lines) {
+        l.flush();
+        debug_assert!(l.probes.is_sorted());
+        self.take(&mut l);
+    }
+
+    fn take_open(&mut self) {
+        let mut open = std::mem::take(&mut self.open);
+        open.seal();
+        self.take(&mut open);
+        self.open = open;
+    }
+
+    /// Takes sealed `l`'s lines, leaving it empty.
+    fn take(&mut self, l: &mut Lines) {
+        self.probes.push_sorted(&l.probes);
+        self.presence.append(&mut l.presence);
+        if self.presence.len() >= self.presence_limit {
+            compact(&mut self.presence);
+            self.presence_limit = (2 * self.presence.len()).max(PRESENCE_RUN);
+        }
+        self.lines += l.lines;
+        self.outside += l.outside;
+        l.clear();
     }
 
     /// Lines kept so far.
     pub fn lines(&self) -> u64 {
-        self.lines
+        self.lines + self.open.lines
     }
 
     /// Counts `n` lines outside `since`/`until` that were never pushed (a dataset
@@ -122,13 +207,13 @@ impl Accumulator {
 
     /// Lines outside `since`/`until` (or with absurd timestamps), ignored.
     pub fn outside(&self) -> u64 {
-        self.outside
+        self.outside + self.open.outside
     }
 
     /// Sorts what was collected, estimates the cadence and fixes the span. Fails if
     /// the probes' temporary file could not be written or read.
     pub fn prepare(mut self, cfg: &Config) -> io::Result<Prepared> {
-        self.flush();
+        self.take_open();
         let mut presence = self.presence;
         compact(&mut presence);
         let probes = self.probes.finish()?;
@@ -338,6 +423,88 @@ mod budget_tests {
         for input in [&rows, &two_files, &backwards] {
             for mem_bytes in [super::super::probes::MEM_BYTES, 1 << 10] {
                 assert!(report(input, mem_bytes) == want, "mem_bytes {mem_bytes}");
+            }
+        }
+    }
+
+    /// A batch's [`Lines`] (pushed, sealed, added, as the decoding threads hand them
+    /// over) give exactly the report of the same rows pushed one by one: whatever the
+    /// batches' sizes, the order of the rows, and with rows outside the period.
+    #[test]
+    fn batches_of_lines_give_the_report_of_rows_pushed_one_by_one() {
+        let mut seed = 5u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let t0 = 1_700_000_000_000i64;
+        let rows: Vec<(i64, u16, bool)> = (0..120_000i64)
+            .filter(|i| !(70_000..71_500).contains(i))
+            .map(|i| {
+                let ts = t0 + i * 15_000 - (next() % 40_000) as i64;
+                let status = if i % 541 < 7 { 502 } else { 200 };
+                (ts, status, next() % 4 != 0)
+            })
+            .collect();
+        let mut interleaved = rows.clone();
+        let (a, b) = interleaved.split_at(rows.len() / 2);
+        interleaved = b.iter().zip(a).flat_map(|(x, y)| [*x, *y]).collect();
+        let cfg = Config::new(None);
+        let finish = |acc: Accumulator| {
+            let prep = acc.prepare(&cfg).expect("prepared");
+            let (s, e) = prep.span().expect("span");
+            let periods = fixed_offset_periods(By::Day, 0, s, e);
+            serde_json::to_string(&prep.compute(&periods, &cfg).expect("computes")).expect("json")
+        };
+        let periods = [
+            (None, None),
+            (Some(t0 + 200_000_000), Some(t0 + 1_500_000_000)),
+        ];
+        for input in [&rows, &interleaved] {
+            for (since, until) in periods {
+                let budget = || Budget {
+                    mem_bytes: 1 << 12,
+                    dir: None,
+                };
+                let mut one = Accumulator::with_budget(since, until, budget());
+                for &(t, s, p) in input.iter() {
+                    one.push(t, s, p);
+                }
+                let want = finish(one);
+                for sizes in [[1usize, 1, 1], [7, 65_536, 3], [30_000, 1, 70_000]] {
+                    let mut acc = Accumulator::with_budget(since, until, budget());
+                    let mut at = 0;
+                    for (k, &n) in sizes.iter().cycle().enumerate() {
+                        if at == input.len() {
+                            break;
+                        }
+                        let end = (at + n).min(input.len());
+                        // Now and then a row pushed one by one between batches.
+                        if k % 5 == 4 {
+                            let (t, s, p) = input[at];
+                            acc.push(t, s, p);
+                            at += 1;
+                            continue;
+                        }
+                        let mut lines = acc.lines_for_batch();
+                        for &(t, s, p) in &input[at..end] {
+                            lines.push(t, s, p);
+                        }
+                        lines.seal();
+                        acc.add_lines(lines);
+                        at = end;
+                    }
+                    let got = finish(acc);
+                    assert!(
+                        got == want,
+                        "sizes {sizes:?} since {since:?}\n{got}\n{want}"
+                    );
+                }
+                if since.is_some() {
+                    assert!(!want.contains("\"outside\":0"), "{want}");
+                }
             }
         }
     }

@@ -56,7 +56,7 @@ pub mod render;
 pub mod rhythm;
 pub mod spec;
 
-pub use acc::{Accumulator, Cadence, CadenceSource, Prepared};
+pub use acc::{Accumulator, Cadence, CadenceSource, Lines, Prepared};
 pub use calendar::{By, Calendar, CalendarError, Period};
 pub use compute::ComputeError;
 pub use config::{Config, PolicyAs, is_static_path};

@@ -290,13 +290,30 @@ impl Sorter {
             + (self.tail.len() + self.run.len()) as u64
     }
 
-    /// Sorts the run and merges it into the tail, sealing what falls out of it.
+    /// Adds values already sorted (as [`Sorter::push`] of each would).
+    pub(super) fn push_sorted(&mut self, run: &[u64]) {
+        debug_assert!(run.is_sorted());
+        self.merge_run();
+        self.merge_sorted(run);
+    }
+
+    /// Sorts the run and merges it into the tail.
     fn merge_run(&mut self) {
         if self.run.is_empty() {
             return;
         }
-        self.run.sort_unstable();
-        let first = self.run[0];
+        let mut run = std::mem::take(&mut self.run);
+        run.sort_unstable();
+        self.merge_sorted(&run);
+        run.clear();
+        self.run = run;
+    }
+
+    /// Merges sorted `run` into the tail, sealing what falls out of it.
+    fn merge_sorted(&mut self, run: &[u64]) {
+        let Some(&first) = run.first() else {
+            return;
+        };
         if self.seq.len > 0 && first < self.seq.last {
             // Before a sealed value: this sequence is closed, a new one begins.
             self.seal(self.tail.len());
@@ -304,13 +321,13 @@ impl Sorter {
         }
         let from = self.tail.partition_point(|&p| p <= first);
         if from == self.tail.len() {
-            self.tail.extend_from_slice(&self.run);
+            self.tail.extend_from_slice(run);
         } else {
             let buf = &mut self.merge_buf;
             buf.clear();
             buf.extend_from_slice(&self.tail[from..]);
             self.tail.truncate(from);
-            let (a, b) = (&buf[..], &self.run[..]);
+            let (a, b) = (&buf[..], run);
             let (mut i, mut j) = (0, 0);
             while i < a.len() && j < b.len() {
                 if a[i] <= b[j] {
@@ -324,7 +341,6 @@ impl Sorter {
             self.tail.extend_from_slice(&a[i..]);
             self.tail.extend_from_slice(&b[j..]);
         }
-        self.run.clear();
         // Sealing moves the tail's rest to its front: at twice its size, so that each
         // value is moved about once.
         if self.tail.len() > 2 * TAIL {
