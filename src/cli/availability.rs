@@ -217,7 +217,7 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
     cfg.since_ms = since;
     cfg.until_ms = until;
 
-    let mut acc = Accumulator::new(since, until);
+    let mut acc = Accumulator::new(since, until).with_min_gap(cfg.min_gap_ms);
     // Only the period is chosen: no classification, fewer columns.
     let whole = sel.filter.selects_whole_period();
     let cols = if whole {

@@ -9,7 +9,7 @@ use std::io;
 use serde::Serialize;
 
 use super::config::Config;
-use super::probes::{Budget, RUN, Sorted, Sorter};
+use super::probes::{Budget, DEFAULT_MEAN_BELOW, RUN, Sorted, Sorter};
 
 /// Offset added to timestamps before packing (covers ±35,000 years in ms).
 pub(super) const BIAS: i64 = 1 << 50;
@@ -152,6 +152,15 @@ impl Accumulator {
         }
     }
 
+    /// Tells the accumulator the `--min-gap` the report will use (`None`: the default
+    /// gap), before any row: the mean interval between probes is then counted as the
+    /// probes are sorted, not in a pass of its own.
+    pub fn with_min_gap(mut self, min_gap_ms: Option<i64>) -> Accumulator {
+        self.probes
+            .set_mean_below(min_gap_ms.unwrap_or(DEFAULT_MEAN_BELOW));
+        self
+    }
+
     /// An empty [`Lines`] for this accumulator's period.
     pub fn lines_for_batch(&self) -> Lines {
         Lines::new(self.since, self.until)
@@ -217,7 +226,7 @@ impl Accumulator {
         let mut presence = self.presence;
         compact(&mut presence);
         let probes = self.probes.finish()?;
-        let default_gap = 15 * 60_000;
+        let default_gap = DEFAULT_MEAN_BELOW;
         let cadence = match cfg.expect_every_ms {
             Some(ms) => Some(Cadence {
                 ms: ms.max(1),
@@ -316,18 +325,26 @@ fn median_interval(probes: &Sorted) -> io::Result<Option<i64>> {
 }
 
 /// Mean of the intervals shorter than `gap` between consecutive probes (the request
-/// rate while traffic flows).
+/// rate while traffic flows): from the sums the sorting counted when it counted them
+/// below `gap`, else in a pass.
 fn mean_interval(probes: &Sorted, gap: i64) -> io::Result<Option<i64>> {
-    let (mut sum, mut n) = (0i128, 0i128);
-    intervals(probes, |d| {
-        if d < gap {
-            sum += d as i128;
-            n += 1;
+    let (sum, n) = match probes.steps_below(gap) {
+        Some(counted) => counted,
+        None => {
+            let (mut sum, mut n) = (0u128, 0u64);
+            intervals(probes, |d| {
+                if d < gap {
+                    sum += d as u128;
+                    n += 1;
+                }
+            })?;
+            (sum, n)
         }
-    })?;
+    };
     if n == 0 || sum == 0 {
         return Ok(None);
     }
+    let (sum, n) = (sum as i128, i128::from(n));
     Ok(Some(((sum + n / 2) / n).max(1) as i64))
 }
 
@@ -407,7 +424,7 @@ mod budget_tests {
                 None,
                 Budget {
                     mem_bytes,
-                    dir: None,
+                    ..Budget::default()
                 },
             );
             for &(t, s, p) in rows {
@@ -423,6 +440,68 @@ mod budget_tests {
         for input in [&rows, &two_files, &backwards] {
             for mem_bytes in [super::super::probes::MEM_BYTES, 1 << 10] {
                 assert!(report(input, mem_bytes) == want, "mem_bytes {mem_bytes}");
+            }
+        }
+    }
+
+    /// The mean interval counted as the probes are sorted is the one a pass over the
+    /// sorted probes finds: for rows in order, interleaved (sequences merged at the
+    /// end), in memory or in a file, with the default gap and a given one.
+    #[test]
+    fn the_mean_interval_counted_while_sorting_is_the_one_a_pass_finds() {
+        let mut seed = 3u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let t0 = 1_700_000_000_000i64;
+        let mut t = t0;
+        let rows: Vec<(i64, u16, bool)> = (0..200_000)
+            .map(|i| {
+                // Mostly seconds apart, now and then a silence of up to an hour.
+                t += if i % 997 == 0 {
+                    (next() % 3_600_000) as i64
+                } else {
+                    (next() % 4_000) as i64
+                };
+                (t, 200, next() % 3 != 0)
+            })
+            .collect();
+        let mut interleaved = rows.clone();
+        let (a, b) = interleaved.split_at(rows.len() / 2);
+        interleaved = b.iter().zip(a).flat_map(|(x, y)| [*x, *y]).collect();
+        for input in [&rows, &interleaved] {
+            for min_gap in [None, Some(10_000), Some(20 * 60_000)] {
+                for mem_bytes in [super::super::probes::MEM_BYTES, 1 << 12] {
+                    let mut cfg = Config::new(None);
+                    cfg.min_gap_ms = min_gap;
+                    let cadence = |told: bool| {
+                        let budget = Budget {
+                            mem_bytes,
+                            ..Budget::default()
+                        };
+                        let mut acc = Accumulator::with_budget(None, None, budget);
+                        // Told the gap: counted while sorting; not told (and the gap not
+                        // the default): a pass.
+                        if told {
+                            acc = acc.with_min_gap(min_gap);
+                        } else {
+                            acc = acc.with_min_gap(Some(1));
+                        }
+                        for &(t, s, p) in input.iter() {
+                            acc.push(t, s, p);
+                        }
+                        let prep = acc.prepare(&cfg).expect("prepared");
+                        let gap = min_gap.unwrap_or(DEFAULT_MEAN_BELOW);
+                        assert_eq!(prep.probes.steps_below(gap).is_some(), told);
+                        prep.cadence.expect("a cadence").ms
+                    };
+                    let (counted, passed) = (cadence(true), cadence(false));
+                    assert_eq!(counted, passed, "{min_gap:?} {mem_bytes}");
+                    assert!(counted > 1, "{counted}");
+                }
             }
         }
     }
@@ -466,7 +545,7 @@ mod budget_tests {
             for (since, until) in periods {
                 let budget = || Budget {
                     mem_bytes: 1 << 12,
-                    dir: None,
+                    ..Budget::default()
                 };
                 let mut one = Accumulator::with_budget(since, until, budget());
                 for &(t, s, p) in input.iter() {

@@ -35,7 +35,7 @@
 //!
 //! Time follows the number of lines and of periods holding probe requests, never the
 //! span between the first and the last line. Memory holds the probes up to a budget
-//! (16 MiB, about two bytes a probe; beyond it they go to an unnamed temporary file),
+//! (16 MiB, one to two bytes a probe; beyond it they go to an unnamed temporary file),
 //! one entry per minute holding a line, per sub-bucket and per period: a run of more than
 //! [`MAX_EMPTY_PERIODS`] periods without a probe request is one row (counted like any
 //! period: its expected probes are all missing), and the sub-buckets inside a long

@@ -1,7 +1,10 @@
 //! The probes of an availability report in bounded memory: packed `u64`s pushed in any
-//! order, sorted in runs, kept delta-encoded (about two bytes a probe) in memory up to
-//! a budget and in an unnamed temporary file beyond it, and read back in order as
-//! often as the report needs ([`Sorted::iter`]).
+//! order, sorted in runs, kept in blocks of 128 (time steps bit-packed at the block's
+//! widest, status changes as a bitmap: one to two bytes a probe, decoded without a
+//! branch per value) in memory up to a budget and in an unnamed temporary file beyond
+//! it, and read back in order as often as the report needs ([`Sorted::iter`]). The
+//! steps below the report's gap are summed as they are sealed, so the mean interval
+//! needs no pass ([`Sorted::steps_below`]).
 //!
 //! Rows come almost in time order (arrival = completion − request time jitters them
 //! locally), so each sorted run is merged into a short open tail ([`TAIL`] values) and
@@ -40,6 +43,9 @@ pub(super) struct Budget {
     pub(super) mem_bytes: usize,
     /// Directory of the temporary files (default: [`std::env::temp_dir`]).
     pub(super) dir: Option<PathBuf>,
+    /// Time steps (ms) between consecutive values shorter than this are summed as the
+    /// values are sealed: [`Sorted::mean_step`] then needs no pass of its own.
+    pub(super) mean_below: i64,
 }
 
 impl Default for Budget {
@@ -47,40 +53,120 @@ impl Default for Budget {
         Budget {
             mem_bytes: MEM_BYTES,
             dir: None,
+            mean_below: DEFAULT_MEAN_BELOW,
         }
     }
 }
 
-/// Sorted packed values, delta-encoded: the time step shifted left one bit (the low
-/// bit set when the status repeats), then the status when it does not.
+/// [`Budget::mean_below`] unless told: the availability report's default gap.
+pub(super) const DEFAULT_MEAN_BELOW: i64 = 15 * 60_000;
+
+/// The sum and count of a sequence's time steps shorter than [`Budget::mean_below`].
+#[derive(Clone, Copy, Debug, Default)]
+struct Steps {
+    sum: u128,
+    n: u64,
+}
+
+/// Sorted packed values in blocks of [`BLOCK`]: each block's time steps bit-packed at
+/// the width of its largest, and its status changes as a bitmap and a list, so that a
+/// block decodes without a branch per value (the report reads the probes three or four
+/// times). Values not yet a whole block stay open, unencoded.
 #[derive(Debug, Default)]
 struct Seq {
     file: Option<File>,
     file_len: u64,
     mem: Vec<u8>,
+    /// Values after the last block.
+    open: Vec<u64>,
+    /// The last value of the last block (what the next block's steps start from).
+    base: u64,
     last: u64,
     len: u64,
+    steps: Steps,
 }
+
+/// Values per encoded block.
+const BLOCK: usize = 128;
+/// Longest encoded block: its length, width and flag bytes, the status bitmap and
+/// statuses, and 64-bit steps.
+const MAX_BLOCK_BYTES: usize = 10 + 2 + BLOCK / 8 + 2 * BLOCK + 8 * BLOCK;
+/// Steps wider than this are damage (timestamps span less than 2^51 ms).
+const MAX_WIDTH: u8 = 56;
 
 impl Seq {
     /// Appends `v`, which is not below the last value appended.
     #[inline]
     fn push(&mut self, v: u64, budget: &Budget) -> io::Result<()> {
         debug_assert!(self.len == 0 || v >= self.last);
-        let mask = (1u64 << STATUS_BITS) - 1;
         let step = (v >> STATUS_BITS).wrapping_sub(self.last >> STATUS_BITS);
-        if self.len > 0 && v & mask == self.last & mask {
-            varint::put(&mut self.mem, step << 1 | 1);
-        } else {
-            varint::put(&mut self.mem, step << 1);
-            varint::put(&mut self.mem, v & mask);
+        if self.len > 0 && (step as i64) < budget.mean_below {
+            self.steps.sum += u128::from(step);
+            self.steps.n += 1;
         }
         self.last = v;
         self.len += 1;
-        if self.mem.len() >= budget.mem_bytes {
-            self.spill(budget)?;
+        self.open.push(v);
+        if self.open.len() == BLOCK {
+            self.encode_block();
+            if self.mem.len() >= budget.mem_bytes {
+                self.spill(budget)?;
+            }
         }
         Ok(())
+    }
+
+    /// Encodes the open values (a whole block) into `mem`: the block's length, the
+    /// steps' bit width, whether a status changes (then a bitmap of the values whose
+    /// status differs from the one before, and their statuses as 16-bit numbers), and
+    /// the steps bit-packed, least significant bits first.
+    fn encode_block(&mut self) {
+        debug_assert_eq!(self.open.len(), BLOCK);
+        let mask = (1u64 << STATUS_BITS) - 1;
+        let mut steps = [0u64; BLOCK];
+        let mut changed = [0u8; BLOCK / 8];
+        let mut any = 0u64;
+        let mut prev = self.base;
+        for (j, &v) in self.open.iter().enumerate() {
+            steps[j] = (v >> STATUS_BITS) - (prev >> STATUS_BITS);
+            any |= steps[j];
+            changed[j / 8] |= u8::from(v & mask != prev & mask) << (j % 8);
+            prev = v;
+        }
+        let width = 64 - any.leading_zeros();
+        let n_changed: u32 = changed.iter().map(|b| b.count_ones()).sum();
+        let status_bytes = if n_changed > 0 {
+            BLOCK / 8 + 2 * n_changed as usize
+        } else {
+            0
+        };
+        let len = 2 + status_bytes + BLOCK / 8 * width as usize;
+        varint::put(&mut self.mem, len as u64);
+        self.mem.push(width as u8);
+        self.mem.push(u8::from(n_changed > 0));
+        if n_changed > 0 {
+            self.mem.extend_from_slice(&changed);
+            for (j, &v) in self.open.iter().enumerate() {
+                if changed[j / 8] >> (j % 8) & 1 == 1 {
+                    self.mem
+                        .extend_from_slice(&((v & mask) as u16).to_le_bytes());
+                }
+            }
+        }
+        // BLOCK * width is a multiple of 64: every word fills.
+        let (mut word, mut bits) = (0u128, 0u32);
+        for &d in &steps {
+            word |= u128::from(d) << bits;
+            bits += width;
+            if bits >= 64 {
+                self.mem.extend_from_slice(&(word as u64).to_le_bytes());
+                word >>= 64;
+                bits -= 64;
+            }
+        }
+        debug_assert_eq!(bits, 0);
+        self.base = prev;
+        self.open.clear();
     }
 
     /// Moves the bytes held in memory to the sequence's temporary file.
@@ -109,8 +195,9 @@ impl Seq {
             pos: 0,
             at: 0,
             in_mem: self.file_len == 0,
-            left: self.len,
-            prev: 0,
+            open_done: false,
+            base: 0,
+            decoded: 0,
             vals: Vec::with_capacity(BLOCK),
             vi: 0,
             error: None,
@@ -118,12 +205,53 @@ impl Seq {
     }
 }
 
-/// Values decoded at a time.
-const BLOCK: usize = 4096;
-/// More than the longest encoding of one value (two varints).
-const MAX_VALUE_BYTES: usize = 24;
+/// Decodes one block (its bytes after the length) that follows value `base`, appending
+/// its values to `out`; returns its last value.
+fn decode_block(block: &[u8], base: u64, out: &mut Vec<u64>) -> io::Result<u64> {
+    let [width, flag, rest @ ..] = block else {
+        return Err(damaged());
+    };
+    let (width, flag) = (*width, *flag);
+    if width > MAX_WIDTH || flag > 1 {
+        return Err(damaged());
+    }
+    let (changed, statuses, packed) = if flag == 1 {
+        let changed = rest.get(..BLOCK / 8).ok_or_else(damaged)?;
+        let n: usize = changed.iter().map(|b| b.count_ones() as usize).sum();
+        let statuses = rest.get(BLOCK / 8..BLOCK / 8 + 2 * n).ok_or_else(damaged)?;
+        (changed, statuses, &rest[BLOCK / 8 + 2 * n..])
+    } else {
+        (&[0u8; BLOCK / 8][..], &[][..], rest)
+    };
+    if packed.len() != BLOCK / 8 * usize::from(width) {
+        return Err(damaged());
+    }
+    // The packed steps and 8 bytes of room, so that every step is one 64-bit read.
+    let mut room = [0u8; BLOCK / 8 * MAX_WIDTH as usize + 8];
+    room[..packed.len()].copy_from_slice(packed);
+    let w = u32::from(width);
+    let step_mask = if w == 0 { 0 } else { u64::MAX >> (64 - w) };
+    let mut ts = base >> STATUS_BITS;
+    let mut status = base & ((1 << STATUS_BITS) - 1);
+    let mut next_status = 0usize;
+    for j in 0..BLOCK {
+        let bit = j * w as usize;
+        let word = u64::from_le_bytes(room[bit / 8..bit / 8 + 8].try_into().expect("8 bytes"));
+        ts += (word >> (bit % 8)) & step_mask;
+        let change = usize::from(changed[j / 8] >> (j % 8) & 1);
+        if change == 1 {
+            let k = 2 * next_status;
+            let s = statuses.get(k..k + 2).ok_or_else(damaged)?;
+            status = u64::from(u16::from_le_bytes([s[0], s[1]]));
+            next_status += 1;
+        }
+        out.push(ts << STATUS_BITS | status);
+    }
+    Ok(ts << STATUS_BITS | status)
+}
 
-/// Reads a [`Seq`] back in order, a block of values at a time.
+/// Reads a [`Seq`] back in order, a block of values at a time: the blocks in its file,
+/// then those in memory, then its open values.
 struct SeqIter<'a> {
     seq: &'a Seq,
     /// Bytes read from the file, not yet decoded from `pos`.
@@ -134,9 +262,12 @@ struct SeqIter<'a> {
     at: u64,
     /// Decoding the bytes in memory (the file part is done).
     in_mem: bool,
-    /// Values not yet decoded.
-    left: u64,
-    prev: u64,
+    /// The open values were handed out.
+    open_done: bool,
+    /// The last value decoded.
+    base: u64,
+    /// Values decoded so far.
+    decoded: u64,
     /// Decoded values, handed out from `vi`.
     vals: Vec<u64>,
     vi: usize,
@@ -158,58 +289,45 @@ impl SeqIter<'_> {
         Ok(())
     }
 
-    /// Decodes the next block of values into `vals`.
+    /// Decodes the next block of values into `vals`; `false` at the end.
     #[inline(never)]
-    fn decode_block(&mut self) -> io::Result<()> {
+    fn next_block(&mut self) -> io::Result<bool> {
         self.vals.clear();
         self.vi = 0;
-        while self.left > 0 && self.vals.len() < BLOCK {
-            if !self.in_mem {
-                let file_done = self.at == self.seq.file_len;
-                if file_done && self.pos == self.buf.len() {
-                    // The file part ends on a value: go on with the bytes in memory.
-                    self.in_mem = true;
-                    self.pos = 0;
-                    self.buf = Vec::new();
-                } else if !file_done && self.buf.len() - self.pos < MAX_VALUE_BYTES {
-                    self.refill()?;
-                }
+        if !self.in_mem {
+            if self.buf.len() - self.pos < MAX_BLOCK_BYTES && self.at < self.seq.file_len {
+                self.refill()?;
             }
-            // Decode below `limit`: the end of the bytes, or (with more of the file to
-            // read) where a whole value surely remains.
-            let (bytes, limit) = if self.in_mem {
-                (&self.seq.mem[..], self.seq.mem.len())
-            } else if self.at == self.seq.file_len {
-                (&self.buf[..], self.buf.len())
-            } else {
-                (&self.buf[..], self.buf.len() + 1 - MAX_VALUE_BYTES)
-            };
-            let mut i = self.pos;
-            let mut prev = self.prev;
-            let mut left = self.left;
-            let room = BLOCK - self.vals.len();
-            let mut n = 0;
-            while left > 0 && n < room && i < limit {
-                let head = var(bytes, &mut i)?;
-                let status = if head & 1 == 1 {
-                    prev & ((1 << STATUS_BITS) - 1)
-                } else {
-                    var(bytes, &mut i)?
-                };
-                let ts = (prev >> STATUS_BITS).wrapping_add(head >> 1);
-                prev = ts << STATUS_BITS | status;
-                self.vals.push(prev);
-                left -= 1;
-                n += 1;
-            }
-            self.pos = i;
-            self.prev = prev;
-            self.left = left;
-            if self.in_mem && n == 0 && left > 0 {
-                return Err(damaged());
+            if self.pos == self.buf.len() {
+                // The file part ends on a block: go on with the bytes in memory.
+                self.in_mem = true;
+                self.pos = 0;
+                self.buf = Vec::new();
             }
         }
-        Ok(())
+        let bytes = if self.in_mem {
+            &self.seq.mem[..]
+        } else {
+            &self.buf[..]
+        };
+        if self.pos == bytes.len() {
+            if self.open_done {
+                if self.decoded != self.seq.len {
+                    return Err(damaged());
+                }
+                return Ok(false);
+            }
+            self.open_done = true;
+            self.vals.extend_from_slice(&self.seq.open);
+        } else {
+            let mut i = self.pos;
+            let len = var(bytes, &mut i)? as usize;
+            let block = bytes.get(i..i.saturating_add(len)).ok_or_else(damaged)?;
+            self.base = decode_block(block, self.base, &mut self.vals)?;
+            self.pos = i + len;
+        }
+        self.decoded += self.vals.len() as u64;
+        Ok(true)
     }
 }
 
@@ -224,19 +342,23 @@ impl Iterator for SeqIter<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<u64> {
-        if let Some(&v) = self.vals.get(self.vi) {
-            self.vi += 1;
-            return Some(v);
+        loop {
+            if let Some(&v) = self.vals.get(self.vi) {
+                self.vi += 1;
+                return Some(v);
+            }
+            if self.error.is_some() {
+                return None;
+            }
+            match self.next_block() {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => {
+                    self.error = Some(e);
+                    return None;
+                }
+            }
         }
-        if self.left == 0 || self.error.is_some() {
-            return None;
-        }
-        if let Err(e) = self.decode_block() {
-            self.error = Some(e);
-            return None;
-        }
-        self.vi = 1;
-        self.vals.first().copied()
     }
 }
 
@@ -288,6 +410,12 @@ impl Sorter {
         self.done.iter().map(|s| s.len).sum::<u64>()
             + self.seq.len
             + (self.tail.len() + self.run.len()) as u64
+    }
+
+    /// Sets [`Budget::mean_below`]; before any value is pushed.
+    pub(super) fn set_mean_below(&mut self, below: i64) {
+        debug_assert!(self.run.is_empty() && self.tail.is_empty() && self.seq.len == 0);
+        self.budget.mean_below = below;
     }
 
     /// Adds values already sorted (as [`Sorter::push`] of each would).
@@ -369,11 +497,17 @@ impl Sorter {
             return Err(e);
         }
         if self.done.is_empty() {
-            return Ok(Sorted { seq: self.seq });
+            return Ok(Sorted {
+                seq: self.seq,
+                mean_below: self.budget.mean_below,
+            });
         }
         self.done.push(std::mem::take(&mut self.seq));
         let out = merge(&self.done, &self.budget)?;
-        Ok(Sorted { seq: out })
+        Ok(Sorted {
+            seq: out,
+            mean_below: self.budget.mean_below,
+        })
     }
 
     /// Closes the current sequence: its bytes go to its file, so that memory holds one
@@ -425,6 +559,8 @@ fn merge(seqs: &[Seq], budget: &Budget) -> io::Result<Seq> {
 #[derive(Debug, Default)]
 pub(super) struct Sorted {
     seq: Seq,
+    /// The [`Budget::mean_below`] the sealing counted steps below.
+    mean_below: i64,
 }
 
 impl Sorted {
@@ -438,6 +574,12 @@ impl Sorted {
     /// early; [`Iter::error`] tells.
     pub(super) fn iter(&self) -> Iter<'_> {
         Iter(self.seq.iter())
+    }
+
+    /// The sum and count of the time steps between consecutive values shorter than
+    /// `below` ms, when the sealing counted them ([`Budget::mean_below`] is `below`).
+    pub(super) fn steps_below(&self, below: i64) -> Option<(u128, u64)> {
+        (self.mean_below == below).then_some((self.seq.steps.sum, self.seq.steps.n))
     }
 }
 
@@ -508,7 +650,7 @@ mod tests {
             for mem_bytes in [MEM_BYTES, 4096, 1] {
                 let mut s = Sorter::new(Budget {
                     mem_bytes,
-                    dir: None,
+                    ..Budget::default()
                 });
                 for &v in &vals {
                     s.push(v);
@@ -528,12 +670,45 @@ mod tests {
 
     /// Input in reverse time order closes a sequence per run; past [`MAX_SEQS`] of
     /// them they are merged on the way, and the values still come back sorted.
+    /// Sequences of every length around a block's come back whole: open values only,
+    /// whole blocks, blocks and open values; steps of every width, in memory and in a
+    /// file.
+    #[test]
+    fn every_length_around_a_block_comes_back() {
+        let mut r = xorshift(5);
+        for n in (0..=2 * BLOCK + 3).chain([5 * BLOCK]) {
+            let mut t = 1_600_000_000_000i64;
+            let vals: Vec<u64> = (0..n)
+                .map(|i| {
+                    t += (r() % (1 << (i % 40))) as i64;
+                    packed(t, if r().is_multiple_of(4) { r() % 4096 } else { 200 })
+                })
+                .collect();
+            for mem_bytes in [MEM_BYTES, 1] {
+                let mut s = Sorter::new(Budget {
+                    mem_bytes,
+                    ..Budget::default()
+                });
+                for &v in &vals {
+                    s.push(v);
+                }
+                let sorted = s.finish().expect("sorted");
+                let mut it = sorted.iter();
+                let got: Vec<u64> = it.by_ref().collect();
+                assert!(it.error().is_none());
+                let mut want = vals.clone();
+                want.sort_unstable();
+                assert!(got == want, "{n} values, mem_bytes {mem_bytes}");
+            }
+        }
+    }
+
     #[test]
     fn many_sequences_are_merged_on_the_way() {
         let n = (MAX_SEQS as i64 + 3) * RUN as i64;
         let mut s = Sorter::new(Budget {
             mem_bytes: 4096,
-            dir: None,
+            ..Budget::default()
         });
         for i in (0..n).rev() {
             s.push(packed(1_700_000_000_000 + i * 7, 200 + (i % 2) as u64));
