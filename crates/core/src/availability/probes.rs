@@ -681,7 +681,14 @@ mod tests {
             let vals: Vec<u64> = (0..n)
                 .map(|i| {
                     t += (r() % (1 << (i % 40))) as i64;
-                    packed(t, if r().is_multiple_of(4) { r() % 4096 } else { 200 })
+                    packed(
+                        t,
+                        if r().is_multiple_of(4) {
+                            r() % 4096
+                        } else {
+                            200
+                        },
+                    )
                 })
                 .collect();
             for mem_bytes in [MEM_BYTES, 1] {
