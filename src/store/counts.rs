@@ -152,14 +152,14 @@ fn from_pages(
                     .ok_or_else(|| pages::PageError::Unsupported(format!("no {name} column")))
             };
             let Decoded::Text { values, codes } =
-                pages::read_column(&f, chunk(column)?, n, want(column))?
+                pages::read_column(&f, chunk(column)?, n, want(column), false)?
             else {
                 return Err(pages::PageError::Unsupported(format!(
                     "{column} is not text"
                 )));
             };
             let ts = if cut {
-                match pages::read_column(&f, chunk("ts")?, n, want("ts"))? {
+                match pages::read_column(&f, chunk("ts")?, n, want("ts"), false)? {
                     Decoded::Int(v) => Some(v),
                     _ => return Err(pages::PageError::Unsupported("ts is not an integer".into())),
                 }

@@ -45,6 +45,12 @@ pub struct Ints {
     pub values: Vec<i64>,
     /// Whether each row holds a value; `None`: every row does.
     pub valid: Option<Vec<bool>>,
+    /// Each row's index in the chunk's dictionary, when asked for ([`read_column`]'s
+    /// `codes`) and every page is dictionary-coded without a null: rows with equal
+    /// codes hold equal values.
+    pub codes: Option<Vec<u32>>,
+    /// The dictionary's length (codes are below it).
+    pub dict_len: usize,
 }
 
 impl Ints {
@@ -105,12 +111,14 @@ const MAX_PAGE: usize = 256 << 20;
 
 /// Reads and decodes column chunk `chunk` of `file` (`rows` rows), checking its bytes
 /// against `want` (the part's [`checksum`](super::checksum), when it has them) first;
-/// moves `file`'s position (one reader a `File`).
+/// moves `file`'s position (one reader a `File`). With `codes`, an integer column keeps
+/// each row's dictionary index too ([`Ints::codes`]).
 pub fn read_column(
     file: &File,
     chunk: &ColumnChunkMetadata,
     rows: usize,
     want: Option<u64>,
+    codes: bool,
 ) -> Result<Decoded, PageError> {
     let range = checksum::chunk_range(chunk)
         .ok_or_else(|| PageError::Damaged("a column chunk's range overflows".into()))?;
@@ -133,7 +141,9 @@ pub fn read_column(
         Vec::new(),
         MAX_PAGE,
     );
-    SCRATCH.with_borrow_mut(|scratch| decode_chunk(reader, chunk.physical_type(), rows, scratch))
+    SCRATCH.with_borrow_mut(|scratch| {
+        decode_chunk(reader, chunk.physical_type(), rows, codes, scratch)
+    })
 }
 
 /// What decompressing pages needs, kept per thread: a zstd context (creating one costs
@@ -179,6 +189,7 @@ fn decode_chunk(
     mut reader: PageReader,
     physical: PhysicalType,
     rows: usize,
+    codes: bool,
     scratch: &mut Scratch,
 ) -> Result<Decoded, PageError> {
     let dict = match reader.read_dict()? {
@@ -220,6 +231,8 @@ fn decode_chunk(
             let mut out = Ints {
                 values: Vec::with_capacity(rows),
                 valid: None,
+                codes: (codes && !dict.is_empty()).then(|| Vec::with_capacity(rows)),
+                dict_len: dict.len(),
             };
             each_page(scratch, &mut |page| ints_page(page, width, &dict, &mut out))?;
             check_rows(out.values.len(), rows)?;
@@ -415,11 +428,18 @@ fn ints_page(page: &DataPage, width: usize, dict: &[i64], out: &mut Ints) -> Res
             // The common page: no nulls, every value straight into the column.
             if valid.is_none() {
                 out.extend(idx.iter().map(|&k| dict[k as usize]));
+                if let Some(codes) = &mut out.codes {
+                    codes.extend_from_slice(&idx);
+                }
                 return Ok(());
             }
+            out.codes = None;
             idx.iter().map(|&k| dict[k as usize]).collect()
         }
-        Encoding::Plain => plain_ints(values, width, present)?,
+        Encoding::Plain => {
+            out.codes = None;
+            plain_ints(values, width, present)?
+        }
         e => return Err(PageError::Unsupported(format!("{e:?} integers"))),
     };
     match &valid {

@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::ops::ControlFlow;
 
-use logscope_core::batch::{Batch, NULL_CODE, TextColumn};
+use logscope_core::batch::{Batch, IpCodes, NO_CODE, NULL_CODE, TextColumn};
 use polars::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -626,7 +626,10 @@ fn slice_from_pages(
                     .columns_under_root_iter(name)
                     .and_then(|mut it| it.next());
                 if let Some(chunk) = chunk {
-                    cols.push((name.as_str(), pages::read_column(&f, chunk, n, want(name))?));
+                    // The address's dictionary index: reports count per distinct address.
+                    let codes = name == "ip_lo";
+                    let col = pages::read_column(&f, chunk, n, want(name), codes)?;
+                    cols.push((name.as_str(), col));
                 }
             }
             let addressless = match cols.iter().find(|(c, _)| *c == "ip_hi") {
@@ -639,7 +642,10 @@ fn slice_from_pages(
                     .columns_under_root_iter("client")
                     .and_then(|mut it| it.next())
             {
-                cols.push(("client", pages::read_column(&f, chunk, n, want("client"))?));
+                cols.push((
+                    "client",
+                    pages::read_column(&f, chunk, n, want("client"), false)?,
+                ));
             }
             out.extend(decoded_to_batches(
                 cols,
@@ -683,6 +689,26 @@ impl Gather<'_> {
             (Some(ok), Keep::Rows(r)) => r.iter().map(|&i| f(ok[i].then_some(x[i]))).collect(),
         }
     }
+}
+
+/// The kept rows' address codes ([`Batch::ip_codes`]): `ip_lo`'s dictionary index for
+/// each row whose `ip_hi` is 0 (IPv4 addresses and the IPv6 ones below 2^64), so that
+/// equal codes are equal addresses; [`NO_CODE`] for the others (IPv6).
+fn ip_codes(hi: Option<&Ints>, lo: Option<&Ints>, keep: &Keep) -> Option<IpCodes> {
+    let (hi, lo) = (hi?, lo?);
+    if hi.valid.is_some() || lo.valid.is_some() {
+        return None;
+    }
+    let codes = lo.codes.as_ref()?;
+    let code = |i: usize| if hi.values[i] == 0 { codes[i] } else { NO_CODE };
+    let codes = match keep {
+        Keep::Range(a, z) => (*a..*z).map(code).collect(),
+        Keep::Rows(r) => r.iter().map(|&i| code(i)).collect(),
+    };
+    Some(IpCodes {
+        codes,
+        slots: lo.dict_len,
+    })
 }
 
 /// Splits rows `lo..hi` of decoded columns into one batch per `file` value run,
@@ -804,6 +830,7 @@ fn decoded_to_batches(
             },
             _ => vec![None; rows],
         };
+        b.ip_codes = ip_codes(int("ip_hi"), int("ip_lo"), &keep);
         let names_only = b.ip.iter().any(Option::is_none);
         let whole = single && matches!(keep, Keep::Range(0, z) if z == ts.values.len());
         for name in TEXT.iter().copied().chain(names_only.then_some("client")) {

@@ -685,6 +685,7 @@ fn time_filters_over_pruned_row_groups_answer_as_over_the_file() {
         for cmd in [
             vec!["heavy", "--by", "6h"],
             vec!["concentration", "--top", "5"],
+            vec!["concentration", "--by", "ip", "--per-prefix-limit", "3/1h"],
             vec!["agents"],
             vec!["heavy", "--by", "1d", "--heavy", "--status", "5xx"],
         ] {

@@ -368,6 +368,11 @@ pub struct Batch {
     pub client: TextColumn,
     /// Client address, when the client is one.
     pub ip: Vec<Option<IpAddr>>,
+    /// Rows with equal codes here have equal [`Batch::ip`] ([`NO_CODE`] aside): set by
+    /// the dataset reader (the index of each row's address in its row group's
+    /// dictionary) so that a report can work per distinct address; `None` elsewhere.
+    /// Rows pushed into a batch drop it.
+    pub ip_codes: Option<IpCodes>,
     /// identd field.
     pub ident: TextColumn,
     /// Authenticated user.
@@ -408,6 +413,18 @@ pub struct Batch {
     pub lines: u64,
     /// Lines that are format directives (`#Fields:` …) or blank: neither records nor bad.
     pub skipped: u64,
+}
+
+/// A row an [`IpCodes`] does not cover (its address is worked out from [`Batch::ip`]).
+pub const NO_CODE: u32 = u32::MAX;
+
+/// Codes of a batch's addresses ([`Batch::ip_codes`]).
+#[derive(Clone, Debug, Default)]
+pub struct IpCodes {
+    /// One per row, below `slots`, or [`NO_CODE`].
+    pub codes: Vec<u32>,
+    /// How many codes there may be.
+    pub slots: usize,
 }
 
 impl Batch {
@@ -456,6 +473,9 @@ impl Batch {
     /// Appends one record, each text field through `text`.
     #[inline]
     fn push_with(&mut self, r: &Record<'_>, line: u64, text: fn(&mut TextColumn, Option<&[u8]>)) {
+        if self.ip_codes.is_some() {
+            self.ip_codes = None;
+        }
         self.ts_ms.push(r.ts_ms);
         self.precision.push(r.precision.digits());
         text(&mut self.client, Some(r.client));

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::asn::{AsnDb, AsnInfo};
 use super::doc::{Doc, Figure, Section};
 use super::{duration_label, gini, groups_for_share, hhi};
-use crate::batch::{Batch, NULL_CODE};
+use crate::batch::{Batch, IpCodes, NULL_CODE};
 use crate::chart::{self, Bar, Bars, Lorenz};
 use crate::classify::{AgentId, Classifier, ClientKey, RowClass};
 use crate::number::{pct1, share, thousands};
@@ -66,6 +66,11 @@ impl ConcentrationPart {
         let mut windows: FxHashMap<(ClientKey, i64), u32> = FxHashMap::default();
         let mut rest = Vec::new();
         let window_ms = limit.map(|l| l.window_ms() as i64);
+        if let Some(codes) = &b.ip_codes
+            && codes.codes.len() == b.len()
+        {
+            return Self::of_codes(b, codes, by, window_ms, (v4_len, v6_len), (since, until));
+        }
         for i in 0..b.len() {
             let ts = b.ts_ms[i];
             if since.is_some_and(|s| ts < s) || until.is_some_and(|u| ts >= u) {
@@ -89,6 +94,109 @@ impl ConcentrationPart {
         }
         ConcentrationPart {
             pairs: pairs.into_iter().map(|((c, s), n)| (c, s, n)).collect(),
+            windows: windows.into_iter().map(|((k, w), n)| (k, w, n)).collect(),
+            rest,
+        }
+    }
+}
+
+impl ConcentrationPart {
+    /// [`ConcentrationPart::of`] for a batch whose addresses are coded
+    /// ([`Batch::ip_codes`]): an address's key worked out once per code, and its rows
+    /// counted in an array while they keep one User-Agent slot (a client's rows nearly
+    /// always do), instead of a hash-map update per row.
+    fn of_codes(
+        b: &Batch,
+        codes: &IpCodes,
+        by: GroupBy,
+        window_ms: Option<i64>,
+        (v4_len, v6_len): (u8, u8),
+        (since, until): (Option<i64>, Option<i64>),
+    ) -> ConcentrationPart {
+        const NONE: u32 = u32::MAX;
+        // Per code: its pair now counting (an index of `keys`/`counts`), or NONE. Codes
+        // past `slots` (NO_CODE) have none: those rows are looked up one by one.
+        let mut current = vec![NONE; codes.slots];
+        let mut keys: Vec<(ClientKey, u32)> = Vec::with_capacity(codes.slots);
+        let mut counts: Vec<u64> = Vec::with_capacity(codes.slots);
+        // The pairs of the rows without a code, by (client, slot).
+        let mut index: FxHashMap<(ClientKey, u32), u32> = FxHashMap::default();
+        let mut windows: FxHashMap<(ClientKey, i64), u32> = FxHashMap::default();
+        // Rows the codes do not cover (none, as the reader sets them): the caller's.
+        let mut rest = Vec::new();
+        for (i, &code) in codes.codes.iter().enumerate() {
+            let ts = b.ts_ms[i];
+            if since.is_some_and(|s| ts < s) || until.is_some_and(|u| ts >= u) {
+                continue;
+            }
+            let slot = b.user_agent.code(i).unwrap_or(NULL_CODE);
+            // The index of the pair (client, slot), given one if new.
+            fn pair(
+                index: &mut FxHashMap<(ClientKey, u32), u32>,
+                keys: &mut Vec<(ClientKey, u32)>,
+                counts: &mut Vec<u64>,
+                client: ClientKey,
+                slot: u32,
+            ) -> u32 {
+                *index.entry((client, slot)).or_insert_with(|| {
+                    keys.push((client, slot));
+                    counts.push(0);
+                    (keys.len() - 1) as u32
+                })
+            }
+            let k = match current.get_mut(code as usize) {
+                // A coded address still with the slot of its last row: no look-up.
+                Some(cur) if *cur != NONE && keys[*cur as usize].1 == slot => *cur,
+                Some(cur) => {
+                    let client = match *cur {
+                        NONE => match b.ip[i] {
+                            Some(ip) => ClientKey::addr(ip),
+                            None => {
+                                rest.push(i as u32);
+                                continue;
+                            }
+                        },
+                        k => keys[k as usize].0,
+                    };
+                    // A new entry even if this client had this slot before (it went
+                    // back to an earlier User-Agent): the caller adds entries up, and
+                    // a client's rows nearly always keep one.
+                    keys.push((client, slot));
+                    counts.push(0);
+                    *cur = (keys.len() - 1) as u32;
+                    *cur
+                }
+                // Not coded (NO_CODE): the row's own address.
+                None => match b.ip[i] {
+                    Some(ip) => pair(
+                        &mut index,
+                        &mut keys,
+                        &mut counts,
+                        ClientKey::addr(ip),
+                        slot,
+                    ),
+                    None => {
+                        rest.push(i as u32);
+                        continue;
+                    }
+                },
+            };
+            counts[k as usize] += 1;
+            if let Some(wm) = window_ms {
+                let client = keys[k as usize].0;
+                let g = match (by, client.ip()) {
+                    (GroupBy::Prefix, Some(ip)) => ClientKey::prefix(ip, v4_len, v6_len),
+                    _ => client,
+                };
+                *windows.entry((g, ts.div_euclid(wm))).or_default() += 1;
+            }
+        }
+        ConcentrationPart {
+            pairs: keys
+                .into_iter()
+                .zip(counts)
+                .map(|((c, s), n)| (c, s, n))
+                .collect(),
             windows: windows.into_iter().map(|((k, w), n)| (k, w, n)).collect(),
             rest,
         }
@@ -713,12 +821,15 @@ mod tests {
 
     proptest! {
         /// Counting a batch where it is decoded ([`ConcentrationPart`], names left to the
-        /// caller) gives the report of counting it row by row, byte for byte.
+        /// caller) gives the report of counting it row by row, byte for byte; so does
+        /// counting per address code ([`Batch::ip_codes`], as the dataset reader sets
+        /// them where every row has an address).
         #[test]
         fn parts_give_the_row_by_row_report(
             rows in prop::collection::vec((0u8..6, 0u8..5, 0u8..3, 0i64..7_200_000), 1..200),
             by_ip in any::<bool>(),
             coded in any::<bool>(),
+            ip_codes in any::<bool>(),
             period in prop::option::of((0i64..3_600_000, 3_600_000i64..7_200_001)),
         ) {
             let agents = [None, Some("curl/8.0"), Some("Mozilla/5.0 (compatible; Googlebot/2.1)")];
@@ -726,7 +837,7 @@ mod tests {
             let owned: Vec<String> = rows
                 .iter()
                 .map(|&(a, c, _, _)| match a {
-                    5 => format!("host{c}.example"),
+                    5 if !ip_codes => format!("host{c}.example"),
                     4 => format!("2001:db8:{c}::1"),
                     _ => format!("10.{a}.{c}.{}", a * c),
                 })
@@ -742,6 +853,25 @@ mod tests {
             }
             if coded {
                 b.code_text();
+            }
+            if ip_codes {
+                // Codes in order of first appearance, spread out (slots left unused);
+                // IPv6 addresses without one, as the reader leaves them.
+                let mut seen: Vec<&String> = Vec::new();
+                let codes = owned
+                    .iter()
+                    .map(|ip| {
+                        if ip.contains(':') {
+                            return crate::batch::NO_CODE;
+                        }
+                        let k = seen.iter().position(|s| *s == ip).unwrap_or_else(|| {
+                            seen.push(ip);
+                            seen.len() - 1
+                        });
+                        (2 * k + 1) as u32
+                    })
+                    .collect();
+                b.ip_codes = Some(IpCodes { codes, slots: 2 * seen.len() + 2 });
             }
             let by = if by_ip { GroupBy::Ip } else { GroupBy::Prefix };
             let limit = Some(Rate::new(2, 600_000).unwrap());
