@@ -393,6 +393,23 @@ impl TopPart {
         }
         let per_value = by.counts_clients();
         let mut rows: Vec<(u32, u64)> = Vec::with_capacity(if per_value { b.len() } else { 0 });
+        // With the addresses coded (a dataset's batch), an address's hash and key are
+        // worked out once per code: per code, its hash (0: not yet) and its key.
+        let codes = b
+            .ip_codes
+            .as_ref()
+            .filter(|c| c.codes.len() == b.len())
+            .map(|c| (c.codes.as_slice(), c.slots));
+        let mut code_hash: Vec<u64> = Vec::new();
+        let mut code_key: Vec<u32> = Vec::new();
+        if let Some((_, slots)) = codes {
+            if per_value {
+                code_hash.resize(slots, 0);
+            }
+            if text.is_none() && by != TopBy::Status {
+                code_key.resize(slots, UNSET);
+            }
+        }
         let (keys, sums) = (&mut part.keys, &mut part.sums);
         fn new_key(keys: &mut Vec<PartKey>, k: PartKey) -> u32 {
             keys.push(k);
@@ -438,14 +455,24 @@ impl TopPart {
                     status_key[s]
                 }
                 (_, None) => {
-                    let c = if by == TopBy::Prefix {
-                        ClientKey::prefix(ip, v4_len, v6_len)
-                    } else {
-                        client
-                    };
-                    *client_key
-                        .entry(c)
-                        .or_insert_with(|| new_key(keys, PartKey::Client(c)))
+                    let memo = codes.and_then(|(c, _)| code_key.get_mut(c[i] as usize));
+                    match memo {
+                        Some(k) if *k != UNSET => *k,
+                        memo => {
+                            let c = if by == TopBy::Prefix {
+                                ClientKey::prefix(ip, v4_len, v6_len)
+                            } else {
+                                client
+                            };
+                            let k = *client_key
+                                .entry(c)
+                                .or_insert_with(|| new_key(keys, PartKey::Client(c)));
+                            if let Some(m) = memo {
+                                *m = k;
+                            }
+                            k
+                        }
+                    }
                 }
             };
             if sums.len() <= k as usize {
@@ -453,7 +480,15 @@ impl TopPart {
             }
             sums[k as usize].add(ts, b.status[i], b.bytes[i]);
             if per_value {
-                rows.push((k, client_hash(client)));
+                let h = match codes.and_then(|(c, _)| code_hash.get_mut(c[i] as usize)) {
+                    Some(h) if *h != 0 => *h,
+                    Some(h) => {
+                        *h = client_hash(client);
+                        *h
+                    }
+                    None => client_hash(client),
+                };
+                rows.push((k, h));
             }
         }
         if per_value {
@@ -1415,6 +1450,7 @@ mod tests {
             ),
             by in 0usize..8,
             coded in any::<bool>(),
+            ip_codes in any::<bool>(),
             cut in 0usize..1500,
             period in prop::option::of((0i64..3_600_000, 3_600_000i64..7_200_001)),
         ) {
@@ -1452,6 +1488,25 @@ mod tests {
                 }
                 if coded {
                     b.code_text();
+                }
+                if ip_codes {
+                    // As the dataset reader codes addresses: one code per distinct IPv4
+                    // address (spread out, slots left unused), none for the others.
+                    let mut seen: Vec<&String> = Vec::new();
+                    let codes = owned
+                        .iter()
+                        .map(|ip| {
+                            if !ip.starts_with("10.") {
+                                return crate::batch::NO_CODE;
+                            }
+                            let k = seen.iter().position(|s| *s == ip).unwrap_or_else(|| {
+                                seen.push(ip);
+                                seen.len() - 1
+                            });
+                            (2 * k + 1) as u32
+                        })
+                        .collect();
+                    b.ip_codes = Some(crate::batch::IpCodes { codes, slots: 2 * seen.len() + 2 });
                 }
                 b
             };
