@@ -424,7 +424,8 @@ impl TopPart {
                 part.rest.push(i as u32);
                 continue;
             };
-            let client = ClientKey::addr(ip);
+            // Built only where no code's memo answers.
+            let client = || ClientKey::addr(ip);
             let k = match (by, text) {
                 (_, Some(col)) => match col.code(i) {
                     None => {
@@ -462,7 +463,7 @@ impl TopPart {
                             let c = if by == TopBy::Prefix {
                                 ClientKey::prefix(ip, v4_len, v6_len)
                             } else {
-                                client
+                                client()
                             };
                             let k = *client_key
                                 .entry(c)
@@ -483,10 +484,10 @@ impl TopPart {
                 let h = match codes.and_then(|(c, _)| code_hash.get_mut(c[i] as usize)) {
                     Some(h) if *h != 0 => *h,
                     Some(h) => {
-                        *h = client_hash(client);
+                        *h = client_hash(client());
                         *h
                     }
-                    None => client_hash(client),
+                    None => client_hash(client()),
                 };
                 rows.push((k, h));
             }
