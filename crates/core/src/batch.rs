@@ -427,6 +427,33 @@ pub struct IpCodes {
     pub slots: usize,
 }
 
+impl IpCodes {
+    /// Codes for `clients` as the dataset reader gives them: one per distinct IPv4
+    /// address (in order of first appearance, spread out so that slots go unused), none
+    /// for the others. For tests of the readers of codes.
+    #[cfg(test)]
+    pub(crate) fn for_test(clients: &[String]) -> IpCodes {
+        let mut seen: Vec<&String> = Vec::new();
+        let codes = clients
+            .iter()
+            .map(|c| {
+                if c.parse::<std::net::Ipv4Addr>().is_err() {
+                    return NO_CODE;
+                }
+                let k = seen.iter().position(|s| *s == c).unwrap_or_else(|| {
+                    seen.push(c);
+                    seen.len() - 1
+                });
+                (2 * k + 1) as u32
+            })
+            .collect();
+        IpCodes {
+            codes,
+            slots: 2 * seen.len() + 2,
+        }
+    }
+}
+
 impl Batch {
     /// Number of records.
     pub fn len(&self) -> usize {

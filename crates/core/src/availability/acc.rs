@@ -410,6 +410,7 @@ pub struct Prepared {
 mod budget_tests {
     use super::super::calendar::By;
     use super::super::calendar::fixed_offset_periods;
+    use super::super::probes::xorshift;
     use super::*;
 
     /// A report is the same whether the probes stay in memory or go to a temporary
@@ -418,13 +419,7 @@ mod budget_tests {
     #[test]
     fn report_is_the_same_in_any_order_and_budget() {
         let n = 300_000i64;
-        let mut seed = 11u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(11);
         let t0 = 1_700_000_000_000i64;
         // A request every 20 s or so with local jitter, a 6-hour outage, 5xx bursts.
         let rows: Vec<(i64, u16, bool)> = (0..n)
@@ -472,13 +467,7 @@ mod budget_tests {
     /// Nearly sorted values, and values in no order at all, come out sorted.
     #[test]
     fn nearly_sorted_values_are_sorted() {
-        let mut seed = 9u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(9);
         for n in [0usize, 1, 2, 100, 5_000] {
             let in_order: Vec<u64> = (0..n as u64).map(|i| i * 8 + next() % 24).collect();
             let random: Vec<u64> = (0..n).map(|_| next() % 1000).collect();
@@ -498,13 +487,7 @@ mod budget_tests {
     /// end), in memory or in a file, with the default gap and a given one.
     #[test]
     fn the_mean_interval_counted_while_sorting_is_the_one_a_pass_finds() {
-        let mut seed = 3u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(3);
         let t0 = 1_700_000_000_000i64;
         let mut t = t0;
         let rows: Vec<(i64, u16, bool)> = (0..200_000)
@@ -515,7 +498,7 @@ mod budget_tests {
                 } else {
                     (next() % 4_000) as i64
                 };
-                (t, 200, next() % 3 != 0)
+                (t, 200, !next().is_multiple_of(3))
             })
             .collect();
         let mut interleaved = rows.clone();
@@ -560,20 +543,14 @@ mod budget_tests {
     /// batches' sizes, the order of the rows, and with rows outside the period.
     #[test]
     fn batches_of_lines_give_the_report_of_rows_pushed_one_by_one() {
-        let mut seed = 5u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(5);
         let t0 = 1_700_000_000_000i64;
         let rows: Vec<(i64, u16, bool)> = (0..120_000i64)
             .filter(|i| !(70_000..71_500).contains(i))
             .map(|i| {
                 let ts = t0 + i * 15_000 - (next() % 40_000) as i64;
                 let status = if i % 541 < 7 { 502 } else { 200 };
-                (ts, status, next() % 4 != 0)
+                (ts, status, !next().is_multiple_of(4))
             })
             .collect();
         let mut interleaved = rows.clone();

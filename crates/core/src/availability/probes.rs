@@ -602,18 +602,20 @@ impl Iterator for Iter<'_> {
     }
 }
 
+/// A xorshift generator from `seed`, for the tests here and in `acc.rs`.
+#[cfg(test)]
+pub(super) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
-        move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        }
-    }
 
     fn packed(ts: i64, status: u64) -> u64 {
         ((ts + super::super::acc::BIAS) as u64) << STATUS_BITS | status

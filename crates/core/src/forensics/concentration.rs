@@ -855,23 +855,7 @@ mod tests {
                 b.code_text();
             }
             if ip_codes {
-                // Codes in order of first appearance, spread out (slots left unused);
-                // IPv6 addresses without one, as the reader leaves them.
-                let mut seen: Vec<&String> = Vec::new();
-                let codes = owned
-                    .iter()
-                    .map(|ip| {
-                        if ip.contains(':') {
-                            return crate::batch::NO_CODE;
-                        }
-                        let k = seen.iter().position(|s| *s == ip).unwrap_or_else(|| {
-                            seen.push(ip);
-                            seen.len() - 1
-                        });
-                        (2 * k + 1) as u32
-                    })
-                    .collect();
-                b.ip_codes = Some(IpCodes { codes, slots: 2 * seen.len() + 2 });
+                b.ip_codes = Some(IpCodes::for_test(&owned));
             }
             let by = if by_ip { GroupBy::Ip } else { GroupBy::Prefix };
             let limit = Some(Rate::new(2, 600_000).unwrap());

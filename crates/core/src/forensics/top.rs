@@ -1491,23 +1491,7 @@ mod tests {
                     b.code_text();
                 }
                 if ip_codes {
-                    // As the dataset reader codes addresses: one code per distinct IPv4
-                    // address (spread out, slots left unused), none for the others.
-                    let mut seen: Vec<&String> = Vec::new();
-                    let codes = owned
-                        .iter()
-                        .map(|ip| {
-                            if !ip.starts_with("10.") {
-                                return crate::batch::NO_CODE;
-                            }
-                            let k = seen.iter().position(|s| *s == ip).unwrap_or_else(|| {
-                                seen.push(ip);
-                                seen.len() - 1
-                            });
-                            (2 * k + 1) as u32
-                        })
-                        .collect();
-                    b.ip_codes = Some(crate::batch::IpCodes { codes, slots: 2 * seen.len() + 2 });
+                    b.ip_codes = Some(crate::batch::IpCodes::for_test(&owned));
                 }
                 b
             };
