@@ -697,3 +697,67 @@ fn time_filters_over_pruned_row_groups_answer_as_over_the_file() {
         }
     }
 }
+
+/// Addresses that share their low 64 bits (`2001:db8::1`, `2001:db9::1`, `::1`, and
+/// IPv4-mapped ones) stay apart when a report counts per address code over the dataset:
+/// the reports over the dataset are those over the file.
+#[test]
+fn addresses_sharing_their_low_half_stay_apart_over_the_dataset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let log = tmp.path().join("access.log");
+    let clients = [
+        "2001:db8::1",
+        "2001:db9::1",
+        "::1",
+        "10.0.0.1",
+        "2001:db8::2",
+        "10.0.0.2",
+        "2001:db8:0:1::1",
+    ];
+    let agents = ["curl/8.5.0", "Mozilla/5.0 (X11)", "Googlebot/2.1"];
+    let mut rng = Rng(0xad0);
+    let start = 1_717_200_000i64;
+    let mut lines = String::new();
+    for i in 0..3_000i64 {
+        let dt = chrono::DateTime::from_timestamp(start + i * 7, 0).unwrap();
+        // The first addresses far more often, so that they lead the tables.
+        let c = clients[(rng.below(64) as usize).min(rng.below(7) as usize)];
+        lines.push_str(&format!(
+            "{c} - - [{}] \"GET /p{} HTTP/1.1\" {} 10 \"-\" \"{}\"\n",
+            dt.format("%d/%b/%Y:%H:%M:%S +0000"),
+            rng.below(5),
+            [200, 404][rng.below(2) as usize],
+            agents[rng.below(3) as usize]
+        ));
+    }
+    std::fs::write(&log, lines).unwrap();
+    let out = logscope(&data)
+        .env("LOGSCOPE_ROW_GROUP_ROWS", "700")
+        .args(["ingest", "--quiet"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for cmd in [
+        vec!["concentration", "--by", "ip", "--top", "10"],
+        vec!["concentration", "--by", "ip", "--per-prefix-limit", "5/1m"],
+        vec!["concentration", "--top", "10"],
+        vec!["top", "--by", "ip"],
+        vec!["top", "--by", "prefix"],
+        vec!["top", "--by", "path"],
+    ] {
+        let from_dataset = report_json(&data, &cmd, None);
+        let from_file = report_json(&data, &cmd, Some(&log));
+        assert_eq!(from_dataset, from_file, "{cmd:?}");
+    }
+    // Every address is its own row of `top --by ip`.
+    let top = report_json(&data, &["top", "--by", "ip"], None).to_string();
+    for c in clients {
+        assert!(top.contains(&format!("\"{c}\"")), "{c} missing: {top}");
+    }
+}
