@@ -27,6 +27,7 @@ pub mod frame;
 pub mod ingest;
 pub mod manifest;
 mod pages;
+mod rle;
 mod rowgroup;
 pub mod scan;
 pub mod slices;

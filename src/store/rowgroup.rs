@@ -7,6 +7,7 @@
 //! make its dictionary, all on the writer thread. The pages and the stored schema are the
 //! ones polars wrote: the same encodings, statistics and `ARROW:schema`.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hashbrown::HashTable;
@@ -19,13 +20,18 @@ use polars_arrow::bitmap::Bitmap;
 use polars_arrow::datatypes::{ArrowDataType, ArrowSchema, IntegerType};
 use polars_parquet::parquet::CowBuffer;
 use polars_parquet::parquet::compression::Compression;
-use polars_parquet::parquet::page::{CompressedDataPage, CompressedDictPage, Page};
+use polars_parquet::parquet::page::{
+    CompressedDataPage, CompressedDictPage, DataPage, DataPageHeader, Page,
+};
+use polars_parquet::parquet::schema::Repetition;
 use polars_parquet::write::{
-    CompressedPage, Encoding, SchemaDescriptor, WriteOptions, array_to_columns, get_dtype_encoding,
+    CompressedPage, Encoding, ParquetType, SchemaDescriptor, WriteOptions, array_to_columns,
+    get_dtype_encoding,
 };
 use rustc_hash::FxHashMap;
 
 use super::frame::{COLUMNS, ip_halves};
+use super::rle::{self, Pad};
 
 /// A text column of a row group: its distinct values in order of first appearance, a
 /// hash table over them, and the value of each row ([`NULL_CODE`] = null).
@@ -129,10 +135,9 @@ impl Dict {
         self.codes.clear();
     }
 
-    /// The column as an Arrow array and its encoding: dictionary-coded, or plain when
-    /// most values are distinct (where polars' writer falls back to plain too: more than
-    /// 3 in 4 rows distinct).
-    fn array(&self) -> PolarsResult<(Box<dyn Array>, Encoding)> {
+    /// The column's data: dictionary-coded, or plain when most values are distinct
+    /// (where polars' writer falls back to plain too: more than 3 in 4 rows distinct).
+    fn data(&self) -> Data<'_> {
         let rows = self.codes.len();
         let distinct = self.ends.len();
         let value = |k: u32| slot(&self.data, &self.ends, k);
@@ -145,91 +150,268 @@ impl Dict {
                     a.push_value(value(k));
                 }
             }
-            return Ok((a.freeze().boxed(), Encoding::Plain));
+            return Data::Arrow(a.freeze().boxed(), Encoding::Plain);
         }
         let mut values = MutableBinaryViewArray::<str>::with_capacity(distinct);
         for k in 0..distinct {
             values.push_value(value(k as u32));
         }
-        let has_null = self.codes.contains(&NULL_CODE);
-        let keys: Vec<u32> = if has_null {
-            self.codes
-                .iter()
-                .map(|&k| if k == NULL_CODE { 0 } else { k })
-                .collect()
-        } else {
-            self.codes.clone()
-        };
-        let validity =
-            has_null.then(|| Bitmap::from_iter(self.codes.iter().map(|&k| k != NULL_CODE)));
-        let keys = PrimitiveArray::<u32>::new(ArrowDataType::UInt32, keys.into(), validity);
-        let dtype = ArrowDataType::Dictionary(
-            IntegerType::UInt32,
-            Box::new(ArrowDataType::Utf8View),
-            false,
-        );
-        let a = DictionaryArray::try_new(dtype, keys, values.freeze().boxed())?;
-        Ok((a.boxed(), Encoding::RleDictionary))
+        Data::Coded(values.freeze().boxed(), Cow::Borrowed(&self.codes))
     }
 }
 
-/// A 64-bit integer column of type `dtype` and `n` rows (`at(i)`, `None` = null) as an
-/// Arrow array and its encoding: a dictionary of its distinct values, or plain when more
-/// than 3 in 4 rows are distinct: polars' rule, with one cheap hash per row where polars
-/// estimated the cardinality and then hashed every row again.
-fn int_array(
+/// A column's rows, ready for its pages.
+enum Data<'a> {
+    /// An Arrow array for polars' page writer, and the encoding to ask of it.
+    Arrow(Box<dyn Array>, Encoding),
+    /// A dictionary (an Arrow array of the column's type, each value once) and each
+    /// row's code in it ([`NULL_CODE`] = null): written by [`dictionary_pages`].
+    Coded(Box<dyn Array>, Cow<'a, [u32]>),
+}
+
+/// What is known of an integer column's values, to code them with fewer hashes.
+#[derive(Clone, Copy)]
+enum Hint<'a> {
+    /// Nothing.
+    None,
+    /// They mostly rise (`ts`): a value above all before it is new without a hash.
+    Rising,
+    /// Rows with the same code here (one per row, [`NULL_CODE`] = none; `.1` codes in
+    /// all) mostly hold the same value, as the client's text and its address: a row's
+    /// value is first compared with that of the last row of its code.
+    Follows(&'a [u32], usize),
+}
+
+/// A 64-bit integer column of type `dtype` and `n` rows (`at(i)`, `None` = null): a
+/// dictionary of its distinct values in order of first appearance, or plain when more
+/// than 3 in 4 rows are distinct: polars' rule, with at most one cheap hash per row
+/// where polars estimated the cardinality and then hashed every row again.
+fn int_data(
     dtype: ArrowDataType,
     n: usize,
+    hint: Hint<'_>,
     at: impl Fn(usize) -> Option<i64>,
-) -> PolarsResult<(Box<dyn Array>, Encoding)> {
+) -> Data<'static> {
     let plain = |dtype: ArrowDataType| {
         let values: Vec<i64> = (0..n).map(|i| at(i).unwrap_or(0)).collect();
         let validity = (0..n)
             .any(|i| at(i).is_none())
             .then(|| Bitmap::from_iter((0..n).map(|i| at(i).is_some())));
-        Ok((
+        Data::Arrow(
             PrimitiveArray::<i64>::new(dtype, values.into(), validity).boxed(),
             Encoding::Plain,
-        ))
+        )
     };
     let limit = if n > 128 { n * 3 / 4 } else { usize::MAX };
-    let mut seen: FxHashMap<i64, u32> =
-        FxHashMap::with_capacity_and_hasher(n / 4, Default::default());
+    // Room for as many values as can be coded, so the table never grows, but for a
+    // rising column, which seldom needs it.
+    let mut seen: FxHashMap<i64, u32> = FxHashMap::default();
+    if !matches!(hint, Hint::Rising) {
+        seen.reserve(limit.min(n));
+    }
+    // Rising: the values that were above all before them (so sorted), and their codes;
+    // the others are in `seen`.
+    let mut risen: Vec<(i64, u32)> = Vec::new();
+    // Follows: the code of the last value of each code of the hint.
+    let mut memo: Vec<u32> = match hint {
+        Hint::Follows(_, distinct) => vec![NULL_CODE; distinct],
+        _ => Vec::new(),
+    };
     let mut values: Vec<i64> = Vec::new();
-    let mut keys: Vec<u32> = Vec::with_capacity(n);
-    let mut nulls = false;
-    // Runs are common (a second's requests share `ts`, IPv4 clients share `ip_hi`):
-    // the value of the row before is checked before the hash.
+    let mut codes: Vec<u32> = Vec::with_capacity(n);
+    // Runs are common (a second's requests share `ts`, IPv4 clients share `ip_hi`).
     let mut last: Option<(i64, u32)> = None;
     for i in 0..n {
-        let k = match at(i) {
-            None => {
-                nulls = true;
-                0
-            }
-            Some(v) => match last {
-                Some((lv, lk)) if lv == v => lk,
-                _ => {
-                    let k = *seen.entry(v).or_insert_with(|| {
-                        values.push(v);
-                        (values.len() - 1) as u32
-                    });
-                    last = Some((v, k));
-                    k
-                }
-            },
+        let Some(v) = at(i) else {
+            codes.push(NULL_CODE);
+            continue;
         };
+        // The value of the row before, then the value last seen with the row's hint.
+        if let Some((lv, lk)) = last
+            && lv == v
+        {
+            codes.push(lk);
+            continue;
+        }
+        let by = match hint {
+            Hint::Follows(by, _) => by.get(i).copied().filter(|&h| (h as usize) < memo.len()),
+            _ => None,
+        };
+        if let Some(h) = by {
+            let k = memo[h as usize];
+            if values.get(k as usize) == Some(&v) {
+                last = Some((v, k));
+                codes.push(k);
+                continue;
+            }
+        }
+        let mut new = || {
+            values.push(v);
+            (values.len() - 1) as u32
+        };
+        let k = match hint {
+            Hint::Rising if risen.last().is_none_or(|&(top, _)| v > top) => {
+                let k = new();
+                risen.push((v, k));
+                k
+            }
+            Hint::Rising => match risen.binary_search_by_key(&v, |&(x, _)| x) {
+                Ok(j) => risen[j].1,
+                Err(_) => *seen.entry(v).or_insert_with(new),
+            },
+            _ => *seen.entry(v).or_insert_with(new),
+        };
+        last = Some((v, k));
+        if let Some(h) = by {
+            memo[h as usize] = k;
+        }
         if values.len() > limit {
             return plain(dtype);
         }
-        keys.push(k);
+        codes.push(k);
     }
-    let validity = nulls.then(|| Bitmap::from_iter((0..n).map(|i| at(i).is_some())));
-    let keys = PrimitiveArray::<u32>::new(ArrowDataType::UInt32, keys.into(), validity);
-    let values = PrimitiveArray::<i64>::new(dtype.clone(), values.into(), None);
-    let dict = ArrowDataType::Dictionary(IntegerType::UInt32, Box::new(dtype), false);
-    let a = DictionaryArray::try_new(dict, keys, values.boxed())?;
-    Ok((a.boxed(), Encoding::RleDictionary))
+    let values = PrimitiveArray::<i64>::new(dtype, values.into(), None);
+    Data::Coded(values.boxed(), Cow::Owned(codes))
+}
+
+/// A 32-bit integer column without nulls (`status`, `ts_precision`), dictionary-coded
+/// as polars codes it: when its values span at most 65,535 and they are at most 512
+/// distinct or fewer than 3 in 4 rows, the dictionary holds them in ascending order.
+/// Otherwise polars is handed the column as it is.
+fn small_int_data(values: &[i32]) -> Data<'static> {
+    let as_polars = || {
+        Data::Arrow(
+            PrimitiveArray::<i32>::from_vec(values.to_vec()).boxed(),
+            Encoding::RleDictionary,
+        )
+    };
+    let (Some(&min), Some(&max)) = (values.iter().min(), values.iter().max()) else {
+        return as_polars();
+    };
+    let span = (i64::from(max) - i64::from(min)) as usize;
+    if span > usize::from(u16::MAX) {
+        return as_polars();
+    }
+    let mut code = vec![NULL_CODE; span + 1];
+    for &v in values {
+        code[(v - min) as usize] = 0;
+    }
+    let mut dictionary: Vec<i32> = Vec::new();
+    for (offset, c) in code.iter_mut().enumerate() {
+        if *c == 0 {
+            *c = dictionary.len() as u32;
+            dictionary.push(min + offset as i32);
+        }
+    }
+    let distinct = dictionary.len();
+    if distinct > 512 && distinct as f64 / values.len() as f64 >= 0.75 {
+        return as_polars();
+    }
+    let codes: Vec<u32> = values.iter().map(|&v| code[(v - min) as usize]).collect();
+    Data::Coded(
+        PrimitiveArray::<i32>::from_vec(dictionary).boxed(),
+        Cow::Owned(codes),
+    )
+}
+
+/// The pages of a dictionary-coded column chunk: the dictionary page and the
+/// statistics as polars writes them (from the values alone: they are asked of polars
+/// with a single row), the data pages written here, byte for byte as polars writes
+/// them (its page split, definition levels, bit width and hybrid encoding of the codes,
+/// the column's null count in every page's statistics).
+fn dictionary_pages(
+    values: Box<dyn Array>,
+    codes: &[u32],
+    ty: ParquetType,
+    options: WriteOptions,
+) -> PolarsResult<Vec<Page>> {
+    let n = codes.len();
+    let nulls = codes.iter().filter(|&&c| c == NULL_CODE).count();
+    let one = if values.is_empty() {
+        PrimitiveArray::<u32>::new(
+            ArrowDataType::UInt32,
+            vec![0].into(),
+            Some(Bitmap::from_iter([false])),
+        )
+    } else {
+        PrimitiveArray::<u32>::from_vec(vec![0])
+    };
+    let dtype =
+        ArrowDataType::Dictionary(IntegerType::UInt32, Box::new(values.dtype().clone()), false);
+    let probe = DictionaryArray::try_new(dtype, one, values)?;
+    let mut probed = Vec::new();
+    for leaf in array_to_columns(probe.boxed(), ty, options, &[Encoding::RleDictionary])? {
+        for page in leaf {
+            probed.push(page?);
+        }
+    }
+    let unexpected = || PolarsError::ComputeError("polars wrote an unexpected page".into());
+    let (Some(Page::Data(data)), Some(dict)) = (probed.pop(), probed.pop()) else {
+        return Err(unexpected());
+    };
+    let DataPageHeader::V1(mut header) = data.header().clone() else {
+        return Err(unexpected());
+    };
+    if let Some(s) = &mut header.statistics {
+        s.null_count = Some(nulls as i64);
+    }
+    let optional = data.descriptor.primitive_type.field_info.repetition == Repetition::Optional;
+    // polars' page split: ~1 MB of codes (4 bytes a row, and the validity's bits).
+    let bytes = 4 * n + if nulls > 0 { n.div_ceil(8) } else { 0 };
+    let per_row = if n == 0 {
+        0
+    } else {
+        (bytes as f64 / n as f64) as usize
+    };
+    let max_page = options
+        .data_page_size
+        .unwrap_or(1024 * 1024)
+        .min((1 << 31) - (1 << 25));
+    let rows_per_page = (max_page / (per_row + 1)).max(1);
+    let mut pages = vec![dict];
+    let mut scratch: Vec<u32> = Vec::new();
+    for rows in codes.chunks(rows_per_page) {
+        let mut buffer = Vec::with_capacity(rows.len() / 2 + 16);
+        if optional {
+            buffer.extend_from_slice(&[0; 4]);
+            if nulls > 0 {
+                scratch.clear();
+                scratch.extend(rows.iter().map(|&c| u32::from(c != NULL_CODE)));
+                rle::encode(&mut buffer, &scratch, 1, Pad::Zeros);
+            } else {
+                rle::encode_repeated(&mut buffer, rows.len(), 1, 1);
+            }
+            let len = (buffer.len() - 4) as i32;
+            buffer[..4].copy_from_slice(&len.to_le_bytes());
+        }
+        let keys: &[u32] = if nulls > 0 {
+            // The codes of the rows with a value, gathered without a branch per row.
+            scratch.clear();
+            scratch.resize(rows.len(), 0);
+            let mut kept = 0;
+            for &c in rows {
+                if let Some(slot) = scratch.get_mut(kept) {
+                    *slot = c;
+                }
+                kept += usize::from(c != NULL_CODE);
+            }
+            scratch.truncate(kept);
+            &scratch
+        } else {
+            rows
+        };
+        let bits = rle::bit_width(keys.iter().copied().max().unwrap_or(0));
+        buffer.push(bits as u8);
+        rle::encode(&mut buffer, keys, bits, Pad::Stale);
+        header.num_values = rows.len() as i32;
+        pages.push(Page::Data(DataPage::new(
+            DataPageHeader::V1(header.clone()),
+            CowBuffer::Owned(buffer),
+            data.descriptor.clone(),
+            rows.len(),
+        )));
+    }
+    Ok(pages)
 }
 
 /// A page compressor with one zstd context for all the pages it compresses (polars'
@@ -428,11 +610,12 @@ impl RowGroup {
         self.text.iter_mut().for_each(Dict::clear);
     }
 
-    /// Column `c` of [`COLUMNS`] as an Arrow array of the schema's type, and its encoding.
-    fn column(&self, c: usize, schema: &ArrowSchema) -> PolarsResult<(Box<dyn Array>, Encoding)> {
+    /// Column `c` of [`COLUMNS`]: dictionary-coded, or an Arrow array of the schema's
+    /// type and its encoding.
+    fn column(&self, c: usize, schema: &ArrowSchema) -> PolarsResult<Data<'_>> {
         let name = COLUMNS[c];
         if let Some(t) = TEXT.iter().position(|&n| n == name) {
-            return self.text[t].array();
+            return Ok(self.text[t].data());
         }
         let dtype = schema
             .get_at_index(c)
@@ -443,28 +626,61 @@ impl RowGroup {
             .copied()
             .unwrap_or(Encoding::Plain);
         let at = |v: &[Option<i64>], i: usize| v[i];
+        let n = self.len();
+        // A client's text is parsed for its address: rows of one client share it.
+        let client = &self.text[0];
+        let by_client = Hint::Follows(&client.codes, client.ends.len());
         let a: Box<dyn Array> = match name {
-            "ts" => return int_array(dtype, self.len(), |i| Some(self.ts[i])),
-            "ip_hi" => return int_array(dtype, self.len(), |i| at(&self.ip_hi, i)),
-            "ip_lo" => return int_array(dtype, self.len(), |i| at(&self.ip_lo, i)),
-            "bytes" => return int_array(dtype, self.len(), |i| at(&self.bytes, i)),
+            "ts" => return Ok(int_data(dtype, n, Hint::Rising, |i| Some(self.ts[i]))),
+            // IPv4 clients' `ip_hi` is one run of 0.
+            "ip_hi" => return Ok(int_data(dtype, n, Hint::None, |i| at(&self.ip_hi, i))),
+            "ip_lo" => return Ok(int_data(dtype, n, by_client, |i| at(&self.ip_lo, i))),
+            "bytes" => return Ok(int_data(dtype, n, Hint::None, |i| at(&self.bytes, i))),
             "request_time_us" => {
-                return int_array(dtype, self.len(), |i| at(&self.request_time_us, i));
+                return Ok(int_data(dtype, n, Hint::None, |i| {
+                    at(&self.request_time_us, i)
+                }));
             }
             // One input's line numbers are all distinct: plain, as polars writes them.
             "line" => {
-                return Ok((
+                return Ok(Data::Arrow(
                     PrimitiveArray::<i64>::from_vec(self.line.clone()).boxed(),
                     Encoding::Plain,
                 ));
             }
-            "ts_precision" => PrimitiveArray::<i32>::from_vec(self.precision.clone()).boxed(),
-            "status" => PrimitiveArray::<i32>::from_vec(self.status.clone()).boxed(),
+            "ts_precision" => return Ok(small_int_data(&self.precision)),
+            "status" => return Ok(small_int_data(&self.status)),
             "has_cookie" => BooleanArray::from(&self.has_cookie).boxed(),
             "client_list" => BooleanArray::from_slice(&self.client_list).boxed(),
             _ => return Err(PolarsError::ColumnNotFound(name.into())),
         };
-        Ok((a, encoding))
+        Ok(Data::Arrow(a, encoding))
+    }
+
+    /// The pages of column `c` of [`COLUMNS`], not yet compressed.
+    fn pages(
+        &self,
+        c: usize,
+        schema: &ArrowSchema,
+        parquet: &SchemaDescriptor,
+        options: WriteOptions,
+    ) -> PolarsResult<Vec<Page>> {
+        let ty = parquet
+            .fields()
+            .get(c)
+            .cloned()
+            .ok_or_else(|| PolarsError::ColumnNotFound(COLUMNS[c].into()))?;
+        let (array, encoding) = match self.column(c, schema)? {
+            Data::Coded(values, codes) => return dictionary_pages(values, &codes, ty, options),
+            Data::Arrow(array, encoding) => (array, encoding),
+        };
+        let mut pages = Vec::new();
+        for leaf in array_to_columns(array, ty, options, &[encoding])? {
+            for page in leaf {
+                pages.push(page?);
+            }
+        }
+        Ok(pages)
     }
 
     /// The compressed pages of every column, in [`COLUMNS`] order, worked out on up to
@@ -481,19 +697,10 @@ impl RowGroup {
         order.sort_by_key(|&c| !TEXT.contains(&COLUMNS[c]));
         let next = AtomicUsize::new(0);
         let job = |c: usize, zstd: &mut Zstd| -> PolarsResult<Vec<CompressedPage>> {
-            let (array, encoding) = self.column(c, schema)?;
-            let ty = parquet
-                .fields()
-                .get(c)
-                .cloned()
-                .ok_or_else(|| PolarsError::ColumnNotFound(COLUMNS[c].into()))?;
-            let mut pages = Vec::new();
-            for leaf in array_to_columns(array, ty, options, &[encoding])? {
-                for page in leaf {
-                    pages.push(zstd.page(page?)?);
-                }
-            }
-            Ok(pages)
+            self.pages(c, schema, parquet, options)?
+                .into_iter()
+                .map(|page| zstd.page(page))
+                .collect()
         };
         let work = || {
             let mut done = Vec::new();
@@ -531,6 +738,279 @@ impl RowGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use polars::prelude::{CompatLevel, SchemaExt};
+    use polars_parquet::write::{
+        CompressionOptions, StatisticsOptions, Version, ZstdLevel, to_parquet_schema,
+    };
+
+    /// What polars writes for a dictionary-coded column given every row's key: the
+    /// writer's path before [`dictionary_pages`].
+    fn polars_pages(
+        values: Box<dyn Array>,
+        codes: &[u32],
+        ty: ParquetType,
+        options: WriteOptions,
+    ) -> Vec<Page> {
+        let has_null = codes.contains(&NULL_CODE);
+        let keys: Vec<u32> = codes
+            .iter()
+            .map(|&k| if k == NULL_CODE { 0 } else { k })
+            .collect();
+        let validity = has_null.then(|| Bitmap::from_iter(codes.iter().map(|&k| k != NULL_CODE)));
+        let keys = PrimitiveArray::<u32>::new(ArrowDataType::UInt32, keys.into(), validity);
+        let dtype =
+            ArrowDataType::Dictionary(IntegerType::UInt32, Box::new(values.dtype().clone()), false);
+        let a = DictionaryArray::try_new(dtype, keys, values).expect("valid keys");
+        let mut pages = Vec::new();
+        for leaf in array_to_columns(a.boxed(), ty, options, &[Encoding::RleDictionary])
+            .expect("polars writes the column")
+        {
+            for page in leaf {
+                pages.push(page.expect("a page"));
+            }
+        }
+        pages
+    }
+
+    /// A page's bytes and header, to compare.
+    fn shown(p: &Page) -> (String, Vec<u8>) {
+        match p {
+            Page::Data(d) => (
+                format!("data {:?} rows {:?}", d.header(), d.num_rows()),
+                d.buffer().to_vec(),
+            ),
+            Page::Dict(d) => (
+                format!("dict {} sorted {}", d.num_values, d.is_sorted),
+                d.buffer.to_vec(),
+            ),
+        }
+    }
+
+    #[test]
+    fn dictionary_pages_are_the_pages_polars_writes() {
+        let arrow = super::super::frame::schema().to_arrow(CompatLevel::newest());
+        let parquet = to_parquet_schema(&arrow).expect("the dataset's schema");
+        let options = WriteOptions {
+            statistics: StatisticsOptions::default(),
+            compression: CompressionOptions::Zstd(Some(ZstdLevel::try_new(1).expect("level"))),
+            version: Version::V1,
+            data_page_size: None,
+        };
+        let field = |name: &str| {
+            let c = COLUMNS.iter().position(|&n| n == name).expect("a column");
+            let dtype = arrow
+                .get_at_index(c)
+                .expect("in the schema")
+                .1
+                .dtype
+                .clone();
+            (parquet.fields()[c].clone(), dtype)
+        };
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        // Rows 0 to past polars' page split (209,715 codes), 1 to 70,000 distinct values,
+        // no nulls, some, all; text and integer columns, optional and required.
+        let shapes = [
+            (0, 1, 0),
+            (1, 1, 0),
+            (1, 1, 100),
+            (7, 3, 30),
+            (300, 1, 0),
+            (300, 300, 100),
+            (5_000, 40, 5),
+            (65_536, 9_000, 0),
+            (65_536, 70_000, 1),
+            (250_000, 600, 2),
+            (250_000, 5, 0),
+        ];
+        for (column, text) in [("path", true), ("ts", false), ("bytes", false)] {
+            let (ty, dtype) = field(column);
+            for &(rows, distinct, null_pct) in &shapes {
+                let mut used = 0u32;
+                let mut codes = Vec::with_capacity(rows);
+                while codes.len() < rows {
+                    let k = if (next() % 100) < null_pct {
+                        NULL_CODE
+                    } else {
+                        // New values in order of first appearance, as the writer's.
+                        let k = (next() % distinct as u64) as u32;
+                        if k >= used {
+                            used += 1;
+                            used - 1
+                        } else {
+                            k
+                        }
+                    };
+                    let run = 1 + (next() % 12) as usize;
+                    codes.extend(std::iter::repeat_n(k, run.min(rows - codes.len())));
+                }
+                if !text && null_pct > 0 && ty_is_required(&ty) {
+                    continue;
+                }
+                let values = || -> Box<dyn Array> {
+                    if text {
+                        let mut v = MutableBinaryViewArray::<str>::with_capacity(used as usize);
+                        for k in 0..used {
+                            v.push_value(format!("/wiki/{}", k.wrapping_mul(2_654_435_761)));
+                        }
+                        v.freeze().boxed()
+                    } else {
+                        let v: Vec<i64> = (0..used)
+                            .map(|k| i64::from(k).wrapping_mul(-7_919) + 1_700_000_000_000)
+                            .collect();
+                        PrimitiveArray::<i64>::new(dtype.clone(), v.into(), None).boxed()
+                    }
+                };
+                let ours =
+                    dictionary_pages(values(), &codes, ty.clone(), options).expect("our pages");
+                let theirs = polars_pages(values(), &codes, ty.clone(), options);
+                let ours: Vec<_> = ours.iter().map(shown).collect();
+                let theirs: Vec<_> = theirs.iter().map(shown).collect();
+                assert_eq!(
+                    ours.len(),
+                    theirs.len(),
+                    "{column}: {rows} rows, {distinct} values"
+                );
+                for (a, b) in ours.iter().zip(&theirs) {
+                    assert_eq!(a.0, b.0, "{column}: {rows} rows, {distinct} values");
+                    assert!(
+                        a.1 == b.1,
+                        "{column}: {rows} rows, {distinct} values: bytes differ"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn small_integers_are_paged_as_polars_pages_them() {
+        let arrow = super::super::frame::schema().to_arrow(CompatLevel::newest());
+        let parquet = to_parquet_schema(&arrow).expect("the dataset's schema");
+        let options = WriteOptions {
+            statistics: StatisticsOptions::default(),
+            compression: CompressionOptions::Zstd(Some(ZstdLevel::try_new(1).expect("level"))),
+            version: Version::V1,
+            data_page_size: None,
+        };
+        let c = COLUMNS
+            .iter()
+            .position(|&n| n == "status")
+            .expect("a column");
+        let ty = parquet.fields()[c].clone();
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        // Statuses; few values far apart; more than 512 values, most distinct or not;
+        // a span past 65,535; one row.
+        let shapes: [(usize, i64, i64); 7] = [
+            (1, 200, 1),
+            (65_536, 100, 500),
+            (5_000, -3, 7),
+            (2_000, 0, 70_000),
+            (700, 0, 60_000),
+            (65_536, 0, 600),
+            (3_000, i64::from(i32::MIN), 1 << 32),
+        ];
+        for (rows, low, width) in shapes {
+            let values: Vec<i32> = (0..rows)
+                .map(|_| (low + (next() % width as u64) as i64) as i32)
+                .collect();
+            let ours = match small_int_data(&values) {
+                Data::Coded(dict, codes) => {
+                    dictionary_pages(dict, &codes, ty.clone(), options).expect("our pages")
+                }
+                Data::Arrow(a, e) => {
+                    let mut pages = Vec::new();
+                    for leaf in array_to_columns(a, ty.clone(), options, &[e]).expect("pages") {
+                        pages.extend(leaf.map(|p| p.expect("a page")));
+                    }
+                    pages
+                }
+            };
+            let mut theirs = Vec::new();
+            let a = PrimitiveArray::<i32>::from_vec(values.clone()).boxed();
+            for leaf in array_to_columns(a, ty.clone(), options, &[Encoding::RleDictionary])
+                .expect("polars writes the column")
+            {
+                theirs.extend(leaf.map(|p| p.expect("a page")));
+            }
+            let ours: Vec<_> = ours.iter().map(shown).collect();
+            let theirs: Vec<_> = theirs.iter().map(shown).collect();
+            assert!(ours == theirs, "{rows} rows from {low}, {width} wide");
+        }
+    }
+
+    #[test]
+    fn hinted_values_are_coded_as_any_values_are() {
+        let mut seed = 0x853c_49e6_748f_ea9bu64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let shown = |d: Data<'_>| match d {
+            Data::Coded(values, codes) => {
+                let values = values
+                    .as_any()
+                    .downcast_ref::<PrimitiveArray<i64>>()
+                    .expect("i64 values")
+                    .values()
+                    .iter()
+                    .copied()
+                    .collect::<Vec<i64>>();
+                format!("coded {values:?} {:?}", codes.as_ref())
+            }
+            Data::Arrow(a, e) => format!("arrow {e:?} {a:?}"),
+        };
+        for case in 0..300u64 {
+            let n = (next() % 3000) as usize;
+            let mut t = 1_700_000_000_000i64;
+            let rows: Vec<Option<i64>> = (0..n)
+                .map(|_| {
+                    t += (next() % 3) as i64 * 1000;
+                    match next() % 10 {
+                        0 if case % 2 == 0 => None,
+                        // Completion-time jitter: a few seconds back.
+                        1 | 2 => Some(t - (next() % 5) as i64 * 1000),
+                        3 if case % 3 == 0 => Some((next() % 1_000_000) as i64),
+                        _ => Some(t),
+                    }
+                })
+                .collect();
+            // A code per row that mostly names its value: a row's value, or a lie.
+            let clients = 1 + (next() % 50) as u32;
+            let by: Vec<u32> = rows
+                .iter()
+                .map(|v| match (next() % 20, v) {
+                    (0, _) => NULL_CODE,
+                    (1, _) => (next() % u64::from(clients)) as u32,
+                    (_, Some(v)) => (v.unsigned_abs() % u64::from(clients)) as u32,
+                    (_, None) => 0,
+                })
+                .collect();
+            let dtype = ArrowDataType::Int64;
+            let plain = shown(int_data(dtype.clone(), n, Hint::None, |i| rows[i]));
+            let rising = int_data(dtype.clone(), n, Hint::Rising, |i| rows[i]);
+            assert_eq!(shown(rising), plain, "rising: case {case}, {n} rows");
+            let follows = Hint::Follows(&by, clients as usize);
+            let follows = int_data(dtype, n, follows, |i| rows[i]);
+            assert_eq!(shown(follows), plain, "follows: case {case}, {n} rows");
+        }
+    }
+
+    fn ty_is_required(ty: &ParquetType) -> bool {
+        ty.get_field_info().repetition == Repetition::Required
+    }
 
     #[test]
     fn dict_merges_coded_batches_per_distinct_value() {
