@@ -58,6 +58,20 @@ fn slot<'a>(data: &'a str, ends: &[usize], k: u32) -> &'a str {
     &data[start..ends[k]]
 }
 
+/// Whether every one of `slots` slots is used by `codes` ([`NULL_CODE`] = none), each
+/// first used after all slots below it: the order in which the parse makes them.
+fn in_first_use_order(codes: &[u32], slots: usize) -> bool {
+    // `next`: the number of slots used so far, which is the next new one.
+    let mut next = 0u32;
+    let mut ok = true;
+    // Without a branch per row: nulls and used slots mix unpredictably.
+    for &k in codes {
+        ok &= (k <= next) | (k == NULL_CODE);
+        next += u32::from(k == next);
+    }
+    ok && next as usize == slots
+}
+
 impl Dict {
     /// The code of `s`, stored if new.
     fn intern(&mut self, s: &str) -> u32 {
@@ -109,7 +123,15 @@ impl Dict {
         let contiguous = rows
             .first()
             .is_some_and(|&a| rows[rows.len() - 1] - a + 1 == rows.len());
-        if contiguous {
+        if contiguous && rows.len() == codes.len() && in_first_use_order(codes, col.slots()) {
+            // The whole batch, each slot first used after the slots before it (as the
+            // parse codes them): slot order is the rows' order of first appearance, so
+            // the slots are looked up in order, then each row's code is a load.
+            for k in 0..col.slots() {
+                map[k + 1] = col.value(k as u32).map_or(NULL_CODE, |s| self.intern(s));
+            }
+            out.extend(codes.iter().map(|&k| map[k.wrapping_add(1) as usize]));
+        } else if contiguous {
             for &k in &codes[rows[0]..rows[0] + rows.len()] {
                 out.push(put(k, &mut map));
             }
@@ -546,11 +568,11 @@ impl RowGroup {
             self.ts.extend_from_slice(&b.ts_ms[r.clone()]);
             self.precision
                 .extend(b.precision[r.clone()].iter().map(|&p| i32::from(p)));
-            for ip in &b.ip[r.clone()] {
-                let h = ip.map(ip_halves);
-                self.ip_hi.push(h.map(|h| h.0));
-                self.ip_lo.push(h.map(|h| h.1));
-            }
+            let ips = &b.ip[r.clone()];
+            self.ip_hi
+                .extend(ips.iter().map(|ip| ip.map(|ip| ip_halves(ip).0)));
+            self.ip_lo
+                .extend(ips.iter().map(|ip| ip.map(|ip| ip_halves(ip).1)));
             self.status
                 .extend(b.status[r.clone()].iter().map(|&s| i32::from(s)));
             self.bytes
@@ -558,10 +580,13 @@ impl RowGroup {
             self.request_time_us
                 .extend(b.request_time_us[r.clone()].iter().map(|&v| clamp(v)));
             self.has_cookie.extend_from_slice(&b.has_cookie[r.clone()]);
-            self.client_list.extend(
-                r.clone()
-                    .map(|i| b.client_list.get(i).copied().unwrap_or(false)),
-            );
+            match b.client_list.get(r.clone()) {
+                Some(flags) => self.client_list.extend_from_slice(flags),
+                None => self.client_list.extend(
+                    r.clone()
+                        .map(|i| b.client_list.get(i).copied().unwrap_or(false)),
+                ),
+            }
             self.line.extend(
                 b.line[r]
                     .iter()
@@ -1010,6 +1035,72 @@ mod tests {
 
     fn ty_is_required(ty: &ParquetType) -> bool {
         ty.get_field_info().repetition == Repetition::Required
+    }
+
+    #[test]
+    fn whole_batches_merge_as_rows_one_by_one() {
+        let mut seed = 0x6a09_e667_f3bc_c908u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut merged = Dict::default();
+        let mut reference = Dict::default();
+        for batch in 0..200 {
+            let rows = (next() % 300) as usize;
+            let distinct = 1 + next() % 40;
+            let values: Vec<Option<String>> = (0..rows)
+                .map(|_| (next() % 7 != 0).then(|| format!("v{}", next() % (distinct + batch))))
+                .collect();
+            // As the parse codes a batch (slots in order of first use), or with the
+            // slots stored in another order, or a slot no row uses.
+            let mut col = TextColumn::coded();
+            match batch % 3 {
+                0 => {
+                    for v in &values {
+                        col.push_interned(v.as_deref().map(str::as_bytes));
+                    }
+                }
+                _ => {
+                    let mut names: Vec<&str> =
+                        values.iter().flatten().map(|s| s.as_str()).collect();
+                    names.sort_unstable();
+                    names.dedup();
+                    if batch % 3 == 1 {
+                        names.reverse();
+                    } else {
+                        col.push_value("unused");
+                    }
+                    let slots: Vec<u32> = names.iter().map(|n| col.push_value(n)).collect();
+                    for v in &values {
+                        let code = v.as_deref().map_or(NULL_CODE, |v| {
+                            slots[names.iter().position(|&n| n == v).expect("a name")]
+                        });
+                        col.push_code(code);
+                    }
+                }
+            }
+            let all: Vec<usize> = (0..rows).collect();
+            merged.append(&col, &all);
+            for v in &values {
+                let code = v.as_deref().map_or(NULL_CODE, |s| reference.intern(s));
+                reference.codes.push(code);
+            }
+            assert_eq!(merged.codes, reference.codes, "batch {batch}");
+            assert_eq!(merged.data, reference.data, "batch {batch}");
+        }
+    }
+
+    #[test]
+    fn first_use_order() {
+        assert!(in_first_use_order(&[], 0));
+        assert!(in_first_use_order(&[0, NULL_CODE, 0, 1, 0, 2, 1], 3));
+        assert!(!in_first_use_order(&[0, 2, 1], 3));
+        assert!(!in_first_use_order(&[1, 0], 2));
+        assert!(!in_first_use_order(&[0, 1], 3));
+        assert!(!in_first_use_order(&[NULL_CODE], 1));
     }
 
     #[test]
