@@ -243,6 +243,17 @@ pub fn bit_width(max: u32) -> u32 {
     32 - max.leading_zeros()
 }
 
+/// A xorshift generator of test data from `seed` (not 0).
+#[cfg(test)]
+pub(super) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,13 +278,7 @@ mod tests {
     /// the 8 Ki buffer (runs of at most 8 only, in every fourth case), leading zeros,
     /// one value, widths 0 to 32.
     fn sequences() -> Vec<(Vec<u32>, u32)> {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut out = vec![(vec![], 0), (vec![0], 0), (vec![5], 3), (vec![0; 9], 0)];
         for case in 0..1200 {
             let short = case % 4 == 3;

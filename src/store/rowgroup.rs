@@ -797,6 +797,19 @@ mod tests {
         pages
     }
 
+    /// The dataset's Arrow and Parquet schemas and the writer's options.
+    fn layout() -> (ArrowSchema, SchemaDescriptor, WriteOptions) {
+        let arrow = super::super::frame::schema().to_arrow(CompatLevel::newest());
+        let parquet = to_parquet_schema(&arrow).expect("the dataset's schema");
+        let options = WriteOptions {
+            statistics: StatisticsOptions::default(),
+            compression: CompressionOptions::Zstd(Some(ZstdLevel::try_new(1).expect("level"))),
+            version: Version::V1,
+            data_page_size: None,
+        };
+        (arrow, parquet, options)
+    }
+
     /// A page's bytes and header, to compare.
     fn shown(p: &Page) -> (String, Vec<u8>) {
         match p {
@@ -813,14 +826,7 @@ mod tests {
 
     #[test]
     fn dictionary_pages_are_the_pages_polars_writes() {
-        let arrow = super::super::frame::schema().to_arrow(CompatLevel::newest());
-        let parquet = to_parquet_schema(&arrow).expect("the dataset's schema");
-        let options = WriteOptions {
-            statistics: StatisticsOptions::default(),
-            compression: CompressionOptions::Zstd(Some(ZstdLevel::try_new(1).expect("level"))),
-            version: Version::V1,
-            data_page_size: None,
-        };
+        let (arrow, parquet, options) = layout();
         let field = |name: &str| {
             let c = COLUMNS.iter().position(|&n| n == name).expect("a column");
             let dtype = arrow
@@ -831,13 +837,7 @@ mod tests {
                 .clone();
             (parquet.fields()[c].clone(), dtype)
         };
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = super::super::rle::xorshift(0x2545_f491_4f6c_dd1du64);
         // Rows 0 to past polars' page split (209,715 codes), 1 to 70,000 distinct values,
         // no nulls, some, all; text and integer columns, optional and required.
         let shapes = [
@@ -914,26 +914,13 @@ mod tests {
 
     #[test]
     fn small_integers_are_paged_as_polars_pages_them() {
-        let arrow = super::super::frame::schema().to_arrow(CompatLevel::newest());
-        let parquet = to_parquet_schema(&arrow).expect("the dataset's schema");
-        let options = WriteOptions {
-            statistics: StatisticsOptions::default(),
-            compression: CompressionOptions::Zstd(Some(ZstdLevel::try_new(1).expect("level"))),
-            version: Version::V1,
-            data_page_size: None,
-        };
+        let (_, parquet, options) = layout();
         let c = COLUMNS
             .iter()
             .position(|&n| n == "status")
             .expect("a column");
         let ty = parquet.fields()[c].clone();
-        let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = super::super::rle::xorshift(0x1234_5678_9abc_def1u64);
         // Statuses; few values far apart; more than 512 values, most distinct or not;
         // a span past 65,535; one row.
         let shapes: [(usize, i64, i64); 7] = [
@@ -976,13 +963,7 @@ mod tests {
 
     #[test]
     fn hinted_values_are_coded_as_any_values_are() {
-        let mut seed = 0x853c_49e6_748f_ea9bu64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = super::super::rle::xorshift(0x853c_49e6_748f_ea9bu64);
         let shown = |d: Data<'_>| match d {
             Data::Coded(values, codes) => {
                 let values = values
@@ -1039,20 +1020,16 @@ mod tests {
 
     #[test]
     fn whole_batches_merge_as_rows_one_by_one() {
-        let mut seed = 0x6a09_e667_f3bc_c908u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = super::super::rle::xorshift(0x6a09_e667_f3bc_c908u64);
         let mut merged = Dict::default();
         let mut reference = Dict::default();
         for batch in 0..200 {
             let rows = (next() % 300) as usize;
             let distinct = 1 + next() % 40;
             let values: Vec<Option<String>> = (0..rows)
-                .map(|_| (next() % 7 != 0).then(|| format!("v{}", next() % (distinct + batch))))
+                .map(|_| {
+                    (!next().is_multiple_of(7)).then(|| format!("v{}", next() % (distinct + batch)))
+                })
                 .collect();
             // As the parse codes a batch (slots in order of first use), or with the
             // slots stored in another order, or a slot no row uses.
