@@ -23,6 +23,7 @@
 
 pub mod checksum;
 pub mod counts;
+mod delta;
 pub mod frame;
 pub mod ingest;
 pub mod manifest;

@@ -1,8 +1,9 @@
 //! Reading a row group's columns straight from its Parquet pages: text as dictionary
 //! codes (a slot per dictionary entry, no per-row hashing or string views), numbers and
 //! flags as values. Only the encodings logscope's writer produces are decoded (PLAIN,
-//! dictionary with RLE/bit-packed indices, RLE levels, data pages v1 and v2); anything
-//! else is [`PageError::Unsupported`] and the caller reads that slice through polars.
+//! dictionary with RLE/bit-packed indices, DELTA_BINARY_PACKED integers, RLE levels, data
+//! pages v1 and v2); anything else is [`PageError::Unsupported`] and the caller reads
+//! that slice through polars.
 
 use std::fs::File;
 use std::io::Cursor;
@@ -439,6 +440,10 @@ fn ints_page(page: &DataPage, width: usize, dict: &[i64], out: &mut Ints) -> Res
         Encoding::Plain => {
             out.codes = None;
             plain_ints(values, width, present)?
+        }
+        Encoding::DeltaBinaryPacked => {
+            out.codes = None;
+            super::delta::decode(values, present).map_err(PageError::Damaged)?
         }
         e => return Err(PageError::Unsupported(format!("{e:?} integers"))),
     };

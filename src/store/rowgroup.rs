@@ -666,11 +666,12 @@ impl RowGroup {
                     at(&self.request_time_us, i)
                 }));
             }
-            // One input's line numbers are all distinct: plain, as polars writes them.
+            // One input's line numbers rise by one a row: as deltas, which take next to
+            // nothing (plain, 40 MB of a 5 M-line log went through zstd).
             "line" => {
                 return Ok(Data::Arrow(
                     PrimitiveArray::<i64>::from_vec(self.line.clone()).boxed(),
-                    Encoding::Plain,
+                    Encoding::DeltaBinaryPacked,
                 ));
             }
             "ts_precision" => return Ok(small_int_data(&self.precision)),

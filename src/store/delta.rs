@@ -1,0 +1,227 @@
+//! Parquet's DELTA_BINARY_PACKED integers (how the writer stores `line`, which rises by
+//! one a row), decoded with every length and width checked: a damaged page is an
+//! error, never a panic.
+
+/// An unsigned LEB128 number at `*at`, which moves past it.
+fn uleb(buf: &[u8], at: &mut usize) -> Result<u64, String> {
+    let mut v = 0u64;
+    for k in 0..10 {
+        let b = *buf.get(*at).ok_or("a delta page ends inside a number")?;
+        *at += 1;
+        v |= u64::from(b & 0x7f) << (7 * k);
+        if b & 0x80 == 0 {
+            return Ok(v);
+        }
+    }
+    Err("a delta page's number runs past 64 bits".into())
+}
+
+/// A zigzag-coded signed number at `*at`.
+fn zigzag(buf: &[u8], at: &mut usize) -> Result<i64, String> {
+    let u = uleb(buf, at)?;
+    Ok((u >> 1) as i64 ^ -((u & 1) as i64))
+}
+
+/// The `k`-th value of `width` bits (at most 64), least significant bit first.
+fn unpack(data: &[u8], k: usize, width: usize) -> u64 {
+    if width == 0 {
+        return 0;
+    }
+    let bit = k * width;
+    let (byte, shift) = (bit / 8, bit % 8);
+    let mut v = 0u128;
+    for (i, &b) in data[byte..(bit + width).div_ceil(8)].iter().enumerate() {
+        v |= u128::from(b) << (8 * i);
+    }
+    let v = (v >> shift) as u64;
+    if width == 64 {
+        v
+    } else {
+        v & ((1u64 << width) - 1)
+    }
+}
+
+/// The first `n` values of the page body `buf` (more may follow: they are not read).
+pub fn decode(buf: &[u8], n: usize) -> Result<Vec<i64>, String> {
+    let mut at = 0;
+    let block = uleb(buf, &mut at)? as usize;
+    let miniblocks = uleb(buf, &mut at)? as usize;
+    let total = uleb(buf, &mut at)? as usize;
+    let first = zigzag(buf, &mut at)?;
+    let per_mini = block.checked_div(miniblocks).unwrap_or(0);
+    if block == 0
+        || !block.is_multiple_of(128)
+        || block > 1 << 20
+        || miniblocks == 0
+        || !block.is_multiple_of(miniblocks)
+        || !per_mini.is_multiple_of(32)
+    {
+        return Err(format!(
+            "a delta page's blocks of {block} values in {miniblocks} parts"
+        ));
+    }
+    if total < n {
+        return Err(format!("a delta page holds {total} values, not {n}"));
+    }
+    let mut out = Vec::with_capacity(n);
+    if n == 0 {
+        return Ok(out);
+    }
+    out.push(first);
+    let mut last = first;
+    while out.len() < n {
+        let min_delta = zigzag(buf, &mut at)?;
+        let widths = buf
+            .get(at..at + miniblocks)
+            .ok_or("a delta page ends in its bit widths")?;
+        at += miniblocks;
+        for &w in widths {
+            if out.len() >= n {
+                break;
+            }
+            let w = usize::from(w);
+            if w > 64 {
+                return Err(format!("a delta page's values of {w} bits"));
+            }
+            let bytes = per_mini * w / 8;
+            let data = buf
+                .get(at..at + bytes)
+                .ok_or("a delta page ends inside its values")?;
+            at += bytes;
+            for k in 0..per_mini.min(n - out.len()) {
+                let delta = min_delta.wrapping_add(unpack(data, k, w) as i64);
+                last = last.wrapping_add(delta);
+                out.push(last);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polars::prelude::{CompatLevel, SchemaExt};
+    use polars_arrow::array::PrimitiveArray;
+    use polars_parquet::parquet::page::{Page, split_buffer};
+    use polars_parquet::write::{
+        CompressionOptions, Encoding, StatisticsOptions, Version, WriteOptions, array_to_columns,
+        to_parquet_schema,
+    };
+
+    /// The bodies of the pages polars writes for `values` as the dataset's `line`.
+    fn encoded_pages(values: &[i64]) -> Vec<(Vec<u8>, usize)> {
+        let arrow = super::super::frame::schema().to_arrow(CompatLevel::newest());
+        let parquet = to_parquet_schema(&arrow).expect("the dataset's schema");
+        let c = super::super::frame::COLUMNS
+            .iter()
+            .position(|&n| n == "line")
+            .expect("line");
+        let options = WriteOptions {
+            statistics: StatisticsOptions::default(),
+            compression: CompressionOptions::Uncompressed,
+            version: Version::V1,
+            data_page_size: None,
+        };
+        let optional = parquet.fields()[c].get_field_info().repetition
+            == polars_parquet::parquet::schema::Repetition::Optional;
+        let a = PrimitiveArray::<i64>::from_vec(values.to_vec()).boxed();
+        let mut out = Vec::new();
+        for leaf in array_to_columns(
+            a,
+            parquet.fields()[c].clone(),
+            options,
+            &[Encoding::DeltaBinaryPacked],
+        )
+        .expect("polars writes the column")
+        {
+            for page in leaf {
+                let Page::Data(p) = page.expect("a page") else {
+                    continue;
+                };
+                // polars' descriptor says no levels; an optional column has them
+                // (length-prefixed) before the values.
+                let mut body = split_buffer(&p).expect("a v1 page").values;
+                if optional {
+                    let n = u32::from_le_bytes(body[..4].try_into().expect("4 bytes"));
+                    body = &body[4 + n as usize..];
+                }
+                out.push((body.to_vec(), p.num_values()));
+            }
+        }
+        out
+    }
+
+    /// One page's body of `values` (a test's values fit one page).
+    fn encoded(values: &[i64]) -> Vec<u8> {
+        let mut pages = encoded_pages(values);
+        assert!(pages.len() <= 1, "{} pages", pages.len());
+        pages.pop().map_or_else(Vec::new, |(body, _)| body)
+    }
+
+    #[test]
+    fn what_polars_encodes_is_read_back() {
+        let mut next = super::super::rle::xorshift(0x2f1e_7a55_0c3d_9b41);
+        let mut cases: Vec<Vec<i64>> = vec![
+            vec![7],
+            (1..=65_536).collect(),
+            (1..=300_000).collect(),
+            vec![i64::MIN, i64::MAX, 0, -1, i64::MAX, i64::MIN],
+        ];
+        for len in [2usize, 31, 32, 33, 255, 256, 257, 1000, 5000] {
+            let mut v = Vec::with_capacity(len);
+            let mut x = (next() % 1000) as i64;
+            for _ in 0..len {
+                x = match next() % 4 {
+                    0 => x + 1,
+                    1 => x + (next() % 100) as i64,
+                    2 => x - (next() % 50) as i64,
+                    _ => next() as i64,
+                };
+                v.push(x);
+            }
+            cases.push(v);
+        }
+        for v in &cases {
+            let mut got = Vec::new();
+            for (body, n) in encoded_pages(v) {
+                got.extend(decode(&body, n).unwrap());
+            }
+            assert_eq!(&got, v, "{} values", v.len());
+        }
+        let v = &cases[1];
+        let buf = encoded(v);
+        let half = v.len() / 2;
+        assert_eq!(decode(&buf, half).unwrap(), v[..half], "the first {half}");
+    }
+
+    #[test]
+    fn a_damaged_page_is_an_error_not_a_panic() {
+        let v: Vec<i64> = (0..3000).map(|i| i * 7 - (i % 13) * 1000).collect();
+        let buf = encoded(&v);
+        assert!(decode(&buf, v.len() + 1).is_err());
+        for cut in [0, 1, 3, 5, 40, buf.len() / 2, buf.len() - 1] {
+            assert!(decode(&buf[..cut], v.len()).is_err(), "cut at {cut}");
+        }
+        let mut next = super::super::rle::xorshift(0x51f1_5a5e_ed11_0b0e);
+        for _ in 0..2000 {
+            let mut bad = buf.clone();
+            for _ in 0..1 + next() % 4 {
+                let at = (next() as usize) % bad.len();
+                bad[at] = next() as u8;
+            }
+            let _ = decode(&bad, v.len());
+        }
+        // Header values a reader must refuse.
+        for header in [
+            &[0u8, 1, 5, 0][..],
+            &[128, 1, 0, 5, 0],
+            &[128, 1, 3, 5, 0],
+            &[
+                0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01,
+            ],
+        ] {
+            assert!(decode(header, 5).is_err(), "{header:?}");
+        }
+    }
+}
