@@ -732,17 +732,12 @@ fn addresses_sharing_their_low_half_stay_apart_over_the_dataset() {
         ));
     }
     std::fs::write(&log, lines).unwrap();
-    let out = logscope(&data)
+    logscope(&data)
         .env("LOGSCOPE_ROW_GROUP_ROWS", "700")
         .args(["ingest", "--quiet"])
         .arg(&log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
     for cmd in [
         vec!["concentration", "--by", "ip", "--top", "10"],
         vec!["concentration", "--by", "ip", "--per-prefix-limit", "5/1m"],
