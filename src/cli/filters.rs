@@ -273,7 +273,8 @@ impl Selection {
             .filter(|m| m.len() == b.len());
         let mut bc = self.classifier.batch_with(b, pre_heavy);
         for i in 0..b.len() {
-            if !self.filter.in_period(b.ts_ms[i]) || client_in.is_some_and(|m| !m[i]) {
+            // The prepared client mask first: with --client most rows fail it.
+            if client_in.is_some_and(|m| !m[i]) || !self.filter.in_period(b.ts_ms[i]) {
                 continue;
             }
             let rc = bc.classify(&mut self.classifier, i);

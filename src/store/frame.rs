@@ -64,7 +64,12 @@ pub fn ip_halves(ip: IpAddr) -> (i64, i64) {
 }
 
 /// The address of two halves written by [`ip_halves`] (IPv4-mapped comes back as IPv4).
+#[inline]
 pub fn ip_of_halves(hi: i64, lo: i64) -> IpAddr {
+    // IPv4-mapped (`::ffff:a.b.c.d`), the common case, without 128-bit arithmetic.
+    if hi == 0 && (lo as u64) >> 32 == 0xffff {
+        return IpAddr::V4(std::net::Ipv4Addr::from(lo as u32));
+    }
     let v = ((hi as u64 as u128) << 64) | lo as u64 as u128;
     let v6 = std::net::Ipv6Addr::from(v);
     match v6.to_ipv4_mapped() {
@@ -121,4 +126,33 @@ impl MonthOf {
 /// `YYYY-MM` of a month key.
 pub fn month_name(k: MonthKey) -> String {
     format!("{:04}-{:02}", k.div_euclid(12), k.rem_euclid(12) + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halves_give_the_address_back() {
+        for a in [
+            "0.0.0.0",
+            "10.1.2.3",
+            "255.255.255.255",
+            "::",
+            "::1",
+            "::fffe:1.2.3.4",
+            "::1:ffff:1.2.3.4",
+            "2001:db8::ffff:1.2.3.4",
+            "2001:db8::1",
+            "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+        ] {
+            let ip: IpAddr = a.parse().unwrap();
+            let (hi, lo) = ip_halves(ip);
+            assert_eq!(ip_of_halves(hi, lo), ip, "{a}");
+        }
+        // IPv4-mapped comes back as IPv4.
+        let mapped: IpAddr = "::ffff:1.2.3.4".parse().unwrap();
+        let (hi, lo) = ip_halves(mapped);
+        assert_eq!(ip_of_halves(hi, lo), "1.2.3.4".parse::<IpAddr>().unwrap());
+    }
 }

@@ -365,6 +365,11 @@ fn indices(values: &[u8], present: usize) -> Result<Vec<u32>, PageError> {
     Ok(idx)
 }
 
+/// Whether every index is below `n`: one pass without a branch per index.
+fn all_below(idx: &[u32], n: usize) -> bool {
+    idx.is_empty() || (idx.iter().fold(0u32, |m, &k| m.max(k)) as usize) < n
+}
+
 fn is_dict(e: Encoding) -> bool {
     matches!(e, Encoding::RleDictionary | Encoding::PlainDictionary)
 }
@@ -423,7 +428,7 @@ fn ints_page(page: &DataPage, width: usize, dict: &[i64], out: &mut Ints) -> Res
     let vals: Vec<i64> = match page.encoding() {
         e if is_dict(e) => {
             let idx = indices(values, present)?;
-            if idx.iter().any(|&k| k as usize >= dict.len()) {
+            if !all_below(&idx, dict.len()) {
                 return Err(PageError::Damaged("index past the dictionary".into()));
             }
             // The common page: no nulls, every value straight into the column.
@@ -522,7 +527,7 @@ fn texts_page(
     let slots: Vec<u32> = match page.encoding() {
         e if is_dict(e) => {
             let idx = indices(data, present)?;
-            if idx.iter().any(|&k| k as usize >= dict_len) {
+            if !all_below(&idx, dict_len) {
                 return Err(PageError::Damaged("index past the dictionary".into()));
             }
             // The chunk's first page without nulls: its indices are the codes.
@@ -606,6 +611,15 @@ mod tests {
             buf.extend_from_slice(v);
         }
         buf
+    }
+
+    #[test]
+    fn dictionary_indices_past_the_dictionary_are_told() {
+        assert!(all_below(&[], 0));
+        assert!(all_below(&[0, 4, 2], 5));
+        assert!(!all_below(&[0, 5, 2], 5));
+        assert!(!all_below(&[0], 0));
+        assert!(!all_below(&[u32::MAX], usize::MAX >> 40));
     }
 
     #[test]

@@ -9,12 +9,12 @@
 //! with 2^[`HLL_BITS`] one-byte registers (standard error about 2.3%), shown with `≈`:
 //! each value's client tally is bounded (at most a few KiB) whatever the traffic.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::doc::{Doc, Section};
 use super::mix64;
-use crate::batch::{Batch, NULL_CODE, TextColumn};
+use crate::batch::{Batch, NO_CODE, NULL_CODE, TextColumn};
 use crate::classify::{Classifier, ClientKey, RowClass};
 use crate::number::{pct1, share, thousands};
 use crate::table::{Align, Cell, Table};
@@ -142,14 +142,14 @@ impl TopSort {
 #[derive(Clone, Debug)]
 pub enum Distinct {
     /// Hashes of the clients seen.
-    Exact(FxHashSet<u64>),
+    Exact(Hashes),
     /// HyperLogLog registers.
     Sketch(Box<[u8]>),
 }
 
 impl Default for Distinct {
     fn default() -> Self {
-        Distinct::Exact(FxHashSet::default())
+        Distinct::Exact(Hashes::default())
     }
 }
 
@@ -161,7 +161,7 @@ impl Distinct {
             Distinct::Exact(s) => {
                 if s.insert(h) && s.len() > EXACT_CLIENTS {
                     let mut r = vec![0u8; REGISTERS].into_boxed_slice();
-                    for &x in s.iter() {
+                    for x in s.iter() {
                         hll_add(&mut r, x);
                     }
                     *self = Distinct::Sketch(r);
@@ -174,11 +174,11 @@ impl Distinct {
     /// Adds every client of `other`: the same as inserting each of its clients.
     pub fn merge(&mut self, other: &Distinct) {
         match other {
-            Distinct::Exact(s) => s.iter().for_each(|&h| self.insert(h)),
+            Distinct::Exact(s) => s.iter().for_each(|h| self.insert(h)),
             Distinct::Sketch(theirs) => {
                 if let Distinct::Exact(s) = self {
                     let mut r = vec![0u8; REGISTERS].into_boxed_slice();
-                    for &x in s.iter() {
+                    for x in s.iter() {
                         hll_add(&mut r, x);
                     }
                     *self = Distinct::Sketch(r);
@@ -198,6 +198,78 @@ impl Distinct {
             Distinct::Exact(s) => (s.len() as u64, false),
             Distinct::Sketch(r) => (hll_estimate(r).max(EXACT_CLIENTS as u64 + 1), true),
         }
+    }
+}
+
+/// A set of client hashes, which are mixed already: open addressing on the hash's own
+/// low bits with linear probing, no hash of the hash and no separate control bytes (0
+/// marks a free slot; a 0 hash is a flag of its own). At most half full.
+#[derive(Clone, Debug, Default)]
+pub struct Hashes {
+    slots: Vec<u64>,
+    len: usize,
+    zero: bool,
+}
+
+impl Hashes {
+    /// Adds `h`; whether it was new.
+    #[inline]
+    pub fn insert(&mut self, h: u64) -> bool {
+        if h == 0 {
+            let new = !self.zero;
+            self.zero = true;
+            self.len += usize::from(new);
+            return new;
+        }
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.grow();
+        }
+        let new = Self::place(&mut self.slots, h);
+        self.len += usize::from(new);
+        new
+    }
+
+    #[inline]
+    fn place(slots: &mut [u64], h: u64) -> bool {
+        let mask = slots.len() - 1;
+        let mut i = h as usize & mask;
+        loop {
+            match slots[i] {
+                0 => {
+                    slots[i] = h;
+                    return true;
+                }
+                x if x == h => return false,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let mut slots = vec![0u64; (2 * self.slots.len()).max(8)];
+        for &x in self.slots.iter().filter(|&&x| x != 0) {
+            Self::place(&mut slots, x);
+        }
+        self.slots = slots;
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Each hash once, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.zero
+            .then_some(0)
+            .into_iter()
+            .chain(self.slots.iter().copied().filter(|&x| x != 0))
     }
 }
 
@@ -241,6 +313,20 @@ pub fn client_hash(k: ClientKey) -> u64 {
         ),
         ClientKey::Name(i) => mix64(u64::from(i) ^ 0xa5a5_5a5a_0000_0000),
     }
+}
+
+/// Whether every code is below `n` or `u32::MAX` ([`NULL_CODE`], [`NO_CODE`]): one
+/// pass without a branch per code (`MAX + 1` wraps to 0).
+fn below(codes: &[u32], n: usize) -> bool {
+    let top = codes.iter().fold(0u32, |m, &c| m.max(c.wrapping_add(1)));
+    top as usize <= n
+}
+
+/// [`client_hash`] of an address, out of line: taken once per address code, it keeps
+/// the address's bytes out of the registers of the loop over rows.
+#[inline(never)]
+fn addr_hash(ip: &std::net::IpAddr) -> u64 {
+    client_hash(ClientKey::addr(*ip))
 }
 
 /// The tallies of one value (or of everything).
@@ -382,6 +468,18 @@ impl TopPart {
         (v4_len, v6_len): (u8, u8),
         (since, until): (Option<i64>, Option<i64>),
     ) -> TopPart {
+        if let Some(col) = by.text_column(b)
+            && let Some(slots) = col.codes().filter(|c| c.len() == b.len())
+            && let Some(ips) = b.ip_codes.as_ref().filter(|c| c.codes.len() == b.len())
+            && let Some(part) = TopPart::of_coded(
+                b,
+                (slots, col.slots()),
+                (&ips.codes, ips.slots),
+                (since, until),
+            )
+        {
+            return part;
+        }
         let mut part = TopPart::default();
         let mut slot_key: Vec<u32> = Vec::new();
         let mut null_key = UNSET;
@@ -516,6 +614,103 @@ impl TopPart {
             part.runs = starts.into_iter().zip(at).collect();
         }
         part
+    }
+
+    /// [`TopPart::of`] for a text breakdown whose values and addresses are both coded (a
+    /// dataset's batch): per row, the sums of its value's slot and the row's client as a
+    /// code; then each key's clients once (a counting sort by slot, a stamp per client),
+    /// each client hashed once per code. `None` where a code is out of range or a column
+    /// short.
+    fn of_coded(
+        b: &Batch,
+        (slots, nslots): (&[u32], usize),
+        (ips, ncodes): (&[u32], usize),
+        (since, until): (Option<i64>, Option<i64>),
+    ) -> Option<TopPart> {
+        let n = b.len();
+        if [b.ts_ms.len(), b.ip.len(), b.status.len(), b.bytes.len()] != [n; 4]
+            || !below(slots, nslots)
+            || !below(ips, ncodes)
+        {
+            return None;
+        }
+        let mut part = TopPart::default();
+        // Key `k` is slot `k`; the last, `nslots`, is null.
+        let nk = nslots + 1;
+        let mut sums = vec![Sums::ZERO; nk];
+        // Each tallied row's key and client: an address code, or past the codes one id
+        // per other address (by its hash, which is what tells clients apart).
+        let mut keyed: Vec<(u32, u32)> = Vec::with_capacity(b.len());
+        let mut id_hash: Vec<u64> = vec![0; ncodes];
+        let mut other: FxHashMap<u64, u32> = FxHashMap::default();
+        let bounded = since.is_some() || until.is_some();
+        let rows = slots
+            .iter()
+            .zip(ips)
+            .zip(&b.ts_ms)
+            .zip(&b.ip)
+            .zip(b.status.iter().zip(&b.bytes));
+        for (i, ((((&s, &c), &ts), ip), (&status, &bytes))) in rows.enumerate() {
+            if bounded && (since.is_some_and(|s| ts < s) || until.is_some_and(|u| ts >= u)) {
+                continue;
+            }
+            let Some(ip) = ip.as_ref() else {
+                part.rest.push(i as u32);
+                continue;
+            };
+            let k = if s == NULL_CODE { nslots } else { s as usize };
+            sums[k].add(ts, status, bytes);
+            let id = if c != NO_CODE {
+                let h = &mut id_hash[c as usize];
+                if *h == 0 {
+                    *h = addr_hash(ip);
+                }
+                c
+            } else {
+                let h = addr_hash(ip);
+                *other.entry(h).or_insert_with(|| {
+                    id_hash.push(h);
+                    (id_hash.len() - 1) as u32
+                })
+            };
+            keyed.push((k as u32, id));
+        }
+        // The clients key after key; `at[k]` from the start of key k's to its end.
+        let mut at: Vec<u32> = Vec::with_capacity(nk);
+        let mut end = 0u32;
+        for s in &sums {
+            at.push(end);
+            end += s.requests;
+        }
+        let mut order = vec![0u32; keyed.len()];
+        for &(k, id) in &keyed {
+            let a = &mut at[k as usize];
+            order[*a as usize] = id;
+            *a += 1;
+        }
+        // The key (+ 1) that last took each client.
+        let mut stamp = vec![0u32; id_hash.len()];
+        let mut start = 0usize;
+        for (k, (s, &z)) in sums.iter().zip(&at).enumerate() {
+            let (a, z) = (start, z as usize);
+            start = z;
+            if s.requests == 0 {
+                continue;
+            }
+            let from = part.hashes.len() as u32;
+            for &id in &order[a..z] {
+                let seen = &mut stamp[id as usize];
+                if *seen != k as u32 + 1 {
+                    *seen = k as u32 + 1;
+                    part.hashes.push(id_hash[id as usize]);
+                }
+            }
+            let slot = if k == nslots { NULL_CODE } else { k as u32 };
+            part.keys.push(PartKey::Slot(slot));
+            part.sums.push(*s);
+            part.runs.push((from, part.hashes.len() as u32));
+        }
+        Some(part)
     }
 }
 
@@ -1414,6 +1609,40 @@ mod tests {
             x.merge(&y);
             assert_eq!(x.count(), one.count());
         }
+    }
+
+    #[test]
+    fn codes_below_a_count() {
+        assert!(below(&[], 0));
+        assert!(below(&[0, 2, NULL_CODE, 1], 3));
+        assert!(!below(&[0, 3, NULL_CODE], 3));
+        assert!(below(&[NULL_CODE; 5], 0));
+        assert!(!below(&[0], 0));
+        assert!(!below(&[u32::MAX - 1], 7));
+    }
+
+    #[test]
+    fn client_hashes_are_a_set() {
+        // Against std's set: repeats, 0, and hashes that share their low bits (the
+        // slot index) so that probes wrap around the table.
+        let mut ours = Hashes::default();
+        let mut std = std::collections::HashSet::new();
+        for i in 0..5_000u64 {
+            let h = match i % 5 {
+                0 => 0,
+                1 => (i % 97) << 40,
+                2 => u64::MAX - (i % 13),
+                _ => mix64(i % 1_500),
+            };
+            assert_eq!(ours.insert(h), std.insert(h), "{h:#x}");
+            assert_eq!(ours.len(), std.len());
+        }
+        let mut got: Vec<u64> = ours.iter().collect();
+        let mut want: Vec<u64> = std.into_iter().collect();
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want);
+        assert!(Hashes::default().is_empty());
     }
 
     #[test]
