@@ -400,3 +400,57 @@ impl TimelineReport {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Record;
+
+    /// The report does not depend on the order of the rows, buckets revisited or not.
+    #[test]
+    fn rows_out_of_time_order_give_the_same_timeline() {
+        let mut b = Batch::default();
+        let rows: Vec<(i64, String)> = (0..300i64)
+            .map(|n| {
+                (
+                    (n * 7_919_011) % 36_000_000,
+                    format!("10.0.{}.{}", n % 3, n % 11),
+                )
+            })
+            .collect();
+        for (n, (t, ip)) in rows.iter().enumerate() {
+            b.push(
+                &Record {
+                    ts_ms: *t,
+                    client: ip.as_bytes(),
+                    ip: ip.parse().ok(),
+                    method: Some(b"GET"),
+                    path: Some(if n % 2 == 0 { b"/a" } else { b"/b" }),
+                    status: if n % 5 == 0 { 404 } else { 200 },
+                    bytes: Some(n as u64),
+                    ..Record::default()
+                },
+                n as u64,
+            );
+        }
+        let mut sorted: Vec<usize> = (0..b.len()).collect();
+        sorted.sort_by_key(|&i| b.ts_ms[i]);
+        let shuffled: Vec<usize> = (0..b.len()).collect();
+        let report = |order: &[usize]| {
+            let mut cls = Classifier::default();
+            let mut acc = TimelineAcc::new(3_600_000);
+            acc.begin_batch(&b);
+            for &i in order {
+                let rc = cls.classify(&b, i);
+                acc.add(&b, i, &rc, b.ts_ms[i]);
+            }
+            let r = acc.finish(&cls, 0, &|t| t, "UTC", &["10.0.0.0/16".into()], "s", "test");
+            serde_json::to_string(&r).unwrap()
+        };
+        let a = report(&sorted);
+        assert_eq!(a, report(&shuffled));
+        let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+        assert_eq!(v["buckets"].as_array().unwrap().len(), 10);
+        assert_eq!(v["requests"], 300);
+    }
+}
