@@ -203,7 +203,7 @@ impl Distinct {
 
 /// A set of client hashes, which are mixed already: open addressing on the hash's own
 /// low bits with linear probing, no hash of the hash and no separate control bytes (0
-/// marks a free slot; a 0 hash is a flag of its own). At most half full.
+/// marks a free slot; a 0 hash is a flag of its own). At most one past half full.
 #[derive(Clone, Debug, Default)]
 pub struct Hashes {
     slots: Vec<u64>,
@@ -221,7 +221,9 @@ impl Hashes {
             self.len += usize::from(new);
             return new;
         }
-        if 2 * (self.len + 1) > self.slots.len() {
+        // Grown once more than half full, so a free slot always ends a probe; the
+        // 257th client (the switch to the sketch) still fits in 512 slots.
+        if self.slots.is_empty() || 2 * self.len > self.slots.len() {
             self.grow();
         }
         let new = Self::place(&mut self.slots, h);
