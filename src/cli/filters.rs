@@ -453,6 +453,21 @@ enum Zone {
 
 const SLOT_MS: i64 = 15 * 60_000;
 
+/// A [`Clock`]'s zone, shared between threads ([`Clock::shared`]).
+#[derive(Clone)]
+pub struct ClockZone(Zone);
+
+impl ClockZone {
+    /// A clock of this zone (unnamed: for [`Clock::local`]).
+    pub fn clock(&self) -> Clock {
+        Clock {
+            zone: self.0.clone(),
+            name: String::new(),
+            cache: std::cell::Cell::new((i64::MIN, 0)),
+        }
+    }
+}
+
 impl Clock {
     /// Parses `UTC`, `+09:00`/`-0330`, or an IANA name.
     pub fn parse(s: &str) -> anyhow::Result<Clock> {
@@ -481,6 +496,12 @@ impl Clock {
             name: name.to_string(),
             cache: std::cell::Cell::new((i64::MIN, 0)),
         }
+    }
+
+    /// The clock's zone without its cache, to give to the threads that decode the
+    /// dataset ([`ClockZone::clock`] makes each its own clock).
+    pub fn shared(&self) -> ClockZone {
+        ClockZone(self.zone.clone())
     }
 
     /// The zone's name as given (`UTC`, `Asia/Seoul`, `+09:00`).

@@ -5,9 +5,10 @@
 use std::path::Path;
 
 use clap::Args;
+use logscope_core::batch::Batch;
 use logscope_core::classify::Needs;
 use logscope_core::duration::Duration;
-use logscope_core::forensics::heavy::{HeavyAcc, HeavyReport};
+use logscope_core::forensics::heavy::{HeavyAcc, HeavyPart, HeavyReport, PartSpec};
 use logscope_core::rate::Rate;
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
@@ -94,12 +95,50 @@ pub fn compute(data: &Path, args: &HeavyArgs) -> anyhow::Result<(HeavyReport, Ro
         status: sel.filter.status.is_some(),
         ..columns_for(Needs::HEAVY_AND_AGENT, &sel.filter, &mut sel.classifier)
     };
-    let prep = sel.prep();
+    // Where every row of the period counts and the client is the logged address, each
+    // batch is tallied per bucket on the thread that decoded it (per distinct client,
+    // prefix and User-Agent); the caller adds the tallies, and classifies only the rows
+    // without an address.
+    let parts = sel.filter.selects_whole_period() && sel.classifier.trust.is_empty();
+    let spec = PartSpec {
+        width_ms: args.by.ms_i64(),
+        window_ms: args.capacity.map(|c| c.window_ms() as i64),
+        v4_len: sel.classifier.v4_len,
+        v6_len: sel.classifier.v6_len,
+        since,
+        until,
+    };
+    let zone = sel.clock.shared();
+    let whole = sel.prep();
+    let prep = move |b: &Batch| {
+        let pre = whole(b);
+        let part = match (&pre.heavy, parts) {
+            (Some(h), true) => {
+                let clock = zone.clock();
+                HeavyPart::of(b, h, &spec, |t| clock.local(t))
+            }
+            _ => None,
+        };
+        (pre, part)
+    };
     let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
-        sel.each_selected_with(b, Some(&pre), |i, rc, _, clock| {
-            let ts = b.ts_ms[i];
-            acc.add(ts, clock.local(ts), rc);
+        let (pre, part) = pre;
+        let Some(part) = part else {
+            sel.each_selected_with(b, Some(&pre), |i, rc, _, clock| {
+                let ts = b.ts_ms[i];
+                acc.add(ts, clock.local(ts), rc);
+            });
+            return;
+        };
+        let (cls, clock) = (&mut sel.classifier, &sel.clock);
+        let mut bc = cls.batch_with(b, pre.heavy.as_deref());
+        let ids = part.agent_ids(|slot| bc.agent_of_code(cls, slot));
+        acc.add_part(&part, &ids, |acc, i| {
+            let rc = bc.classify(cls, i as usize);
+            let ts = b.ts_ms[i as usize];
+            acc.add(ts, clock.local(ts), &rc);
         });
+        cls.end_batch(bc);
     })?;
     let report = acc.finish(
         &sel.classifier,

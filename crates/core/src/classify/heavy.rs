@@ -163,26 +163,34 @@ impl HeavyRules {
     /// the query (`None` when it does): what [`HeavyRules::classify`] would answer for
     /// any query. Lets a reader classify once per distinct path.
     pub fn without_query(&self, method: Option<&str>, path: Option<&str>) -> Option<HeavyClass> {
+        match self.by_path(method, path) {
+            ByPath::Class(c) => Some(c),
+            ByPath::Query | ByPath::MediaWikiQuery => None,
+        }
+    }
+
+    /// What decides the class of the requests with this method and path.
+    pub fn by_path(&self, method: Option<&str>, path: Option<&str>) -> ByPath {
         for (r, id) in &self.user {
             if !r.method_and_path_match(method, path) {
                 continue;
             }
             if r.query.is_some() {
-                return None;
+                return ByPath::Query;
             }
-            return Some(*id);
+            return ByPath::Class(*id);
         }
         if !self.mediawiki {
-            return Some(HeavyClass::NONE);
+            return ByPath::Class(HeavyClass::NONE);
         }
         let path = path.unwrap_or("");
-        if is_special_search(last_segment(path)) {
-            return Some(HeavyClass(5));
+        if is_special_search(last_segment(path).as_bytes()) {
+            return ByPath::Class(HeavyClass(5));
         }
         if self.mw_paths.iter().any(|p| p == path) {
-            return None;
+            return ByPath::MediaWikiQuery;
         }
-        Some(HeavyClass::NONE)
+        ByPath::Class(HeavyClass::NONE)
     }
 
     /// Whether any rule looks at the method.
@@ -191,48 +199,68 @@ impl HeavyRules {
     }
 
     fn mediawiki(&self, path: &str, query: Option<&str>) -> HeavyClass {
-        if is_special_search(last_segment(path)) {
+        if is_special_search(last_segment(path).as_bytes()) {
             return HeavyClass(5);
         }
         if !self.mw_paths.iter().any(|p| p == path) {
             return HeavyClass::NONE;
         }
-        let Some(q) = query else {
-            return HeavyClass::NONE;
+        mediawiki_query(query)
+    }
+
+    /// The class of a request to one of the MediaWiki entry points (`index.php`) whose
+    /// path no user rule matches: its query's alone ([`ByPath::MediaWikiQuery`]).
+    #[inline]
+    pub fn mediawiki_query(&self, query: Option<&str>) -> HeavyClass {
+        mediawiki_query(query)
+    }
+}
+
+/// What decides the heavy class of the requests with one method and path
+/// ([`HeavyRules::by_path`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByPath {
+    /// This class, whatever the query.
+    Class(HeavyClass),
+    /// A user rule's query pattern: [`HeavyRules::classify`] with the query.
+    Query,
+    /// The query alone, by the MediaWiki rules: [`HeavyRules::mediawiki_query`].
+    MediaWikiQuery,
+}
+
+/// The MediaWiki class of an entry point's query. Lowest id wins: diff (1) < oldid (2)
+/// < history (3) < info (4) < search (5). The pairs are cut at `&` and `=` bytes
+/// (ASCII, so every cut is a char boundary): `q.split('&')` and `split_once('=')`; a
+/// pair is looked at only when its key is as long as one of the five keys.
+fn mediawiki_query(query: Option<&str>) -> HeavyClass {
+    let Some(q) = query else {
+        return HeavyClass::NONE;
+    };
+    let mut best = u16::MAX;
+    for pair in q.as_bytes().split(|&c| c == b'&') {
+        let e = memchr::memchr(b'=', pair).unwrap_or(pair.len());
+        let (k, v) = (&pair[..e], pair.get(e + 1..).unwrap_or_default());
+        let c = match k {
+            b"diff" => 1,
+            b"oldid" => 2,
+            b"action" if v.eq_ignore_ascii_case(b"history") => 3,
+            b"action" if v.eq_ignore_ascii_case(b"info") => 4,
+            b"search" => 5,
+            // Every form of Special:Search starts with `s`, `S`, `%` or the lead byte
+            // of `특`; the cut after `=` is a char boundary.
+            b"title"
+                if matches!(v.first(), Some(b's' | b'S' | b'%' | 0xED)) && is_special_search(v) =>
+            {
+                5
+            }
+            _ => continue,
         };
-        // Lowest id wins: diff (1) < oldid (2) < history (3) < info (4) < search (5).
-        // The pairs are cut at `&` and `=` bytes (ASCII, so every cut is a char
-        // boundary): `q.split('&')` and `split_once('=')`, without their searchers.
-        let mut best = u16::MAX;
-        let bytes = q.as_bytes();
-        let mut start = 0;
-        while start <= bytes.len() {
-            let end = bytes[start..]
-                .iter()
-                .position(|&c| c == b'&')
-                .map_or(bytes.len(), |p| start + p);
-            let pair = &q[start..end];
-            start = end + 1;
-            let (k, v) = match pair.bytes().position(|c| c == b'=') {
-                Some(e) => (&pair[..e], &pair[e + 1..]),
-                None => (pair, ""),
-            };
-            let c = match k {
-                "diff" => 1,
-                "oldid" => 2,
-                "action" if v.eq_ignore_ascii_case("history") => 3,
-                "action" if v.eq_ignore_ascii_case("info") => 4,
-                "search" => 5,
-                "title" if is_special_search(v) => 5,
-                _ => continue,
-            };
-            best = best.min(c);
-        }
-        if best == u16::MAX {
-            HeavyClass::NONE
-        } else {
-            HeavyClass(best)
-        }
+        best = best.min(c);
+    }
+    if best == u16::MAX {
+        HeavyClass::NONE
+    } else {
+        HeavyClass(best)
     }
 }
 
@@ -247,23 +275,20 @@ fn last_segment(path: &str) -> &str {
 }
 
 /// `Special:Search` (any case, `:` or `%3A`, with or without `/term`), and the Korean
-/// `특수:검색` raw or percent-encoded.
-fn is_special_search(title: &str) -> bool {
-    const FORMS: [&str; 5] = [
-        "special:search",
-        "special%3asearch",
-        "특수:검색",
-        "%ed%8a%b9%ec%88%98:%ea%b2%80%ec%83%89",
-        "%ed%8a%b9%ec%88%98%3a%ea%b2%80%ec%83%89",
+/// `특수:검색` raw or percent-encoded. On bytes: a match of a whole form ends at a char
+/// boundary, and the byte after it is ASCII.
+fn is_special_search(title: &[u8]) -> bool {
+    const FORMS: [&[u8]; 5] = [
+        b"special:search",
+        b"special%3asearch",
+        "특수:검색".as_bytes(),
+        b"%ed%8a%b9%ec%88%98:%ea%b2%80%ec%83%89",
+        b"%ed%8a%b9%ec%88%98%3a%ea%b2%80%ec%83%89",
     ];
     FORMS.iter().any(|f| {
         title.len() >= f.len()
-            && title.is_char_boundary(f.len())
             && title[..f.len()].eq_ignore_ascii_case(f)
-            && title[f.len()..]
-                .chars()
-                .next()
-                .is_none_or(|c| c == '/' || c == '&')
+            && matches!(title.get(f.len()), None | Some(b'/' | b'&'))
     })
 }
 

@@ -24,7 +24,7 @@ use serde::Serialize;
 pub use agent::{AgentClassifier, AgentId, AgentInfo, AgentRule, BotKind, Device};
 pub use config::{Config, ConfigError};
 pub use filter::{AgentSelector, Filter, HostPattern, StatusSet};
-pub use heavy::{HeavyClass, HeavyRule, HeavyRules};
+pub use heavy::{ByPath, HeavyClass, HeavyRule, HeavyRules};
 pub use net::{ClientKey, TrustedProxies};
 
 use crate::batch::Batch;
@@ -204,6 +204,8 @@ const UNSET: AgentId = AgentId::MAX;
 /// Heavy memo: not worked out yet / depends on the query; other values are the class.
 const HEAVY_UNSET: u16 = u16::MAX;
 const HEAVY_BY_QUERY: u16 = u16::MAX - 1;
+/// Heavy memo: decided by the query alone, by the MediaWiki rules.
+const HEAVY_BY_MW_QUERY: u16 = u16::MAX - 2;
 
 impl Filter {
     /// The parts of a [`RowClass`] this filter looks at.
@@ -270,13 +272,15 @@ impl HeavyMemo {
             &mut self.per_path[k]
         };
         if *memo == HEAVY_UNSET {
-            *memo = match rules.without_query(b.method.get(i), b.path.get(i)) {
-                Some(c) => c.0,
-                None => HEAVY_BY_QUERY,
+            *memo = match rules.by_path(b.method.get(i), b.path.get(i)) {
+                ByPath::Class(c) => c.0,
+                ByPath::Query => HEAVY_BY_QUERY,
+                ByPath::MediaWikiQuery => HEAVY_BY_MW_QUERY,
             };
         }
-        if *memo != HEAVY_BY_QUERY {
-            return HeavyClass(*memo);
+        let by = *memo;
+        if by != HEAVY_BY_QUERY && by != HEAVY_BY_MW_QUERY {
+            return HeavyClass(by);
         }
         let query_slot = if self.per_query.is_empty() {
             None
@@ -284,6 +288,9 @@ impl HeavyMemo {
             b.query.code(i)
         };
         let Some(q) = query_slot else {
+            if by == HEAVY_BY_MW_QUERY {
+                return rules.mediawiki_query(b.query.get(i));
+            }
             return rules.classify(b.method.get(i), b.path.get(i), b.query.get(i));
         };
         let method = if self.by_pair {
@@ -339,16 +346,7 @@ impl BatchClass<'_> {
         } else if self.agents.is_empty() {
             cls.agents.id(b.user_agent.get(i))
         } else {
-            match b.user_agent.code(i) {
-                None => cls.agents.id(None),
-                Some(k) => {
-                    let slot = &mut self.agents[k as usize];
-                    if *slot == UNSET {
-                        *slot = cls.agents.id(b.user_agent.value(k));
-                    }
-                    *slot
-                }
-            }
+            self.agent_of_code(cls, b.user_agent.code(i))
         };
         let heavy = if !cls.needs.heavy {
             HeavyClass::NONE
@@ -358,6 +356,25 @@ impl BatchClass<'_> {
             self.heavy.class(&cls.heavy, b, i)
         };
         cls.finish(b, i, heavy, agent)
+    }
+}
+
+impl BatchClass<'_> {
+    /// The agent class of User-Agent slot `code` of the batch (`None`: no User-Agent),
+    /// worked out once per slot.
+    pub fn agent_of_code(&mut self, cls: &mut Classifier, code: Option<u32>) -> AgentId {
+        let Some(k) = code else {
+            return cls.agents.id(None);
+        };
+        match self.agents.get_mut(k as usize) {
+            Some(slot) => {
+                if *slot == UNSET {
+                    *slot = cls.agents.id(self.b.user_agent.value(k));
+                }
+                *slot
+            }
+            None => cls.agents.id(self.b.user_agent.value(k)),
+        }
     }
 }
 

@@ -18,6 +18,9 @@ use crate::rate::Rate;
 use crate::table::{Align, Cell, Style, Table, bar, fraction_data, sparkline};
 use crate::time::local_rfc3339;
 
+mod part;
+pub use part::{HeavyPart, PartSpec};
+
 /// Runs of up to this many empty buckets between the first and the last are shown
 /// bucket by bucket; a longer run is one [`HeavyGap`] (a row "gap" in tables), so that
 /// a report is as long as its data, never cut, and an outage stays visible.
