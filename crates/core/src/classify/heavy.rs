@@ -229,17 +229,26 @@ pub enum ByPath {
 }
 
 /// The MediaWiki class of an entry point's query. Lowest id wins: diff (1) < oldid (2)
-/// < history (3) < info (4) < search (5). The pairs are cut at `&` and `=` bytes
-/// (ASCII, so every cut is a char boundary): `q.split('&')` and `split_once('=')`; a
-/// pair is looked at only when its key is as long as one of the five keys.
+/// < history (3) < info (4) < search (5). The pairs are cut at `&` bytes and each at
+/// its first `=` (ASCII, so every cut is a char boundary): `q.split('&')` and
+/// `split_once('=')`, in one pass over the bytes.
 fn mediawiki_query(query: Option<&str>) -> HeavyClass {
     let Some(q) = query else {
         return HeavyClass::NONE;
     };
+    let b = q.as_bytes();
+    let n = b.len();
     let mut best = u16::MAX;
-    for pair in q.as_bytes().split(|&c| c == b'&') {
-        let e = memchr::memchr(b'=', pair).unwrap_or(pair.len());
-        let (k, v) = (&pair[..e], pair.get(e + 1..).unwrap_or_default());
+    let mut start = 0;
+    loop {
+        let e = start
+            + b[start..]
+                .iter()
+                .position(|&c| c == b'=' || c == b'&')
+                .unwrap_or(n - start);
+        let vs = if e < n && b[e] == b'=' { e + 1 } else { e };
+        let end = vs + b[vs..].iter().position(|&c| c == b'&').unwrap_or(n - vs);
+        let (k, v) = (&b[start..e], &b[vs..end]);
         let c = match k {
             b"diff" => 1,
             b"oldid" => 2,
@@ -247,15 +256,19 @@ fn mediawiki_query(query: Option<&str>) -> HeavyClass {
             b"action" if v.eq_ignore_ascii_case(b"info") => 4,
             b"search" => 5,
             // Every form of Special:Search starts with `s`, `S`, `%` or the lead byte
-            // of `특`; the cut after `=` is a char boundary.
+            // of `특`.
             b"title"
                 if matches!(v.first(), Some(b's' | b'S' | b'%' | 0xED)) && is_special_search(v) =>
             {
                 5
             }
-            _ => continue,
+            _ => u16::MAX,
         };
         best = best.min(c);
+        if end >= n {
+            break;
+        }
+        start = end + 1;
     }
     if best == u16::MAX {
         HeavyClass::NONE
@@ -294,7 +307,66 @@ fn is_special_search(title: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// The MediaWiki query rules as written first: `split('&')`, `split_once('=')` and
+    /// a match on the key, `Special:Search` on `str`.
+    fn mediawiki_query_by_split(q: &str) -> HeavyClass {
+        fn special(title: &str) -> bool {
+            [
+                "special:search",
+                "special%3asearch",
+                "특수:검색",
+                "%ed%8a%b9%ec%88%98:%ea%b2%80%ec%83%89",
+                "%ed%8a%b9%ec%88%98%3a%ea%b2%80%ec%83%89",
+            ]
+            .iter()
+            .any(|f| {
+                title.len() >= f.len()
+                    && title.is_char_boundary(f.len())
+                    && title[..f.len()].eq_ignore_ascii_case(f)
+                    && title[f.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| c == '/' || c == '&')
+            })
+        }
+        let best = q
+            .split('&')
+            .filter_map(|pair| {
+                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                match k {
+                    "diff" => Some(1),
+                    "oldid" => Some(2),
+                    "action" if v.eq_ignore_ascii_case("history") => Some(3),
+                    "action" if v.eq_ignore_ascii_case("info") => Some(4),
+                    "search" => Some(5),
+                    "title" if special(v) => Some(5),
+                    _ => None,
+                }
+            })
+            .min();
+        best.map_or(HeavyClass::NONE, HeavyClass)
+    }
+
+    proptest! {
+        /// The one-pass query scan classifies as `split` and `split_once` do, on queries
+        /// of the keys, values and separators that matter (and look-alikes).
+        #[test]
+        fn query_scan_is_split_and_split_once(
+            parts in prop::collection::vec(0usize..16, 0..12),
+        ) {
+            const PIECES: [&str; 16] = [
+                "diff", "oldid", "action", "search", "title", "=", "&", "history",
+                "INFO", "Special:Search", "특수:검색", "%ED%8A%B9%EC%88%98%3A%EA%B2%80%EC%83%89",
+                "/x", "di", "ff", "é",
+            ];
+            let q: String = parts.iter().map(|&k| PIECES[k]).collect();
+            prop_assert_eq!(mediawiki_query(Some(&q)), mediawiki_query_by_split(&q), "{}", q);
+        }
+    }
 
     fn class(r: &HeavyRules, m: &str, p: &str, q: Option<&str>) -> String {
         r.name(r.classify(Some(m), Some(p), q)).to_string()

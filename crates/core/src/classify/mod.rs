@@ -302,12 +302,12 @@ impl HeavyMemo {
             (u64::from(method) << 32) | u64::from(path_slot.unwrap_or(crate::batch::NULL_CODE));
         let slot = &mut self.per_query[q as usize];
         if slot.0 != pair {
-            *slot = (
-                pair,
-                rules
-                    .classify(b.method.get(i), b.path.get(i), b.query.value(q))
-                    .0,
-            );
+            let class = if by == HEAVY_BY_MW_QUERY {
+                rules.mediawiki_query(b.query.value(q))
+            } else {
+                rules.classify(b.method.get(i), b.path.get(i), b.query.value(q))
+            };
+            *slot = (pair, class.0);
         }
         HeavyClass(slot.1)
     }

@@ -91,6 +91,69 @@ impl Keys {
     }
 }
 
+/// The run of rows being tallied: its sums, and where each client, prefix and
+/// User-Agent slot was last counted (`stamp` numbers the runs).
+#[derive(Default)]
+struct Run {
+    stamp: u32,
+    requests: u64,
+    heavy: u64,
+    keys: Keys,
+    /// Per User-Agent slot (the last: null): the stamp of its run and its rows.
+    agents: Vec<(u32, u64)>,
+    touched_prefixes: Vec<u32>,
+    touched_agents: Vec<u32>,
+}
+
+impl Run {
+    /// Counts a heavy row of client `k` and User-Agent slot `a` (the last: null).
+    #[inline]
+    fn add(&mut self, part: &mut HeavyPart, k: u32, a: usize) {
+        let stamp = self.stamp;
+        let client = &mut self.keys.clients[k as usize];
+        if client.2 != stamp {
+            client.2 = stamp;
+            part.clients.push(client.0);
+        }
+        let p = client.1;
+        let prefix = &mut self.keys.prefixes[p as usize];
+        if prefix.1 != stamp {
+            *prefix = (prefix.0, stamp, 0);
+            self.touched_prefixes.push(p);
+        }
+        prefix.2 += 1;
+        let agent = &mut self.agents[a];
+        if agent.0 != stamp {
+            *agent = (stamp, 0);
+            self.touched_agents.push(a as u32);
+        }
+        agent.1 += 1;
+    }
+
+    /// Ends the run: its sums, and its prefixes' and agents' rows into `part`'s lists.
+    fn close(&mut self, part: &mut HeavyPart) {
+        let Some(seg) = part.segs.last_mut() else {
+            return;
+        };
+        (seg.requests, seg.heavy) = (self.requests, self.heavy);
+        (self.requests, self.heavy) = (0, 0);
+        let null = self.agents.len() - 1;
+        for p in self.touched_prefixes.drain(..) {
+            let (k, _, rows) = self.keys.prefixes[p as usize];
+            part.prefixes.push((k, rows));
+        }
+        for a in self.touched_agents.drain(..) {
+            let slot = if a as usize == null { NULL_CODE } else { a };
+            part.agents.push((slot, self.agents[a as usize].1));
+        }
+        seg.ends = (
+            part.clients.len() as u32,
+            part.prefixes.len() as u32,
+            part.agents.len() as u32,
+        );
+    }
+}
+
 impl HeavyPart {
     /// Tallies the rows of `b` in `spec`'s period, `heavy` their classes and `local`
     /// the report's clock (UTC ms → local ms). `None` where the batch's addresses or
@@ -107,16 +170,15 @@ impl HeavyPart {
         if heavy.len() != n || b.ts_ms.len() != n || b.ip.len() != n {
             return None;
         }
-        let (ncodes, nua) = (ips.slots, b.user_agent.slots());
+        let nua = b.user_agent.slots();
         let w = spec.width_ms.max(1);
         let mut part = HeavyPart::default();
-        let mut keys = Keys::default();
-        let mut key_of_code = vec![UNSET; ncodes];
+        let mut run = Run {
+            agents: vec![(0, 0); nua + 1],
+            ..Run::default()
+        };
+        let mut key_of_code = vec![UNSET; ips.slots];
         let mut key_of_other: FxHashMap<ClientKey, u32> = FxHashMap::default();
-        // Per User-Agent slot (the last: null): the stamp of its run and its rows.
-        let mut agents = vec![(0u32, 0u64); nua + 1];
-        let (mut touched_prefixes, mut touched_agents): (Vec<u32>, Vec<u32>) = Default::default();
-        let mut stamp = 0u32;
         // The open run's bucket, [lo, hi) in local ms (none yet: empty).
         let (mut lo, mut hi) = (i64::MAX, i64::MIN);
         let bounded = spec.since.is_some() || spec.until.is_some();
@@ -127,21 +189,16 @@ impl HeavyPart {
             {
                 continue;
             }
-            let Some(ip) = b.ip[i] else {
+            if b.ip[i].is_none() {
                 part.rest.push(i as u32);
                 continue;
-            };
+            }
             let l = local(ts);
             if !(lo <= l && l < hi) {
-                part.close_run(
-                    &mut keys,
-                    &mut touched_prefixes,
-                    &mut agents,
-                    &mut touched_agents,
-                );
+                run.close(&mut part);
                 let s = l.div_euclid(w) * w;
                 (lo, hi) = (s, s.saturating_add(w));
-                stamp += 1;
+                run.stamp += 1;
                 part.segs.push(Seg {
                     start: s,
                     offset_ms: l - ts,
@@ -151,15 +208,12 @@ impl HeavyPart {
                     ends: (0, 0, 0),
                 });
             }
-            let Some(seg) = part.segs.last_mut() else {
-                continue;
-            };
-            seg.requests += 1;
+            run.requests += 1;
             let h = heavy[i];
             if !h.is_heavy() {
                 continue;
             }
-            seg.heavy += 1;
+            run.heavy += 1;
             let c = usize::from(h.0);
             if c >= part.classes.len() {
                 part.classes.resize(c + 1, 0);
@@ -172,77 +226,28 @@ impl HeavyPart {
                     _ => part.windows.push((ws, 1)),
                 }
             }
-            let code = ips.codes[i] as usize;
-            let k = if code < ncodes {
-                let k = &mut key_of_code[code];
-                if *k == UNSET {
-                    *k = keys.add(ip, spec);
-                }
-                *k
-            } else {
-                match key_of_other.get(&ClientKey::addr(ip)) {
-                    Some(&k) => k,
-                    None => {
-                        let k = keys.add(ip, spec);
-                        key_of_other.insert(ClientKey::addr(ip), k);
-                        k
+            // The client: by its code, the address read only for a code's first row.
+            let k = match key_of_code.get_mut(ips.codes[i] as usize) {
+                Some(k) if *k != UNSET => *k,
+                coded => {
+                    let Some(ip) = b.ip[i] else {
+                        continue;
+                    };
+                    match coded {
+                        Some(k) => {
+                            *k = run.keys.add(ip, spec);
+                            *k
+                        }
+                        None => *key_of_other
+                            .entry(ClientKey::addr(ip))
+                            .or_insert_with(|| run.keys.add(ip, spec)),
                     }
                 }
             };
-            let client = &mut keys.clients[k as usize];
-            if client.2 != stamp {
-                client.2 = stamp;
-                part.clients.push(client.0);
-            }
-            let p = client.1;
-            let prefix = &mut keys.prefixes[p as usize];
-            if prefix.1 != stamp {
-                *prefix = (prefix.0, stamp, 0);
-                touched_prefixes.push(p);
-            }
-            prefix.2 += 1;
-            let a = (ua[i] as usize).min(nua);
-            let agent = &mut agents[a];
-            if agent.0 != stamp {
-                *agent = (stamp, 0);
-                touched_agents.push(a as u32);
-            }
-            agent.1 += 1;
+            run.add(&mut part, k, (ua[i] as usize).min(nua));
         }
-        part.close_run(
-            &mut keys,
-            &mut touched_prefixes,
-            &mut agents,
-            &mut touched_agents,
-        );
+        run.close(&mut part);
         Some(part)
-    }
-
-    /// Ends the last run: its prefixes' and agents' rows into the lists.
-    fn close_run(
-        &mut self,
-        keys: &mut Keys,
-        touched_prefixes: &mut Vec<u32>,
-        agents: &mut [(u32, u64)],
-        touched_agents: &mut Vec<u32>,
-    ) {
-        let Some(seg) = self.segs.last_mut() else {
-            return;
-        };
-        let null = agents.len() - 1;
-        for p in touched_prefixes.drain(..) {
-            let (k, _, rows) = keys.prefixes[p as usize];
-            self.prefixes.push((k, rows));
-        }
-        for a in touched_agents.drain(..) {
-            let slot = if a as usize == null { NULL_CODE } else { a };
-            self.agents.push((slot, agents[a as usize].1));
-        }
-        seg.ends = (
-            self.clients.len() as u32,
-            self.prefixes.len() as u32,
-            self.agents.len() as u32,
-        );
     }
 
     /// The agent class of each of the part's User-Agent entries, in order, by
