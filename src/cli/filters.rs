@@ -181,9 +181,10 @@ pub struct Selection {
 pub struct Prepped {
     /// The heavy class of each row, when the report uses it.
     pub heavy: Option<Vec<HeavyClass>>,
-    /// Whether each row's client is inside the `--client` networks (rows outside need
-    /// no classifying), when that can be told from the logged address alone.
-    pub client_in: Option<Vec<bool>>,
+    /// The rows in the period whose client is inside the `--client` networks, in
+    /// order (rows outside need no classifying), when that can be told from the logged
+    /// address alone.
+    pub client_rows: Option<Vec<u32>>,
 }
 
 /// Networks as ranges of integers, to test an address with two comparisons a network
@@ -250,13 +251,19 @@ impl Selection {
             .then(|| self.classifier.heavy_rules().clone());
         let nets = (!self.filter.clients.is_empty() && self.classifier.trust.is_empty())
             .then(|| NetRanges::of(&self.filter.clients));
+        let (since, until) = self.period();
         move |b| Prepped {
             heavy: rules
                 .as_ref()
                 .map(|r| logscope_core::classify::heavy_classes(r, b)),
-            client_in: nets
-                .as_ref()
-                .map(|nets| b.ip.iter().map(|ip| nets.contains(*ip)).collect()),
+            client_rows: nets.as_ref().map(|nets| {
+                let in_period =
+                    |t: i64| since.is_none_or(|s| t >= s) && until.is_none_or(|u| t < u);
+                let rows = b.ip.iter().zip(&b.ts_ms).enumerate();
+                rows.filter(|&(_, (ip, &t))| nets.contains(*ip) && in_period(t))
+                    .map(|(i, _)| i as u32)
+                    .collect()
+            }),
         }
     }
 
@@ -268,19 +275,25 @@ impl Selection {
         mut f: impl FnMut(usize, &logscope_core::classify::RowClass, &Classifier, &Clock),
     ) {
         let pre_heavy = pre.and_then(|p| p.heavy.as_deref());
-        let client_in = pre
-            .and_then(|p| p.client_in.as_deref())
-            .filter(|m| m.len() == b.len());
+        let client_rows = pre
+            .and_then(|p| p.client_rows.as_deref())
+            .filter(|r| r.last().is_none_or(|&i| (i as usize) < b.len()));
         let mut bc = self.classifier.batch_with(b, pre_heavy);
-        for i in 0..b.len() {
-            // The prepared client mask first: with --client most rows fail it.
-            if client_in.is_some_and(|m| !m[i]) || !self.filter.in_period(b.ts_ms[i]) {
-                continue;
+        // With --client most rows are outside: only the prepared rows (in the period)
+        // are looked at.
+        let all = client_rows.is_none();
+        let mut each = |i: usize| {
+            if all && !self.filter.in_period(b.ts_ms[i]) {
+                return;
             }
             let rc = bc.classify(&mut self.classifier, i);
             if self.filter.matches(b, i, &rc, &self.classifier) {
                 f(i, &rc, &self.classifier, &self.clock);
             }
+        };
+        match client_rows {
+            Some(rows) => rows.iter().for_each(|&i| each(i as usize)),
+            None => (0..b.len()).for_each(each),
         }
         self.classifier.end_batch(bc);
     }
@@ -688,7 +701,7 @@ mod tests {
                 rules_file: None,
             };
             let pre = sel.prep()(&b);
-            assert!(pre.client_in.is_some(), "{nets:?}");
+            assert!(pre.client_rows.is_some(), "{nets:?}");
             let mut plain = Vec::new();
             sel.each_selected_with(&b, None, |i, _, _, _| plain.push(i));
             let mut masked = Vec::new();

@@ -71,16 +71,16 @@ impl TimelineAcc {
             offset_ms: local_ms - ts,
             tally: Tally::default(),
         });
-        let h = Some(client_hash(rc.client));
-        bucket.tally.add(ts, b.status[i], b.bytes[i], h);
-        self.total.add(ts, b.status[i], b.bytes[i], h);
+        let h = client_hash(rc.client);
+        bucket.tally.add(ts, b.status[i], b.bytes[i], Some(h));
+        self.total.add(ts, b.status[i], b.bytes[i], Some(h));
         for a in [
             &mut self.paths,
             &mut self.statuses,
             &mut self.agents,
             &mut self.addresses,
         ] {
-            a.add(b, i, rc);
+            a.add_hashed(b, i, rc, h);
         }
     }
 

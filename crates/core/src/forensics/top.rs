@@ -824,6 +824,13 @@ impl TopAcc {
     /// classified as `rc`.
     #[inline]
     pub fn add(&mut self, b: &Batch, i: usize, rc: &RowClass) {
+        self.add_hashed(b, i, rc, client_hash(rc.client));
+    }
+
+    /// [`TopAcc::add`] with the row's [`client_hash`] worked out (once for several
+    /// breakdowns of the same rows).
+    #[inline]
+    pub fn add_hashed(&mut self, b: &Batch, i: usize, rc: &RowClass, client: u64) {
         let idx = match self.by {
             TopBy::Status => self.status_entry(b.status[i]),
             TopBy::Ip => self.client_entry(rc.client),
@@ -833,7 +840,6 @@ impl TopAcc {
                 self.text_entry(col, col.code(i))
             }
         };
-        let client = client_hash(rc.client);
         let (ts, status, bytes) = (b.ts_ms[i], b.status[i], b.bytes[i]);
         let counted = self.by.counts_clients().then_some(client);
         self.entries[idx as usize].add(ts, status, bytes, counted);
