@@ -218,11 +218,12 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
     cfg.until_ms = until;
 
     let mut acc = Accumulator::new(since, until).with_min_gap(cfg.min_gap_ms);
-    // Only the period is chosen: no classification, fewer columns.
+    // Only the period is chosen: no classification, fewer columns. A probe is told by
+    // its path (and query), never its method.
     let whole = sel.filter.selects_whole_period();
     let cols = if whole {
         Columns {
-            request: true,
+            path: true,
             query: probe.is_some(),
             line: false,
             client: false,
@@ -232,7 +233,7 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
         let none = logscope_core::classify::Needs::NONE;
         let c = columns_for(none, &sel.filter, &mut sel.classifier);
         Columns {
-            request: true,
+            path: true,
             query: c.query || probe.is_some(),
             ..c
         }

@@ -235,7 +235,9 @@ pub fn columns_for(
     let needs = needs.or(filter.needs());
     classifier.needs = needs;
     Columns {
-        request: needs.heavy || filter.path.is_some(),
+        // The method only where a heavy rule names methods.
+        request: needs.heavy && classifier.heavy.uses_method(),
+        path: needs.heavy || filter.path.is_some(),
         query: needs.heavy,
         identity: needs.identity,
         agent: needs.agent,

@@ -77,7 +77,7 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
         .collect();
     let (since, until) = sel.period();
     let mut cols = columns_for(Needs::NONE, &sel.filter, &mut sel.classifier);
-    cols.request = true;
+    cols.path = true;
     cols.agent = true;
     cols.sizes = true;
     // No row's line is shown.
