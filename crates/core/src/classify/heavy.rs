@@ -351,6 +351,40 @@ mod tests {
         best.map_or(HeavyClass::NONE, HeavyClass)
     }
 
+    /// Every separator is found wherever it falls in the eight-byte words and the tail.
+    #[test]
+    fn query_scan_finds_separators_at_every_offset() {
+        let queries = [
+            "diff=1",
+            "title=A&action=history",
+            "title=A&action=info&x=y",
+            "search=a=b&oldid",
+            "title=Special%3ASearch&go",
+            "a&b=c&title=특수:검색/x",
+            "x=&&=diff&action=HISTORY",
+        ];
+        for pad in 0..17 {
+            for q in queries {
+                for q in [
+                    format!("{}&{q}", "p".repeat(pad)),
+                    format!("{q}&{}", "p".repeat(pad)),
+                ] {
+                    assert_eq!(
+                        mediawiki_query(Some(&q)),
+                        mediawiki_query_by_split(&q),
+                        "{q}"
+                    );
+                }
+            }
+        }
+        for q in queries {
+            assert!(
+                mediawiki_query(Some(q)).is_heavy() || q.starts_with("x=&&"),
+                "{q}"
+            );
+        }
+    }
+
     proptest! {
         /// The one-pass query scan classifies as `split` and `split_once` do, on queries
         /// of the keys, values and separators that matter (and look-alikes).
