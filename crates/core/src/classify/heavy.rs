@@ -351,7 +351,8 @@ mod tests {
         best.map_or(HeavyClass::NONE, HeavyClass)
     }
 
-    /// Every separator is found wherever it falls in the eight-byte words and the tail.
+    /// Every separator is found wherever it falls in the query (after and before padding
+    /// of 0 to 16 bytes), as `split` and `split_once` find it.
     #[test]
     fn query_scan_finds_separators_at_every_offset() {
         let queries = [
