@@ -143,7 +143,7 @@ pub fn compute(
     // Where every row of the period counts and the client is the logged address, each
     // batch is counted on the thread that decoded it (per distinct address and agent);
     // the caller merges the counts and classifies only the rows without an address.
-    let parts = sel.filter.selects_whole_period() && sel.classifier.trust.is_empty();
+    let parts = sel.counts_where_decoded();
     let (limit, lens) = (
         args.per_prefix_limit,
         (sel.classifier.v4_len, sel.classifier.v6_len),

@@ -298,6 +298,13 @@ impl Selection {
         self.classifier.end_batch(bc);
     }
 
+    /// Whether a batch can be counted on the thread that decoded it (`TopPart`,
+    /// `HeavyPart`, `ConcentrationPart`): the selection keeps every row of its period and
+    /// the client is the logged address (no trusted proxies).
+    pub fn counts_where_decoded(&self) -> bool {
+        self.filter.selects_whole_period() && self.classifier.trust.is_empty()
+    }
+
     /// `--since`/`--until` as UTC ms, for [`super::rows::for_each_batch`]'s pruning.
     pub fn period(&self) -> (Option<i64>, Option<i64>) {
         (self.filter.since_ms, self.filter.until_ms)

@@ -99,7 +99,7 @@ pub fn compute(data: &Path, args: &HeavyArgs) -> anyhow::Result<(HeavyReport, Ro
     // batch is tallied per bucket on the thread that decoded it (per distinct client,
     // prefix and User-Agent); the caller adds the tallies, and classifies only the rows
     // without an address.
-    let parts = sel.filter.selects_whole_period() && sel.classifier.trust.is_empty();
+    let parts = sel.counts_where_decoded();
     let spec = PartSpec {
         width_ms: args.by.ms_i64(),
         window_ms: args.capacity.map(|c| c.window_ms() as i64),

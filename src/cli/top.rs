@@ -175,7 +175,7 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
     // Where every row of the period counts and the client is the logged address, each
     // batch is tallied on the thread that decoded it (per distinct value); the caller
     // merges the tallies and classifies only the rows without an address.
-    let parts = sel.filter.selects_whole_period() && sel.classifier.trust.is_empty();
+    let parts = sel.counts_where_decoded();
     let lens = (sel.classifier.v4_len, sel.classifier.v6_len);
     let whole = sel.prep();
     let prep = move |b: &logscope_core::batch::Batch| {
