@@ -448,6 +448,11 @@ fn ints_page(page: &DataPage, width: usize, dict: &[i64], out: &mut Ints) -> Res
         }
         Encoding::DeltaBinaryPacked => {
             out.codes = None;
+            // The common page: no nulls, decoded straight into the column.
+            if valid.is_none() && out.valid.is_none() {
+                return super::delta::decode_into(values, present, &mut out.values)
+                    .map_err(PageError::Damaged);
+            }
             super::delta::decode(values, present).map_err(PageError::Damaged)?
         }
         e => return Err(PageError::Unsupported(format!("{e:?} integers"))),
@@ -650,6 +655,100 @@ mod tests {
             matches!(err, PageError::Damaged(ref m) if m.contains("not UTF-8")),
             "{err:?}"
         );
+    }
+
+    /// The data pages polars writes for `values` as the dataset's column `column` in
+    /// `encoding`, and the dictionary's values where it writes one.
+    fn int_pages(
+        column: &str,
+        values: &[Option<i64>],
+        encoding: Encoding,
+    ) -> (Vec<i64>, Vec<DataPage>) {
+        use polars::prelude::{CompatLevel, SchemaExt};
+        use polars_arrow::array::PrimitiveArray;
+        use polars_parquet::write::{
+            CompressionOptions, StatisticsOptions, Version, WriteOptions, array_to_columns,
+            to_parquet_schema,
+        };
+        let arrow = super::super::frame::schema().to_arrow(CompatLevel::newest());
+        let parquet = to_parquet_schema(&arrow).expect("the dataset's schema");
+        let c = super::super::frame::COLUMNS
+            .iter()
+            .position(|&n| n == column)
+            .expect("a column of the dataset");
+        let dtype = arrow.get_at_index(c).expect("its field").1.dtype.clone();
+        let options = WriteOptions {
+            statistics: StatisticsOptions::default(),
+            compression: CompressionOptions::Uncompressed,
+            version: Version::V1,
+            // Several pages a column.
+            data_page_size: Some(4096),
+        };
+        let a = PrimitiveArray::<i64>::from(values.to_vec())
+            .to(dtype)
+            .boxed();
+        let (mut dict, mut pages) = (Vec::new(), Vec::new());
+        for leaf in array_to_columns(a, parquet.fields()[c].clone(), options, &[encoding])
+            .expect("polars writes the column")
+        {
+            for page in leaf {
+                match page.expect("a page") {
+                    Page::Dict(d) => dict = plain_ints(&d.buffer, 8, d.num_values).expect("ints"),
+                    Page::Data(mut p) => {
+                        // The page's descriptor as the file's schema gives it to a reader
+                        // (polars' write path leaves the level out).
+                        let optional = p.descriptor.primitive_type.field_info.repetition
+                            == polars_parquet::parquet::schema::Repetition::Optional;
+                        p.descriptor.max_def_level = i16::from(optional);
+                        pages.push(p)
+                    }
+                }
+            }
+        }
+        (dict, pages)
+    }
+
+    #[test]
+    fn integer_columns_read_alike_in_every_encoding_the_writer_uses() {
+        let mut next = super::super::rle::xorshift(0x9e37_79b9_7f4a_7c15);
+        for case in 0..40u64 {
+            let n = 1 + (next() % 5000) as usize;
+            let mut t = 1_700_000_000_000i64;
+            let nulls = case % 3 == 0;
+            // Arrival times with completion-time jitter, then sizes (some unknown).
+            let ts: Vec<Option<i64>> = (0..n)
+                .map(|_| {
+                    t += (next() % 2000) as i64;
+                    Some(t - (next() % 4) as i64 * (next() % 3000) as i64)
+                })
+                .collect();
+            let sizes: Vec<Option<i64>> = (0..n)
+                .map(|_| match next() % 8 {
+                    0 if nulls => None,
+                    1 => Some(i64::MAX),
+                    2 => Some((next() % 20) as i64 * 512),
+                    _ => Some((next() % 200_000) as i64),
+                })
+                .collect();
+            for (column, values) in [("ts", &ts), ("bytes", &sizes)] {
+                for encoding in [
+                    Encoding::DeltaBinaryPacked,
+                    Encoding::RleDictionary,
+                    Encoding::Plain,
+                ] {
+                    let (dict, pages) = int_pages(column, values, encoding);
+                    let mut out = Ints::default();
+                    for p in &pages {
+                        ints_page(p, 8, &dict, &mut out).expect("a page polars wrote");
+                    }
+                    let got: Vec<Option<i64>> = (0..out.values.len()).map(|i| out.get(i)).collect();
+                    assert_eq!(
+                        &got, values,
+                        "{column} as {encoding:?}, case {case}, {n} rows"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

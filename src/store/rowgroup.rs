@@ -196,8 +196,6 @@ enum Data<'a> {
 enum Hint<'a> {
     /// Nothing.
     None,
-    /// They mostly rise (`ts`): a value above all before it is new without a hash.
-    Rising,
     /// Rows with the same code here (one per row, [`NULL_CODE`] = none; `.1` codes in
     /// all) mostly hold the same value, as the client's text and its address: a row's
     /// value is first compared with that of the last row of its code.
@@ -225,15 +223,9 @@ fn int_data(
         )
     };
     let limit = if n > 128 { n * 3 / 4 } else { usize::MAX };
-    // Room for as many values as can be coded, so the table never grows, but for a
-    // rising column, which seldom needs it.
+    // Room for as many values as can be coded, so the table never grows.
     let mut seen: FxHashMap<i64, u32> = FxHashMap::default();
-    if !matches!(hint, Hint::Rising) {
-        seen.reserve(limit.min(n));
-    }
-    // Rising: the values that were above all before them (so sorted), and their codes;
-    // the others are in `seen`.
-    let mut risen: Vec<(i64, u32)> = Vec::new();
+    seen.reserve(limit.min(n));
     // Follows: the code of the last value of each code of the hint.
     let mut memo: Vec<u32> = match hint {
         Hint::Follows(_, distinct) => vec![NULL_CODE; distinct],
@@ -267,22 +259,10 @@ fn int_data(
                 continue;
             }
         }
-        let mut new = || {
+        let k = *seen.entry(v).or_insert_with(|| {
             values.push(v);
             (values.len() - 1) as u32
-        };
-        let k = match hint {
-            Hint::Rising if risen.last().is_none_or(|&(top, _)| v > top) => {
-                let k = new();
-                risen.push((v, k));
-                k
-            }
-            Hint::Rising => match risen.binary_search_by_key(&v, |&(x, _)| x) {
-                Ok(j) => risen[j].1,
-                Err(_) => *seen.entry(v).or_insert_with(new),
-            },
-            _ => *seen.entry(v).or_insert_with(new),
-        };
+        });
         last = Some((v, k));
         if let Some(h) = by {
             memo[h as usize] = k;
@@ -656,7 +636,14 @@ impl RowGroup {
         let client = &self.text[0];
         let by_client = Hint::Follows(&client.codes, client.ends.len());
         let a: Box<dyn Array> = match name {
-            "ts" => return Ok(int_data(dtype, n, Hint::Rising, |i| Some(self.ts[i]))),
+            // The arrival times rise but for completion-time jitter: their deltas take
+            // a few bits a row, where a dictionary held nearly every value once.
+            "ts" => {
+                return Ok(Data::Arrow(
+                    PrimitiveArray::<i64>::new(dtype, self.ts.clone().into(), None).boxed(),
+                    Encoding::DeltaBinaryPacked,
+                ));
+            }
             // IPv4 clients' `ip_hi` is one run of 0.
             "ip_hi" => return Ok(int_data(dtype, n, Hint::None, |i| at(&self.ip_hi, i))),
             "ip_lo" => return Ok(int_data(dtype, n, by_client, |i| at(&self.ip_lo, i))),
@@ -1007,8 +994,6 @@ mod tests {
                 .collect();
             let dtype = ArrowDataType::Int64;
             let plain = shown(int_data(dtype.clone(), n, Hint::None, |i| rows[i]));
-            let rising = int_data(dtype.clone(), n, Hint::Rising, |i| rows[i]);
-            assert_eq!(shown(rising), plain, "rising: case {case}, {n} rows");
             let follows = Hint::Follows(&by, clients as usize);
             let follows = int_data(dtype, n, follows, |i| rows[i]);
             assert_eq!(shown(follows), plain, "follows: case {case}, {n} rows");
