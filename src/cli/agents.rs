@@ -129,7 +129,7 @@ pub fn compute(data: &Path, args: &AgentsArgs) -> anyhow::Result<(AgentsReport, 
             let rc = bc.classify(&mut sel.classifier, i);
             acc.add_period(&rc);
             if sel.filter.matches(b, i, &rc, &sel.classifier) {
-                acc.add_selected(&rc, ts, b.line[i], b.user_agent.get(i), &sel.classifier);
+                acc.add_selected(&rc, ts, b.line_no(i), b.user_agent.get(i), &sel.classifier);
             }
         }
         sel.classifier.end_batch(bc);

@@ -15,7 +15,9 @@ use super::{Dataset, StoreError};
 
 /// Which columns a reader needs; `ts` and `file` are always read. Reading fewer columns
 /// is most of what makes a report fast: each one costs its decoding. A batch read
-/// without a column carries its default (status 0, line 0, no client, null text).
+/// without a column carries its default (status 0, no client, null text), or for
+/// `line`, `bytes`, `request_time_us`, `ts_precision` and `has_cookie` no values at all
+/// (`Batch::line_no`, `Batch::size` … give the default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Columns {
     /// status.
@@ -797,19 +799,26 @@ fn decoded_to_batches(
         };
         b.ts_ms = gather(Some(ts)).map(|v| v.unwrap_or(0));
         b.status = gather(int("status")).map(|v| v.unwrap_or(0).clamp(0, u16::MAX as i64) as u16);
-        b.line = gather(int("line")).map(|v| v.unwrap_or(0).max(0) as u64);
-        b.precision = gather(int("ts_precision")).map(|v| v.unwrap_or(0).clamp(0, 9) as u8);
+        // Columns not read stay empty (a batch's accessors give their default): filling
+        // them was as many bytes written a row as the columns read.
+        let read = |name: &str| int(name).map(|v| gather(Some(v)));
+        if let Some(g) = read("line") {
+            b.line = g.map(|v| v.unwrap_or(0).max(0) as u64);
+        }
+        if let Some(g) = read("ts_precision") {
+            b.precision = g.map(|v| v.unwrap_or(0).clamp(0, 9) as u8);
+        }
         let unsigned = |v: Option<i64>| v.map(|v| v.max(0) as u64);
-        b.bytes = gather(int("bytes")).map(unsigned);
-        b.request_time_us = gather(int("request_time_us")).map(unsigned);
-        b.has_cookie = match boolean("has_cookie") {
-            Some(v) => {
-                let mut o = Vec::with_capacity(rows);
-                keep.for_each(|i| o.push(v[i]));
-                o
-            }
-            None => vec![None; rows],
-        };
+        if let Some(g) = read("bytes") {
+            b.bytes = g.map(unsigned);
+        }
+        if let Some(g) = read("request_time_us") {
+            b.request_time_us = g.map(unsigned);
+        }
+        if let Some(v) = boolean("has_cookie") {
+            b.has_cookie.reserve(rows);
+            keep.for_each(|i| b.has_cookie.push(v[i]));
+        }
         if let Some(v) = boolean("client_list") {
             b.client_list.reserve(rows);
             keep.for_each(|i| b.client_list.push(v[i].unwrap_or(false)));

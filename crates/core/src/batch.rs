@@ -362,7 +362,8 @@ pub struct BadLine {
 pub struct Batch {
     /// Arrival, UTC ms since the epoch.
     pub ts_ms: Vec<i64>,
-    /// Timestamp precision as decimal digits (0, 3, 6).
+    /// Timestamp precision as decimal digits (0, 3, 6); may be empty when read from a
+    /// dataset by a reader that does not need it.
     pub precision: Vec<u8>,
     /// Client as written.
     pub client: TextColumn,
@@ -387,7 +388,8 @@ pub struct Batch {
     pub protocol: TextColumn,
     /// Status.
     pub status: Vec<u16>,
-    /// Body bytes.
+    /// Body bytes; may be empty when read from a dataset by a reader that does not need
+    /// them (read them with [`Batch::size`]).
     pub bytes: Vec<Option<u64>>,
     /// Referer.
     pub referer: TextColumn,
@@ -395,17 +397,20 @@ pub struct Batch {
     pub user_agent: TextColumn,
     /// Host.
     pub host: TextColumn,
-    /// Request time in µs.
+    /// Request time in µs; may be empty when read from a dataset by a reader that does
+    /// not need it (read it with [`Batch::request_time`]).
     pub request_time_us: Vec<Option<u64>>,
     /// X-Forwarded-For.
     pub xff: TextColumn,
-    /// Cookie header present.
+    /// Cookie header present; may be empty when read from a dataset by a reader that
+    /// does not need it (read it with [`Batch::cookie`]).
     pub has_cookie: Vec<Option<bool>>,
     /// Whether the client field was a list of addresses, now in `xff`
     /// ([`Record::client_list`]); may be empty when read from a dataset that does not
     /// need it (read it with `.get(i)`: missing = not a list).
     pub client_list: Vec<bool>,
-    /// Line number of each record.
+    /// Line number of each record; may be empty when read from a dataset by a reader
+    /// that does not need it (read it with [`Batch::line_no`]).
     pub line: Vec<u64>,
     /// Lines rejected in this chunk, in order.
     pub bad: Vec<BadLine>,
@@ -530,7 +535,9 @@ impl Batch {
         let mut out = Batch::default();
         for &i in idx {
             out.ts_ms.push(self.ts_ms[i]);
-            out.precision.push(self.precision[i]);
+            if let Some(&p) = self.precision.get(i) {
+                out.precision.push(p);
+            }
             out.client.push_str(self.client.get(i));
             out.ip.push(self.ip[i]);
             out.ident.push_str(self.ident.get(i));
@@ -540,18 +547,50 @@ impl Batch {
             out.query.push_str(self.query.get(i));
             out.protocol.push_str(self.protocol.get(i));
             out.status.push(self.status[i]);
-            out.bytes.push(self.bytes[i]);
+            if let Some(&v) = self.bytes.get(i) {
+                out.bytes.push(v);
+            }
             out.referer.push_str(self.referer.get(i));
             out.user_agent.push_str(self.user_agent.get(i));
             out.host.push_str(self.host.get(i));
-            out.request_time_us.push(self.request_time_us[i]);
+            if let Some(&v) = self.request_time_us.get(i) {
+                out.request_time_us.push(v);
+            }
             out.xff.push_str(self.xff.get(i));
-            out.has_cookie.push(self.has_cookie[i]);
+            if let Some(&v) = self.has_cookie.get(i) {
+                out.has_cookie.push(v);
+            }
             out.client_list
                 .push(self.client_list.get(i).copied().unwrap_or(false));
-            out.line.push(self.line[i]);
+            if let Some(&v) = self.line.get(i) {
+                out.line.push(v);
+            }
         }
         out
+    }
+
+    /// Row `i`'s response size (`None`: not logged, or the column was not read).
+    #[inline]
+    pub fn size(&self, i: usize) -> Option<u64> {
+        self.bytes.get(i).copied().flatten()
+    }
+
+    /// Row `i`'s request time in µs (`None`: not logged, or the column was not read).
+    #[inline]
+    pub fn request_time(&self, i: usize) -> Option<u64> {
+        self.request_time_us.get(i).copied().flatten()
+    }
+
+    /// Whether row `i` sent a Cookie header (`None`: not logged, or not read).
+    #[inline]
+    pub fn cookie(&self, i: usize) -> Option<bool> {
+        self.has_cookie.get(i).copied().flatten()
+    }
+
+    /// Row `i`'s line in its input (0 where the column was not read).
+    #[inline]
+    pub fn line_no(&self, i: usize) -> u64 {
+        self.line.get(i).copied().unwrap_or(0)
     }
 }
 

@@ -500,7 +500,7 @@ impl Classifier {
             }
         };
         let identity = if self.needs.identity {
-            self.identity.classify(b.user.get(i), b.has_cookie[i])
+            self.identity.classify(b.user.get(i), b.cookie(i))
         } else {
             Identity::Unknown
         };

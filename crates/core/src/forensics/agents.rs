@@ -541,7 +541,7 @@ mod tests {
             let rc = cls.classify(&b, i);
             acc.add_period(&rc);
             if rc.heavy.is_heavy() {
-                acc.add_selected(&rc, b.ts_ms[i], b.line[i], b.user_agent.get(i), &cls);
+                acc.add_selected(&rc, b.ts_ms[i], b.line_no(i), b.user_agent.get(i), &cls);
             }
         }
         acc.finish(&cls, 10, "heavy", "test")

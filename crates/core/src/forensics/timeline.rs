@@ -72,8 +72,8 @@ impl TimelineAcc {
             tally: Tally::default(),
         });
         let h = client_hash(rc.client);
-        bucket.tally.add(ts, b.status[i], b.bytes[i], Some(h));
-        self.total.add(ts, b.status[i], b.bytes[i], Some(h));
+        bucket.tally.add(ts, b.status[i], b.size(i), Some(h));
+        self.total.add(ts, b.status[i], b.size(i), Some(h));
         for a in [
             &mut self.paths,
             &mut self.statuses,

@@ -579,7 +579,7 @@ impl TopPart {
             if sums.len() <= k as usize {
                 sums.push(Sums::ZERO);
             }
-            sums[k as usize].add(ts, b.status[i], b.bytes[i]);
+            sums[k as usize].add(ts, b.status[i], b.size(i));
             if per_value {
                 let h = match codes.and_then(|(c, _)| code_hash.get_mut(c[i] as usize)) {
                     Some(h) if *h != 0 => *h,
@@ -840,7 +840,7 @@ impl TopAcc {
                 self.text_entry(col, col.code(i))
             }
         };
-        let (ts, status, bytes) = (b.ts_ms[i], b.status[i], b.bytes[i]);
+        let (ts, status, bytes) = (b.ts_ms[i], b.status[i], b.size(i));
         let counted = self.by.counts_clients().then_some(client);
         self.entries[idx as usize].add(ts, status, bytes, counted);
         self.total.add(ts, status, bytes, None);

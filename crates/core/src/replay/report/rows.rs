@@ -770,7 +770,7 @@ impl RowStore {
         if rc.identity == Identity::Identified {
             flags |= IDENTIFIED;
         }
-        match b.has_cookie[i] {
+        match b.cookie(i) {
             Some(true) => flags |= COOKIE_KNOWN | COOKIE,
             Some(false) => flags |= COOKIE_KNOWN,
             None => {}
@@ -835,9 +835,9 @@ impl RowStore {
         };
         self.cur.rows.push(Row {
             arrival,
-            line: b.line[i],
-            rt_us: b.request_time_us[i].unwrap_or(NO_VALUE),
-            bytes: b.bytes[i].unwrap_or(NO_VALUE),
+            line: b.line_no(i),
+            rt_us: b.request_time(i).unwrap_or(NO_VALUE),
+            bytes: b.size(i).unwrap_or(NO_VALUE),
             ip: rc.ip,
             file,
             client,
