@@ -282,12 +282,14 @@ impl Selection {
         // With --client most rows are outside: only the prepared rows (in the period)
         // are looked at.
         let all = client_rows.is_none();
+        // A filter of the period alone selects the rows of the period: checked once.
+        let whole = all && self.filter.selects_whole_period();
         let mut each = |i: usize| {
             if all && !self.filter.in_period(b.ts_ms[i]) {
                 return;
             }
             let rc = bc.classify(&mut self.classifier, i);
-            if self.filter.matches(b, i, &rc, &self.classifier) {
+            if whole || self.filter.matches(b, i, &rc, &self.classifier) {
                 f(i, &rc, &self.classifier, &self.clock);
             }
         };

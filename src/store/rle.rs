@@ -83,6 +83,17 @@ pub fn encode(out: &mut Vec<u8>, values: &[u32], bits: u32, pad: Pad) {
     let mut run: Option<usize> = None;
     for base in (0..n).step_by(64) {
         let mut starts = run_starts(values, base);
+        if starts == u64::MAX
+            && base + 64 <= n
+            && let Some(from) = run
+        {
+            // 64 values each unlike the one before (high-cardinality codes): the run
+            // before ends here, the first 63 are runs of one, the last run is open.
+            m.step(out, values, from, base - from);
+            m.singles(out, values, base, 63);
+            run = Some(base + 63);
+            continue;
+        }
         while starts != 0 {
             let at = base + starts.trailing_zeros() as usize;
             starts &= starts - 1;
@@ -157,6 +168,30 @@ impl Machine {
             self.previous = values[at];
         } else {
             self.run(out, values, at, len);
+        }
+    }
+
+    /// [`Machine::step`] for each of the `count` runs of one value from `at`: while the
+    /// literal buffer has room, all at once.
+    #[inline]
+    fn singles(&mut self, out: &mut Vec<u8>, values: &[u32], at: usize, count: usize) {
+        if count == 0 {
+            return;
+        }
+        // The first leaves `repeats` at 1, whatever came before.
+        self.step(out, values, at, 1);
+        let rest = count - 1;
+        if rest > 0 && self.buffered + rest <= MAX_LITERAL {
+            // Each would set `literals` to the buffer before it, add itself, and leave
+            // one repeat of its value.
+            self.literals = self.buffered + rest - 1;
+            self.buffered += rest;
+            self.repeats = 1;
+            self.previous = values[at + count - 1];
+            return;
+        }
+        for j in 1..count {
+            self.step(out, values, at + j, 1);
         }
     }
 
@@ -295,7 +330,32 @@ mod tests {
                 _ => (next() % 3000) as usize,
             };
             let mut v = Vec::with_capacity(len);
+            // Every fifth case, long stretches where each value differs from the one
+            // before (as a high-cardinality column's codes), between a few runs; every
+            // tenth, nothing else (so a literal run fills the 8 Ki buffer).
+            let distinct = case % 5 == 4 && bits > 0;
+            let only = case % 10 == 9;
+            let len = if only {
+                8192 + 200 + (next() % 300) as usize
+            } else {
+                len
+            };
+            if only {
+                // A run first, of a length that moves where the buffer fills.
+                v.extend(std::iter::repeat_n(0, case / 10 % 70));
+            }
             while v.len() < len {
+                if distinct && (only || !next().is_multiple_of(3)) {
+                    let stretch = (next() % 300) as usize;
+                    for _ in 0..stretch.min(len - v.len()) {
+                        let mut x = (next() as u32) & mask;
+                        if v.last() == Some(&x) {
+                            x ^= 1;
+                        }
+                        v.push(x);
+                    }
+                    continue;
+                }
                 let value = (next() as u32) & mask;
                 let run = match if short { 1 } else { next() % 4 } {
                     0 => 1,
