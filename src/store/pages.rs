@@ -8,7 +8,7 @@
 use std::fs::File;
 use std::io::Cursor;
 
-use logscope_core::batch::{NULL_CODE, TextColumn};
+use logscope_core::batch::{NULL_CODE, TextColumn, in_first_use_order};
 use polars_buffer::Buffer;
 use polars_parquet::parquet::CowBuffer;
 use polars_parquet::parquet::compression::DecompressionContext;
@@ -559,18 +559,7 @@ fn texts_page(
 /// value when the column already has that layout: every slot used, numbered in order of
 /// first use (what the writer's row-group dictionaries and plain pages hold).
 pub fn text_whole(values: TextColumn, codes: Vec<u32>, remap: &mut Vec<u32>) -> TextColumn {
-    let mut next = 0u32;
-    let first_use_order = codes.iter().all(|&k| {
-        if k == NULL_CODE || k < next {
-            true
-        } else if k == next {
-            next += 1;
-            true
-        } else {
-            false
-        }
-    });
-    if first_use_order && next as usize == values.slots() {
+    if in_first_use_order(&codes, values.slots()) {
         TextColumn::with_codes(values, codes)
     } else {
         text_rows(&values, &codes, 0..codes.len(), remap)

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hashbrown::HashTable;
-use logscope_core::batch::{Batch, NULL_CODE, TextColumn};
+use logscope_core::batch::{Batch, NULL_CODE, TextColumn, in_first_use_order};
 use polars::prelude::{PolarsError, PolarsResult};
 use polars_arrow::array::{
     Array, BooleanArray, DictionaryArray, MutableBinaryViewArray, PrimitiveArray,
@@ -56,20 +56,6 @@ fn slot<'a>(data: &'a str, ends: &[usize], k: u32) -> &'a str {
     let k = k as usize;
     let start = if k == 0 { 0 } else { ends[k - 1] };
     &data[start..ends[k]]
-}
-
-/// Whether every one of `slots` slots is used by `codes` ([`NULL_CODE`] = none), each
-/// first used after all slots below it: the order in which the parse makes them.
-fn in_first_use_order(codes: &[u32], slots: usize) -> bool {
-    // `next`: the number of slots used so far, which is the next new one.
-    let mut next = 0u32;
-    let mut ok = true;
-    // Without a branch per row: nulls and used slots mix unpredictably.
-    for &k in codes {
-        ok &= (k <= next) | (k == NULL_CODE);
-        next += u32::from(k == next);
-    }
-    ok && next as usize == slots
 }
 
 impl Dict {
@@ -1054,16 +1040,6 @@ mod tests {
             assert_eq!(merged.codes, reference.codes, "batch {batch}");
             assert_eq!(merged.data, reference.data, "batch {batch}");
         }
-    }
-
-    #[test]
-    fn first_use_order() {
-        assert!(in_first_use_order(&[], 0));
-        assert!(in_first_use_order(&[0, NULL_CODE, 0, 1, 0, 2, 1], 3));
-        assert!(!in_first_use_order(&[0, 2, 1], 3));
-        assert!(!in_first_use_order(&[1, 0], 2));
-        assert!(!in_first_use_order(&[0, 1], 3));
-        assert!(!in_first_use_order(&[NULL_CODE], 1));
     }
 
     #[test]

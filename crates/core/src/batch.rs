@@ -52,6 +52,21 @@ fn stored<'a>(data: &'a str, ends: &[usize], k: u32) -> &'a [u8] {
 /// The code of a null row in a coded [`TextColumn`].
 pub const NULL_CODE: u32 = u32::MAX;
 
+/// Whether every one of `slots` slots is used by `codes` ([`NULL_CODE`] = none), each
+/// first used after all slots below it: the order in which the parse codes a column and
+/// the dataset's writer numbers its dictionaries.
+pub fn in_first_use_order(codes: &[u32], slots: usize) -> bool {
+    // `next`: the number of slots used so far, which is the next new one.
+    let mut next = 0u32;
+    let mut ok = true;
+    // Without a branch per row: nulls and used slots mix unpredictably.
+    for &k in codes {
+        ok &= (k <= next) | (k == NULL_CODE);
+        next += u32::from(k == next);
+    }
+    ok && next as usize == slots
+}
+
 impl TextColumn {
     /// An empty coded column: add values with [`TextColumn::push_value`] and rows with
     /// [`TextColumn::push_code`].
@@ -597,6 +612,16 @@ impl Batch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_use_order() {
+        assert!(in_first_use_order(&[], 0));
+        assert!(in_first_use_order(&[0, NULL_CODE, 0, 1, 0, 2, 1], 3));
+        assert!(!in_first_use_order(&[0, 2, 1], 3));
+        assert!(!in_first_use_order(&[1, 0], 2));
+        assert!(!in_first_use_order(&[0, 1], 3));
+        assert!(!in_first_use_order(&[NULL_CODE], 1));
+    }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
