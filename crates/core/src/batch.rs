@@ -614,6 +614,64 @@ mod tests {
     use super::*;
 
     #[test]
+    fn columns_not_read_give_their_default() {
+        // A batch as the dataset reader makes it without `bytes`, `request_time_us`,
+        // `line`, `ts_precision` and `has_cookie`: those vectors stay empty.
+        let mut b = Batch::default();
+        for col in [
+            &mut b.client,
+            &mut b.ident,
+            &mut b.user,
+            &mut b.method,
+            &mut b.path,
+            &mut b.query,
+            &mut b.protocol,
+            &mut b.referer,
+            &mut b.user_agent,
+            &mut b.host,
+            &mut b.xff,
+        ] {
+            *col = TextColumn::absent();
+        }
+        for (t, s) in [(1_000, 200u16), (2_000, 404), (3_000, 500)] {
+            b.ts_ms.push(t);
+            b.status.push(s);
+            b.ip.push(None);
+        }
+        assert_eq!(b.len(), 3);
+        for i in 0..3 {
+            assert_eq!(
+                (b.size(i), b.request_time(i), b.cookie(i), b.line_no(i)),
+                (None, None, None, 0)
+            );
+        }
+        let kept = b.retain_indices(&[0, 2]);
+        assert_eq!(kept.ts_ms, [1_000, 3_000]);
+        assert_eq!(kept.status, [200, 500]);
+        assert!(kept.bytes.is_empty() && kept.line.is_empty() && kept.has_cookie.is_empty());
+        // Read columns answer per row.
+        b.bytes = vec![Some(10), None, Some(30)];
+        b.line = vec![7, 8, 9];
+        b.has_cookie = vec![Some(true), None, Some(false)];
+        b.request_time_us = vec![None, Some(1_500), None];
+        assert_eq!(
+            (0..3)
+                .map(|i| (b.size(i), b.request_time(i), b.cookie(i), b.line_no(i)))
+                .collect::<Vec<_>>(),
+            [
+                (Some(10), None, Some(true), 7),
+                (None, Some(1_500), None, 8),
+                (Some(30), None, Some(false), 9)
+            ]
+        );
+        let kept = b.retain_indices(&[2]);
+        assert_eq!(
+            (kept.size(0), kept.line_no(0), kept.cookie(0)),
+            (Some(30), 9, Some(false))
+        );
+    }
+
+    #[test]
     fn first_use_order() {
         assert!(in_first_use_order(&[], 0));
         assert!(in_first_use_order(&[0, NULL_CODE, 0, 1, 0, 2, 1], 3));
