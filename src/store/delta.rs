@@ -1,6 +1,6 @@
 //! Parquet's DELTA_BINARY_PACKED integers (how the writer stores `line`, which rises by
-//! one a row), decoded with every length and width checked: a damaged page is an
-//! error, never a panic.
+//! one a row, and `ts`, which rises but for completion-time jitter), decoded with every
+//! length and width checked: a damaged page is an error, never a panic.
 
 use polars_parquet::parquet::encoding::bitpacked::Unpackable;
 
