@@ -78,17 +78,6 @@ impl Ints {
             v.resize(self.values.len(), true);
         }
     }
-
-    /// Appends one row: its value, or a null.
-    fn push(&mut self, v: Option<i64>) {
-        if v.is_none() && self.valid.is_none() {
-            self.valid = Some(vec![true; self.values.len()]);
-        }
-        self.values.push(v.unwrap_or(0));
-        if let Some(ok) = &mut self.valid {
-            ok.push(v.is_some());
-        }
-    }
 }
 
 /// One column of a row group, every row.
@@ -374,6 +363,27 @@ fn is_dict(e: Encoding) -> bool {
     matches!(e, Encoding::RleDictionary | Encoding::PlainDictionary)
 }
 
+/// Appends a row per entry of `valid`: the next of the `present` values where it is
+/// set, `null` where not. One pass without a branch per row (a page with nulls: the
+/// query, the body sizes of a log that writes `-`).
+fn spread_into<T: Copy>(
+    valid: &[bool],
+    present: &[T],
+    null: T,
+    out: &mut Vec<T>,
+) -> Result<(), PageError> {
+    if valid.iter().filter(|&&ok| ok).count() > present.len() {
+        return Err(PageError::Damaged("fewer values than levels".into()));
+    }
+    let mut j = 0usize;
+    out.extend(valid.iter().map(|&ok| {
+        let v = present.get(j).copied().unwrap_or(null);
+        j += usize::from(ok);
+        if ok { v } else { null }
+    }));
+    Ok(())
+}
+
 /// Expands `present` values over the page's rows: `push(Some(v))` for a row with a value,
 /// `push(None)` for a null (where `valid` says so).
 fn spread<T: Copy>(
@@ -462,7 +472,13 @@ fn ints_page(page: &DataPage, width: usize, dict: &[i64], out: &mut Ints) -> Res
             out.extend(vals.into_iter());
             Ok(())
         }
-        Some(_) => spread(&valid, &vals, |v| out.push(v)),
+        Some(valid) => {
+            let n = out.values.len();
+            out.valid
+                .get_or_insert_with(|| vec![true; n])
+                .extend_from_slice(valid);
+            spread_into(valid, &vals, 0, &mut out.values)
+        }
     }
 }
 
@@ -552,7 +568,13 @@ fn texts_page(
         }
         e => return Err(PageError::Unsupported(format!("{e:?} text"))),
     };
-    spread(&valid, &slots, |k| codes.push(k.unwrap_or(NULL_CODE)))
+    match &valid {
+        None => {
+            codes.extend_from_slice(&slots);
+            Ok(())
+        }
+        Some(valid) => spread_into(valid, &slots, NULL_CODE, codes),
+    }
 }
 
 /// Every row of a decoded text column as [`text_rows`] gives them, without copying a

@@ -229,46 +229,55 @@ pub enum ByPath {
 }
 
 /// The MediaWiki class of an entry point's query. Lowest id wins: diff (1) < oldid (2)
-/// < history (3) < info (4) < search (5). The pairs are cut at `&` bytes and each at
-/// its first `=` (ASCII, so every cut is a char boundary): `q.split('&')` and
-/// `split_once('=')`, in one pass over the bytes.
+/// < history (3) < info (4) < search (5). The pairs are cut at `&` bytes (a vector
+/// search) and a pair's key is what comes before its first `=`: `q.split('&')` and
+/// `split_once('=')`, without looking at a byte of a value but those of `action` and
+/// `title` (ASCII cuts, so every cut is a char boundary).
 fn mediawiki_query(query: Option<&str>) -> HeavyClass {
     let Some(q) = query else {
         return HeavyClass::NONE;
     };
     let b = q.as_bytes();
-    let n = b.len();
+    // Whether `pair`'s key is `key`, and the value after it.
+    fn value<'a>(pair: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+        match pair.get(key.len()) {
+            _ if !pair.starts_with(key) => None,
+            None => Some(&[]),
+            Some(b'=') => Some(&pair[key.len() + 1..]),
+            Some(_) => None,
+        }
+    }
     let mut best = u16::MAX;
     let mut start = 0;
-    loop {
-        let e = start
-            + b[start..]
-                .iter()
-                .position(|&c| c == b'=' || c == b'&')
-                .unwrap_or(n - start);
-        let vs = if e < n && b[e] == b'=' { e + 1 } else { e };
-        let end = vs + b[vs..].iter().position(|&c| c == b'&').unwrap_or(n - vs);
-        let (k, v) = (&b[start..e], &b[vs..end]);
-        let c = match k {
-            b"diff" => 1,
-            b"oldid" => 2,
-            b"action" if v.eq_ignore_ascii_case(b"history") => 3,
-            b"action" if v.eq_ignore_ascii_case(b"info") => 4,
-            b"search" => 5,
+    for end in memchr::memchr_iter(b'&', b).chain(std::iter::once(b.len())) {
+        let pair = &b[start..end];
+        start = end + 1;
+        let c = match pair.first() {
+            Some(b'd') if value(pair, b"diff").is_some() => 1,
+            Some(b'o') if value(pair, b"oldid").is_some() => 2,
+            Some(b'a') => match value(pair, b"action") {
+                Some(v) if v.eq_ignore_ascii_case(b"history") => 3,
+                Some(v) if v.eq_ignore_ascii_case(b"info") => 4,
+                _ => u16::MAX,
+            },
+            Some(b's') if value(pair, b"search").is_some() => 5,
             // Every form of Special:Search starts with `s`, `S`, `%` or the lead byte
             // of `특`.
-            b"title"
-                if matches!(v.first(), Some(b's' | b'S' | b'%' | 0xED)) && is_special_search(v) =>
-            {
-                5
-            }
+            Some(b't') => match value(pair, b"title") {
+                Some(v)
+                    if matches!(v.first(), Some(b's' | b'S' | b'%' | 0xED))
+                        && is_special_search(v) =>
+                {
+                    5
+                }
+                _ => u16::MAX,
+            },
             _ => u16::MAX,
         };
         best = best.min(c);
-        if end >= n {
+        if best == 1 {
             break;
         }
-        start = end + 1;
     }
     if best == u16::MAX {
         HeavyClass::NONE

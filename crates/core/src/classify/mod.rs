@@ -254,6 +254,48 @@ impl HeavyMemo {
         }
     }
 
+    /// [`HeavyMemo::class`] of every row of a batch whose path and query are coded and
+    /// whose rules ignore the method: per row the memo of its path's slot, and for a
+    /// MediaWiki entry point ([`ByPath::MediaWikiQuery`], where the class is the
+    /// query's alone) a class per query slot, two bytes each. `None` for other batches.
+    fn coded_classes(&mut self, rules: &HeavyRules, b: &Batch) -> Option<Vec<HeavyClass>> {
+        if !self.coded || self.by_pair {
+            return None;
+        }
+        let n = b.len();
+        let paths = b.path.codes().filter(|c| c.len() == n)?;
+        let queries = b.query.codes().filter(|c| c.len() == n)?;
+        let null_path = self.per_path.len().checked_sub(1)?;
+        let mut per_query = vec![HEAVY_UNSET; b.query.slots()];
+        let mut out = Vec::with_capacity(n);
+        for (i, (&p, &q)) in paths.iter().zip(queries).enumerate() {
+            let k = if p == crate::batch::NULL_CODE {
+                null_path
+            } else {
+                p as usize
+            };
+            let by = self.per_path.get(k).copied().unwrap_or(HEAVY_UNSET);
+            let class = if by == HEAVY_BY_MW_QUERY {
+                match per_query.get_mut(q as usize) {
+                    Some(m) => {
+                        if *m == HEAVY_UNSET {
+                            *m = rules.mediawiki_query(b.query.value(q)).0;
+                        }
+                        HeavyClass(*m)
+                    }
+                    // A null query (or a code past the slots: as row by row).
+                    None => self.class(rules, b, i),
+                }
+            } else if by == HEAVY_UNSET || by == HEAVY_BY_QUERY {
+                self.class(rules, b, i)
+            } else {
+                HeavyClass(by)
+            };
+            out.push(class);
+        }
+        Some(out)
+    }
+
     /// The heavy class of row `i` of `b` (the batch given to [`HeavyMemo::start`]).
     #[inline]
     fn class(&mut self, rules: &HeavyRules, b: &Batch, i: usize) -> HeavyClass {
@@ -320,6 +362,9 @@ impl HeavyMemo {
 pub fn heavy_classes(rules: &HeavyRules, b: &Batch) -> Vec<HeavyClass> {
     let mut memo = HeavyMemo::default();
     memo.start(rules, b);
+    if let Some(classes) = memo.coded_classes(rules, b) {
+        return classes;
+    }
     (0..b.len()).map(|i| memo.class(rules, b, i)).collect()
 }
 
@@ -673,16 +718,23 @@ mod tests {
             methods: vec!["POST".into()],
             exclude: false,
         };
+        // A rule on path and query alone: rows decided by a rule's query pattern beside
+        // rows decided by the MediaWiki query rules, one memo per query slot.
+        let by_query = HeavyRule {
+            name: "history".into(),
+            methods: Vec::new(),
+            ..by_method.clone()
+        };
+        let mediawiki = || {
+            heavy::MEDIAWIKI_PATHS
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        };
         let rule_sets = [
             HeavyRules::default(),
-            HeavyRules::new(
-                true,
-                heavy::MEDIAWIKI_PATHS
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
-                vec![by_method],
-            ),
+            HeavyRules::new(true, mediawiki(), vec![by_method]),
+            HeavyRules::new(true, mediawiki(), vec![by_query]),
         ];
         for rules in rule_sets {
             let mut c = Classifier {
