@@ -78,6 +78,17 @@ impl Ints {
             v.resize(self.values.len(), true);
         }
     }
+
+    /// Appends a page's rows: the `present` values over the rows `valid` marks, nulls
+    /// in the others.
+    fn extend_valid(&mut self, valid: &[bool], present: &[i64]) -> Result<(), PageError> {
+        let n = self.values.len();
+        spread_into(valid, present, 0, &mut self.values)?;
+        self.valid
+            .get_or_insert_with(|| vec![true; n])
+            .extend_from_slice(valid);
+        Ok(())
+    }
 }
 
 /// One column of a row group, every row.
@@ -472,13 +483,7 @@ fn ints_page(page: &DataPage, width: usize, dict: &[i64], out: &mut Ints) -> Res
             out.extend(vals.into_iter());
             Ok(())
         }
-        Some(valid) => {
-            let n = out.values.len();
-            out.valid
-                .get_or_insert_with(|| vec![true; n])
-                .extend_from_slice(valid);
-            spread_into(valid, &vals, 0, &mut out.values)
-        }
+        Some(valid) => out.extend_valid(valid, &vals),
     }
 }
 
@@ -767,9 +772,11 @@ mod tests {
         let mut v = Ints::default();
         v.extend([5, 6].into_iter());
         assert!(v.valid.is_none() && !v.any_null(0..2));
-        v.push(None);
-        v.push(Some(-7));
+        v.extend_valid(&[false, true], &[-7]).unwrap();
         v.extend([8].into_iter());
+        // Fewer values than rows marked: damage, and nothing appended.
+        assert!(v.extend_valid(&[true, true], &[1]).is_err());
+        assert_eq!(v.values.len(), 5);
         assert_eq!(
             (0..5).map(|i| v.get(i)).collect::<Vec<_>>(),
             [Some(5), Some(6), None, Some(-7), Some(8)]
