@@ -688,6 +688,38 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The branch-free check answers as a walk with the set of slots seen does, on
+        /// sequences that are mostly in order (long stretches of used slots, new ones
+        /// among them) with a slot skipped here and there, or one slot too many.
+        #[test]
+        fn first_use_order_is_the_walk_with_a_set(
+            steps in proptest::collection::vec((0u8..40, 0u32..6), 0..300),
+            extra in 0usize..3,
+        ) {
+            let mut codes = Vec::new();
+            let mut used = 0u32;
+            for (kind, x) in steps {
+                codes.push(match kind {
+                    0..=2 => { used += 1; used - 1 }
+                    3 => NULL_CODE,
+                    4 => used + x,
+                    _ => x.min(used.saturating_sub(1)),
+                });
+            }
+            let walk = |codes: &[u32], slots: usize| {
+                let mut seen = std::collections::BTreeSet::new();
+                codes.iter().filter(|&&k| k != NULL_CODE).all(|&k| {
+                    let ok = k as usize <= seen.len();
+                    seen.insert(k);
+                    ok
+                }) && seen.len() == slots
+            };
+            let slots = used as usize + extra;
+            proptest::prop_assert_eq!(in_first_use_order(&codes, slots), walk(&codes, slots));
+        }
+    }
+
+    proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
             cases: 1000,
             rng_seed: proptest::test_runner::RngSeed::Fixed(9),
