@@ -376,7 +376,7 @@ fn is_dict(e: Encoding) -> bool {
 
 /// Appends a row per entry of `valid`: the next of the `present` values where it is
 /// set, `null` where not. One pass without a branch per row (a page with nulls: the
-/// query, the body sizes of a log that writes `-`).
+/// query, the body sizes of a log that writes `-`; integers, texts and booleans alike).
 fn spread_into<T: Copy>(
     valid: &[bool],
     present: &[T],
@@ -392,32 +392,6 @@ fn spread_into<T: Copy>(
         j += usize::from(ok);
         if ok { v } else { null }
     }));
-    Ok(())
-}
-
-/// Expands `present` values over the page's rows: `push(Some(v))` for a row with a value,
-/// `push(None)` for a null (where `valid` says so).
-fn spread<T: Copy>(
-    valid: &Option<Vec<bool>>,
-    present: &[T],
-    mut push: impl FnMut(Option<T>),
-) -> Result<(), PageError> {
-    match valid {
-        None => present.iter().for_each(|&v| push(Some(v))),
-        Some(valid) => {
-            let mut it = present.iter();
-            for &ok in valid {
-                if ok {
-                    let v = it
-                        .next()
-                        .ok_or_else(|| PageError::Damaged("fewer values than levels".into()))?;
-                    push(Some(*v));
-                } else {
-                    push(None);
-                }
-            }
-        }
-    }
     Ok(())
 }
 
@@ -512,7 +486,14 @@ fn bools_page(page: &DataPage, out: &mut Vec<Option<bool>>) -> Result<(), PageEr
         }
         e => return Err(PageError::Unsupported(format!("{e:?} booleans"))),
     };
-    spread(&valid, &vals, |v| out.push(v))
+    let vals: Vec<Option<bool>> = vals.into_iter().map(Some).collect();
+    match &valid {
+        None => {
+            out.extend_from_slice(&vals);
+            Ok(())
+        }
+        Some(valid) => spread_into(valid, &vals, None, out),
+    }
 }
 
 /// Calls `f` with each of the `n` PLAIN byte-array values of `buf` (stored text is UTF-8).
@@ -765,6 +746,16 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_page_with_nulls_lays_its_values_over_the_marked_rows() {
+        let mut codes = vec![7];
+        spread_into(&[true, false, true, false], &[3, 4], NULL_CODE, &mut codes).unwrap();
+        assert_eq!(codes, [7, 3, NULL_CODE, 4, NULL_CODE]);
+        // Fewer values than marked rows: damage, and nothing appended.
+        assert!(spread_into(&[true, true], &[5], NULL_CODE, &mut codes).is_err());
+        assert_eq!(codes.len(), 5);
     }
 
     #[test]
