@@ -739,7 +739,6 @@ fn compute_with(
             format!("cannot read back sorted rows in {tmp_shown}")
         }
     })?;
-    drop(feed);
     if let Some(w) = decisions {
         let rows = w.rows();
         let f = w

@@ -148,6 +148,11 @@ impl Replay {
         &self.out
     }
 
+    /// The verdicts of the last request [`Replay::decide`] judged, one per candidate.
+    pub fn verdicts(&self) -> &[Verdict] {
+        &self.out
+    }
+
     /// Tallies per candidate, in candidate order.
     pub fn counters(&self) -> &[Counters] {
         &self.counters

@@ -193,7 +193,7 @@ impl ReportAcc {
         let parts = store.fold_clients(
             threads,
             || (ip4.clone(), net4.clone(), totals.clone()),
-            |(ip4, net4, totals), ip, name_key| {
+            |(ip4, net4, totals), ip, name_key, rows| {
                 if let Some(IpAddr::V4(a)) = ip.map(canonical) {
                     let a = u32::from(a);
                     let b = near_bit(a & mask);
@@ -201,19 +201,19 @@ impl ReportAcc {
                         return;
                     }
                     if let Some(n) = ip4.get_mut(&a) {
-                        *n += 1;
+                        *n += rows;
                     }
                     if let Some(n) = net4.get_mut(&(a & mask)) {
-                        *n += 1;
+                        *n += rows;
                     }
                     return;
                 }
                 let (ik, pk) = client_keys(ip, name_key, v4, v6);
                 if let Some(t) = ik.and_then(|k| totals.get_mut(&k)) {
-                    t[0] += 1;
+                    t[0] += rows;
                 }
                 if let Some(t) = pk.and_then(|k| totals.get_mut(&k)) {
-                    t[1] += 1;
+                    t[1] += rows;
                 }
             },
         )?;

@@ -101,7 +101,6 @@ pub struct Feed<'a> {
     acc: &'a mut ReportAcc,
     local: &'a dyn Fn(i64) -> i64,
     decisions: Option<&'a mut dyn DecisionSink>,
-    verdicts: Vec<Verdict>,
     /// The current 15 minutes of log and the clock's offset in them.
     slot: (i64, i64),
 }
@@ -115,7 +114,6 @@ impl<'a> Feed<'a> {
         decisions: Option<&'a mut dyn DecisionSink>,
     ) -> Feed<'a> {
         Feed {
-            verdicts: Vec::with_capacity(replay.policies().len()),
             replay,
             acc,
             local,
@@ -138,15 +136,15 @@ impl<'a> Feed<'a> {
         if s != self.slot.0 {
             self.slot = (s, (self.local)(s * SLOT) - s * SLOT);
         }
-        self.verdicts.clear();
-        self.verdicts.extend_from_slice(self.replay.decide(req));
-        self.acc.add(meta, t + self.slot.1, &self.verdicts);
+        self.replay.decide(req);
+        // Read where the replay keeps them: no copy per row.
+        let (verdicts, policies) = (self.replay.verdicts(), self.replay.policies());
+        self.acc.add(meta, t + self.slot.1, verdicts);
         if self.acc.watches_bans() {
-            self.acc
-                .note_bans(meta, &self.verdicts, self.replay.policies());
+            self.acc.note_bans(meta, verdicts, policies);
         }
         if let Some(w) = self.decisions.as_deref_mut() {
-            w.decided(file, meta, req, self.replay.policies(), &self.verdicts)?;
+            w.decided(file, meta, req, policies, verdicts)?;
         }
         Ok(())
     }

@@ -558,6 +558,10 @@ pub struct RowStore {
     fed_clients: Option<ClientLog>,
     /// The buffer [`RowStore::take_before`] gathers the rows it keeps in.
     spare: RunBuf,
+    /// Whether a row held (outside the open second) may be out of decision-time order:
+    /// checked as rows are added, while they are in cache, so that rows read in order
+    /// (a dataset's sorted parts) are taken without a sort.
+    unsorted: bool,
     /// How many files and interned names the rows taken so far have handed over.
     sent: Sent,
 }
@@ -753,6 +757,7 @@ impl RowStore {
             {
                 self.error = Some(e);
                 self.cur.clear();
+                self.unsorted = false;
                 return;
             }
             if second {
@@ -833,7 +838,7 @@ impl RowStore {
         } else {
             NONE
         };
-        self.cur.rows.push(Row {
+        let row = Row {
             arrival,
             line: b.line_no(i),
             rt_us: b.request_time(i).unwrap_or(NO_VALUE),
@@ -847,7 +852,15 @@ impl RowStore {
             status: b.status[i],
             flags,
             who: r.who as u8,
-        });
+        };
+        // A row of an open second is checked when its second is spread.
+        if !second
+            && let Some(last) = self.cur.rows.last()
+            && decision_order(last, &row).is_gt()
+        {
+            self.unsorted = true;
+        }
+        self.cur.rows.push(row);
         self.sorted = false;
     }
 
@@ -862,6 +875,15 @@ impl RowStore {
             for (k, row) in rows.iter_mut().enumerate() {
                 row.arrival += k as i64 * 1000 / n;
             }
+        }
+        // The second's rows, and the row before them, in order?
+        let from = g.start.saturating_sub(1);
+        if !self.unsorted
+            && self.cur.rows[from..]
+                .windows(2)
+                .any(|w| decision_order(&w[0], &w[1]).is_gt())
+        {
+            self.unsorted = true;
         }
     }
 
@@ -890,6 +912,7 @@ impl RowStore {
         let rows = self.cur.rows.len() as u64;
         let next = w.back.try_recv().unwrap_or_default();
         let full = std::mem::replace(&mut self.cur, next);
+        self.unsorted = false;
         if w.to.as_ref().is_none_or(|to| to.send(full).is_err()) {
             // The writer stopped: its error says why.
             return Err(self
@@ -953,6 +976,7 @@ impl RowStore {
             return Err(e);
         }
         self.cur.sort();
+        self.unsorted = false;
         self.sorted = true;
         Ok(())
     }
@@ -980,7 +1004,12 @@ impl RowStore {
         // the sorts after this one tie by) and those older than `limit` taken.
         let open = self.group.map_or(self.cur.rows.len(), |g| g.start);
         let rows = &mut self.cur.rows[..open];
-        rows.sort_by(decision_order);
+        // A stable sort of rows already in order leaves them as they are.
+        if self.unsorted {
+            rows.sort_by(decision_order);
+            self.unsorted = false;
+        }
+        debug_assert!(rows.is_sorted_by(|a, b| decision_order(a, b).is_le()));
         let n = rows.partition_point(|r| r.arrival < limit);
         if n == 0 {
             return Ok(None);
@@ -1001,6 +1030,8 @@ impl RowStore {
         } else {
             // Most rows are taken: the buffer goes, the few rows kept are copied back.
             std::mem::swap(&mut fed.rows.rows, &mut self.cur.rows);
+            // Room for a batch like this one's: no reallocation as the next is pushed.
+            self.cur.rows.reserve(fed.rows.rows.len());
             self.cur.rows.extend_from_slice(&fed.rows.rows[n..]);
             fed.rows.rows.truncate(n);
         }
@@ -1036,7 +1067,9 @@ impl RowStore {
         }
         self.fed += rows.len() as u64;
         let dir = self.spill.dir.clone().unwrap_or_else(std::env::temp_dir);
-        let log = self.fed_clients.get_or_insert_with(|| ClientLog::new(&dir));
+        let log = self
+            .fed_clients
+            .get_or_insert_with(|| ClientLog::new(&dir, clients::COUNTED));
         if let Err(e) = rows.iter().try_for_each(|r| log.push(r.ip, r.name_key)) {
             self.error = Some(io::Error::new(e.kind(), e.to_string()));
             return Err(e);
@@ -1155,14 +1188,16 @@ impl RowStore {
     }
 
     /// Folds the client of every row (its address, or the classifier's key of a client
-    /// that is not one), in no particular order, on up to `threads` threads: each folds
-    /// a share of the runs on disk into a state of its own from `init`, the rows held in
-    /// memory go into the first. The states come back in thread order.
+    /// that is not one) with a number of rows (a client's rows are given at once where
+    /// they were counted), in no particular order, on up to `threads` threads: each
+    /// folds a share of the runs on disk into a state of its own from `init`, the rows
+    /// held in memory and those counted go into the first. The states come back in
+    /// thread order.
     pub fn fold_clients<S: Send>(
         &self,
         threads: usize,
         init: impl Fn() -> S + Sync,
-        f: impl Fn(&mut S, Option<IpAddr>, Option<ClientKey>) + Sync,
+        f: impl Fn(&mut S, Option<IpAddr>, Option<ClientKey>, u64) + Sync,
     ) -> io::Result<Vec<S>> {
         let name = |k: u32| (k != NONE).then_some(ClientKey::Name(k));
         let logged = self.fed_clients.as_ref().map_or(0, ClientLog::files);
@@ -1171,14 +1206,14 @@ impl RowStore {
             for run in self.runs.iter().skip(t).step_by(n) {
                 let mut d = RunReader::new(run, self.needs)?;
                 while let Some((ip, k)) = d.next_client()? {
-                    f(s, ip, name(k));
+                    f(s, ip, name(k), 1);
                 }
             }
             if let Some(log) = &self.fed_clients {
                 // Continue the runs' round: every thread gets a share of the files.
                 let first = (n - self.runs.len() % n + t) % n;
                 for k in (first..logged).step_by(n) {
-                    log.fold(k, |ip, key| f(s, ip, name(key)))?;
+                    log.fold(k, |ip, key| f(s, ip, name(key), 1))?;
                 }
             }
             Ok(())
@@ -1202,7 +1237,10 @@ impl RowStore {
         })?;
         if let Some(s) = states.first_mut() {
             for r in &self.cur.rows {
-                f(s, r.ip, name(r.name_key));
+                f(s, r.ip, name(r.name_key), 1);
+            }
+            if let Some(log) = &self.fed_clients {
+                log.fold_counted(|ip, key, n| f(s, ip, name(key), n));
             }
         }
         Ok(states)
@@ -1701,7 +1739,9 @@ mod tests {
                 })
                 .unwrap();
                 let mut clients = s
-                    .fold_clients(2, Vec::new, |v, ip, _| v.push(ip))
+                    .fold_clients(2, Vec::new, |v, ip, _, n| {
+                        v.extend(std::iter::repeat_n(ip, n as usize))
+                    })
                     .unwrap()
                     .concat();
                 clients.sort();
