@@ -558,6 +558,8 @@ pub struct RowStore {
     fed_clients: Option<ClientLog>,
     /// The buffer [`RowStore::take_before`] gathers the rows it keeps in.
     spare: RunBuf,
+    /// Rows taken and replayed already, given back for their buffers.
+    feds: Vec<Fed>,
     /// Whether a row held (outside the open second) may be out of decision-time order:
     /// checked as rows are added, while they are in cache, so that rows read in order
     /// (a dataset's sorted parts) are taken without a sort.
@@ -985,15 +987,16 @@ impl RowStore {
     /// is older), in decision-time order, to be replayed now ([`Fed::replay`], on any
     /// thread): rows read in about time order (a dataset's parts, whose time ranges the
     /// manifest records) are replayed as they are read instead of being sorted on
-    /// disk. The clients of the rows taken are kept on disk for
+    /// disk. The clients of the rows taken are counted (or kept on disk) for
     /// [`RowStore::fold_clients`]. `reuse` is a [`Fed`] replayed already, for its
-    /// buffers.
+    /// buffers (kept for a later take when none is made now).
     ///
     /// `None` once rows were written to disk as runs (those are merged by
     /// [`RowStore::for_each_sorted`], after every row is read), while the rows of one
     /// second still being gathered are older than `floor` (they are spread over their
-    /// second only once complete), or when no row is older than `floor`. Fails if the
-    /// clients cannot be written.
+    /// second only once complete), when no row is older than `floor`, or when fewer
+    /// than a quarter of the rows held are while those held are fewer than half a run
+    /// (they are taken with the next). Fails if the clients cannot be written.
     pub fn take_before(&mut self, floor: i64, reuse: Option<Fed>) -> io::Result<Option<Fed>> {
         if self.error.is_some() || self.writer.is_some() || !self.runs.is_empty() {
             return Ok(None);
@@ -1011,10 +1014,14 @@ impl RowStore {
         }
         debug_assert!(rows.is_sorted_by(|a, b| decision_order(a, b).is_le()));
         let n = rows.partition_point(|r| r.arrival < limit);
-        if n == 0 {
+        let len = self.cur.rows.len();
+        self.feds.extend(reuse);
+        // A few rows out of many wait for the next batch (they would cost a copy of
+        // every row kept), while the rows held stay well below a run.
+        if n == 0 || (n * 4 < len && len < self.spill.run_rows / 2) {
             return Ok(None);
         }
-        let mut fed = reuse.unwrap_or_default();
+        let mut fed = self.feds.pop().unwrap_or_default();
         fed.rows.clear();
         if self.needs.any() {
             // Rows with text: both parts are copied, so that the text of the rows
@@ -1030,8 +1037,9 @@ impl RowStore {
         } else {
             // Most rows are taken: the buffer goes, the few rows kept are copied back.
             std::mem::swap(&mut fed.rows.rows, &mut self.cur.rows);
-            // Room for a batch like this one's: no reallocation as the next is pushed.
-            self.cur.rows.reserve(fed.rows.rows.len());
+            // Room for the rows kept and a batch like this one: buffers that go round
+            // between the reader and the replay without growing.
+            self.cur.rows.reserve(len);
             self.cur.rows.extend_from_slice(&fed.rows.rows[n..]);
             fed.rows.rows.truncate(n);
         }
