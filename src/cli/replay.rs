@@ -559,11 +559,6 @@ fn compute_with(
         v6_len: sel.classifier.v6_len,
     };
     let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
-    let mut acc = ReportAcc::new(&policies, opts);
-    let mut replay = Replay::new(policies);
-    if let Some(f) = shard_filter {
-        replay.set_shard(f);
-    }
     let decisions_shown = args.decisions.as_deref().map(escape::path);
     let mut decisions = match &args.decisions {
         None => None,
@@ -616,21 +611,29 @@ fn compute_with(
         let (to_pass, taken) = crossbeam_channel::bounded::<report::Fed>(2);
         let (done_tx, done) = crossbeam_channel::unbounded::<report::Fed>();
         let clock = sel.clock.clone();
-        let (replay, acc, decisions) = (&mut replay, &mut acc, &mut decisions);
+        let decisions = &mut decisions;
+        // The replay and the report's accumulator are made on the replay thread, which
+        // changes them for every row: their memory is its own, not beside what the
+        // reading thread changes for every row (a cache line shared by two cores).
         let pass = std::thread::Builder::new()
             .name("replay".into())
-            .spawn_scoped(scope, move || -> std::io::Result<()> {
+            .spawn_scoped(scope, move || -> std::io::Result<(Replay, ReportAcc)> {
+                let mut acc = ReportAcc::new(&policies, opts);
+                let mut replay = Replay::new(policies);
+                if let Some(f) = shard_filter {
+                    replay.set_shard(f);
+                }
                 let local = |t| clock.local(t);
                 let sink = decisions
                     .as_mut()
                     .map(|w| w as &mut dyn report::DecisionSink);
-                let mut feed = report::Feed::new(replay, acc, &local, sink);
+                let mut feed = report::Feed::new(&mut replay, &mut acc, &local, sink);
                 let mut names = report::FedNames::default();
                 for fed in taken {
                     fed.replay(&mut names, |req, meta, file| feed.row(file, req, meta))?;
                     let _ = done_tx.send(fed);
                 }
-                Ok(())
+                Ok((replay, acc))
             });
         let pass = match pass {
             Ok(p) => p,
@@ -692,7 +695,7 @@ fn compute_with(
     });
     let (stats, passed, take_error) = read;
     // The replay thread fails only writing --decisions, or when it cannot be started.
-    passed.with_context(|| {
+    let (mut replay, mut acc) = passed.with_context(|| {
         if decisions_shown.is_some() {
             decisions_context()
         } else {
