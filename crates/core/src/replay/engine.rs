@@ -140,10 +140,11 @@ impl Replay {
                 *o = Verdict::OUT_OF_SCOPE;
                 continue;
             }
-            let v = p.decide(req, now);
-            c.add(v.decision);
-            c.boundary += u64::from(v.boundary);
-            *o = v;
+            // Written in place and read back field by field: a copy of the whole
+            // verdict just written field by field would wait for the stores.
+            *o = p.decide(req, now);
+            c.add(o.decision);
+            c.boundary += u64::from(o.boundary);
         }
         &self.out
     }
