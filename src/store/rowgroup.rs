@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hashbrown::HashTable;
-use logscope_core::batch::{Batch, NULL_CODE, TextColumn, in_first_use_order};
+use logscope_core::batch::{Batch, NULL_CODE, TextColumn};
 use polars::prelude::{PolarsError, PolarsResult};
 use polars_arrow::array::{
     Array, BooleanArray, DictionaryArray, MutableBinaryViewArray, PrimitiveArray,
@@ -48,24 +48,25 @@ struct Dict {
 /// A slot of the batch not yet looked up in [`Dict::map`].
 const UNSEEN: u32 = NULL_CODE - 1;
 
-fn hash(s: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(s.as_bytes())
+fn hash(s: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(s)
 }
 
-fn slot<'a>(data: &'a str, ends: &[usize], k: u32) -> &'a str {
+/// The bytes of slot `k` (bytes: no check that the ends fall between characters).
+fn slot<'a>(data: &'a str, ends: &[usize], k: u32) -> &'a [u8] {
     let k = k as usize;
     let start = if k == 0 { 0 } else { ends[k - 1] };
-    &data[start..ends[k]]
+    &data.as_bytes()[start..ends[k]]
 }
 
 impl Dict {
     /// The code of `s`, stored if new.
     fn intern(&mut self, s: &str) -> u32 {
-        let h = hash(s);
+        let h = hash(s.as_bytes());
         let Dict {
             data, ends, table, ..
         } = self;
-        if let Some(&k) = table.find(h, |&k| slot(data, ends, k) == s) {
+        if let Some(&k) = table.find(h, |&k| slot(data, ends, k) == s.as_bytes()) {
             return k;
         }
         data.push_str(s);
@@ -109,7 +110,7 @@ impl Dict {
         let contiguous = rows
             .first()
             .is_some_and(|&a| rows[rows.len() - 1] - a + 1 == rows.len());
-        if contiguous && rows.len() == codes.len() && in_first_use_order(codes, col.slots()) {
+        if contiguous && rows.len() == codes.len() && col.in_first_use_order() {
             // The whole batch, each slot first used after the slots before it (as the
             // parse codes them): slot order is the rows' order of first appearance, so
             // the slots are looked up in order, then each row's code is a load.
@@ -148,7 +149,11 @@ impl Dict {
     fn data(&self) -> Data<'_> {
         let rows = self.codes.len();
         let distinct = self.ends.len();
-        let value = |k: u32| slot(&self.data, &self.ends, k);
+        let value = |k: u32| {
+            let k = k as usize;
+            let start = if k == 0 { 0 } else { self.ends[k - 1] };
+            &self.data[start..self.ends[k]]
+        };
         if rows > 128 && distinct as f64 / rows as f64 > 0.75 {
             let mut a = MutableBinaryViewArray::<str>::with_capacity(rows);
             for &k in &self.codes {
@@ -1057,9 +1062,9 @@ mod tests {
         }
         d.append(&b, &[2, 0, 1]);
         assert_eq!(d.codes, vec![0, NULL_CODE, 1, 0, 1, 1, 2]);
-        let got: Vec<&str> = (0..d.ends.len() as u32)
+        let got: Vec<&[u8]> = (0..d.ends.len() as u32)
             .map(|k| slot(&d.data, &d.ends, k))
             .collect();
-        assert_eq!(got, vec!["x", "y", "z"]);
+        assert_eq!(got, vec![&b"x"[..], b"y", b"z"]);
     }
 }

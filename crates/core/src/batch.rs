@@ -26,6 +26,10 @@ pub struct TextColumn {
     codes: Option<Vec<u32>>,
     /// The values stored so far by [`TextColumn::push_interned`], to find them again.
     index: Option<Box<Index>>,
+    /// Coded layout known to be in first-use order ([`in_first_use_order`]): built that
+    /// way ([`TextColumn::push_interned`], [`TextColumn::to_coded`]), so that it need
+    /// not be checked row by row.
+    ordered: bool,
 }
 
 /// The hash tables of [`TextColumn::push_interned`]: slots whose stored form is the
@@ -73,7 +77,19 @@ impl TextColumn {
     pub fn coded() -> TextColumn {
         TextColumn {
             codes: Some(Vec::new()),
+            ordered: true,
             ..TextColumn::default()
+        }
+    }
+
+    /// Whether the coded layout has every slot used, each first used after the slots
+    /// below it ([`in_first_use_order`]; false for the plain layout). Known without a
+    /// look at the rows where the column was built that way.
+    pub fn in_first_use_order(&self) -> bool {
+        match &self.codes {
+            Some(_) if self.ordered => true,
+            Some(c) => in_first_use_order(c, self.slots()),
+            None => false,
         }
     }
 
@@ -95,6 +111,7 @@ impl TextColumn {
         }
         let mut out = values;
         out.codes = Some(codes);
+        out.ordered = false;
         out
     }
 
@@ -123,12 +140,15 @@ impl TextColumn {
         };
         self.make_coded();
         let h = hash(bytes);
+        // A value seen before gets its slot, a new one the next slot: the order of
+        // first use is kept.
         let TextColumn {
             data,
             ends,
             valid,
             codes,
             index,
+            ..
         } = self;
         let index = index.get_or_insert_with(Box::default);
         // A clean slot's stored form is its logged bytes, so equal bytes are the value.
@@ -189,6 +209,8 @@ impl TextColumn {
         let code = if valid {
             self.ends.len() as u32
         } else {
+            // A slot no row uses.
+            self.ordered = false;
             NULL_CODE
         };
         self.valid.push(valid);
@@ -202,6 +224,7 @@ impl TextColumn {
     /// A plain column is converted to the coded layout first.
     pub fn push_value(&mut self, s: &str) -> u32 {
         self.make_coded();
+        self.ordered = false;
         self.data.push_str(s);
         self.valid.push(true);
         self.ends.push(self.data.len());
@@ -212,6 +235,7 @@ impl TextColumn {
     /// A plain column is converted to the coded layout first.
     pub fn push_code(&mut self, code: u32) {
         self.make_coded();
+        self.ordered = false;
         if let Some(codes) = &mut self.codes {
             codes.push(code);
         }
@@ -219,6 +243,7 @@ impl TextColumn {
 
     fn make_coded(&mut self) {
         if self.codes.is_none() {
+            self.ordered = self.ends.is_empty();
             let valid = &self.valid;
             self.codes = Some(
                 (0..valid.len())
@@ -315,6 +340,8 @@ impl TextColumn {
             };
             out.push_code(code);
         }
+        // Each value stored as it first appears.
+        out.ordered = true;
         out
     }
 }
@@ -685,6 +712,35 @@ mod tests {
         assert!(!in_first_use_order(&[1, 0], 2));
         assert!(!in_first_use_order(&[0, 1], 3));
         assert!(!in_first_use_order(&[NULL_CODE], 1));
+    }
+
+    proptest::proptest! {
+        /// A column's own answer (known where it was built in order) is the check of
+        /// its rows, whatever mix of appends built it.
+        #[test]
+        fn a_column_knows_its_first_use_order(
+            ops in proptest::collection::vec((0u8..7, 0u8..4), 0..60),
+            start_plain in proptest::bool::ANY,
+        ) {
+            let mut c = if start_plain { TextColumn::default() } else { TextColumn::coded() };
+            let word = |x: u8| ["a", "b", "c", "d"][x as usize];
+            for (op, x) in ops {
+                match op {
+                    0..=2 => c.push_interned(Some(word(x).as_bytes())),
+                    3 => c.push_interned(None),
+                    4 => c.push(if x == 0 { None } else { Some(word(x).as_bytes()) }),
+                    5 => c.push_code(u32::from(x).min(c.slots() as u32)),
+                    _ => {
+                        c.push_value(word(x));
+                    }
+                }
+            }
+            let check = c.codes().is_some_and(|k| in_first_use_order(k, c.slots()));
+            proptest::prop_assert_eq!(c.in_first_use_order(), check);
+            let coded = c.to_coded();
+            let k = coded.codes().expect("coded");
+            proptest::prop_assert_eq!(coded.in_first_use_order(), in_first_use_order(k, coded.slots()));
+        }
     }
 
     proptest::proptest! {
