@@ -7,7 +7,7 @@
 //! plus any text field a matcher or key reads. In bounded memory: where the reader
 //! knows that no older row is still to come (a dataset's recorded time ranges), the
 //! rows before that time are taken in order and replayed at once
-//! ([`RowStore::take_before`], their clients kept in temporary files by [`clients`]);
+//! ([`RowStore::take_before`], their clients counted by [`clients`]);
 //! otherwise, at a run size the rows held are sorted and written to a temporary file
 //! ([`spill`]), and the runs are merged back when the replay reads them. Either way in
 //! exactly the order of one sort of every row (decision time, then input order: a
