@@ -52,11 +52,16 @@ fn hash(s: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(s)
 }
 
-/// The bytes of slot `k` (bytes: no check that the ends fall between characters).
-fn slot<'a>(data: &'a str, ends: &[usize], k: u32) -> &'a [u8] {
+/// Where slot `k` is in the dictionary's text.
+fn span(ends: &[usize], k: u32) -> std::ops::Range<usize> {
     let k = k as usize;
     let start = if k == 0 { 0 } else { ends[k - 1] };
-    &data.as_bytes()[start..ends[k]]
+    start..ends[k]
+}
+
+/// The bytes of slot `k` (bytes: no check that the ends fall between characters).
+fn slot<'a>(data: &'a str, ends: &[usize], k: u32) -> &'a [u8] {
+    &data.as_bytes()[span(ends, k)]
 }
 
 impl Dict {
@@ -149,11 +154,7 @@ impl Dict {
     fn data(&self) -> Data<'_> {
         let rows = self.codes.len();
         let distinct = self.ends.len();
-        let value = |k: u32| {
-            let k = k as usize;
-            let start = if k == 0 { 0 } else { self.ends[k - 1] };
-            &self.data[start..self.ends[k]]
-        };
+        let value = |k: u32| &self.data[span(&self.ends, k)];
         if rows > 128 && distinct as f64 / rows as f64 > 0.75 {
             let mut a = MutableBinaryViewArray::<str>::with_capacity(rows);
             for &k in &self.codes {

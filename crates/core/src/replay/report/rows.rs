@@ -995,8 +995,9 @@ impl RowStore {
     /// [`RowStore::for_each_sorted`], after every row is read), while the rows of one
     /// second still being gathered are older than `floor` (they are spread over their
     /// second only once complete), when no row is older than `floor`, or when fewer
-    /// than a quarter of the rows held are while those held are fewer than half a run
-    /// (they are taken with the next). Fails if the clients cannot be written.
+    /// than a quarter of the rows held are older than `floor` and the rows held are
+    /// fewer than half a run (those few are taken with the next call: a take copies
+    /// every row kept). Fails if the clients cannot be written.
     pub fn take_before(&mut self, floor: i64, reuse: Option<Fed>) -> io::Result<Option<Fed>> {
         if self.error.is_some() || self.writer.is_some() || !self.runs.is_empty() {
             return Ok(None);
