@@ -3,6 +3,10 @@
 
 use clap::Parser;
 
+/// The system allocator, counting once `logscope sql` arms its `--memory-limit`.
+#[global_allocator]
+static ALLOC: logscope::cli::memlimit::Counting = logscope::cli::memlimit::Counting;
+
 fn main() {
     // Behave like other Unix tools in a pipeline (`logscope info | head`): a closed
     // pipe ends the process quietly instead of a failed print.

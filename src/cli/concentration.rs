@@ -8,12 +8,12 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use logscope_core::batch::NULL_CODE;
 use logscope_core::classify::{AgentId, Needs};
-use logscope_core::escape;
 use logscope_core::forensics::asn::AsnDb;
 use logscope_core::forensics::concentration::{
     ConcentrationAcc, ConcentrationPart, ConcentrationReport, GroupBy,
 };
 use logscope_core::rate::Rate;
+use logscope_core::{conf_file, escape};
 
 use super::filters::{FilterArgs, Prepped, rate_arg};
 use super::output::{self, OutputArgs};
@@ -61,7 +61,7 @@ pub struct ConcentrationArgs {
     pub per_prefix_limit: Option<Rate>,
 
     /// ip2asn TSV file (iptoasn.com ip2asn-v4.tsv, -v6, -combined or -v4-u32) for --by asn
-    /// and an AS column.
+    /// and an AS column: a regular file of at most 256 MiB.
     #[arg(long, value_name = "FILE")]
     pub asn_db: Option<PathBuf>,
 
@@ -111,7 +111,18 @@ pub fn compute(
                     "--asn-db: MaxMind .mmdb files are not supported yet; use an ip2asn TSV file"
                 );
             }
-            let text = std::fs::read_to_string(p)
+            let bytes = match conf_file::read(p, conf_file::ASN_DB_CAP) {
+                Ok(b) => b,
+                Err(e) if e.is_refusal() => {
+                    return Err(super::usage_error(format!("--asn-db: {e}")));
+                }
+                Err(conf_file::ReadError::Io { source, .. }) => {
+                    return Err(anyhow::Error::new(source)
+                        .context(format!("--asn-db: cannot read {}", escape::path(p))));
+                }
+                Err(e) => bail!("--asn-db: {e}"),
+            };
+            let text = String::from_utf8(bytes)
                 .with_context(|| format!("--asn-db: cannot read {}", escape::path(p)))?;
             Some(
                 AsnDb::parse(&text)

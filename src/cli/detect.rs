@@ -55,7 +55,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<i32> {
             code = super::exit::ERROR;
         }
         if args.json {
-            println!("{}", serde_json::to_string(&out)?);
+            println!("{}", escape::json(&serde_json::to_string(&out)?));
             continue;
         }
         match &out.format {

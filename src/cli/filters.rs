@@ -10,7 +10,7 @@
 //! &sel.classifier) { … }`. Classification happens at report time, so changing the rules
 //! needs no re-ingest.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use chrono::{Datelike, NaiveDate, NaiveDateTime, Offset, TimeZone};
@@ -21,6 +21,7 @@ use logscope_core::classify::{
 };
 use logscope_core::duration::{Duration, DurationError, Resolution};
 use logscope_core::replay::Rate;
+use logscope_core::{conf_file, escape};
 
 use super::usage_error;
 
@@ -43,7 +44,7 @@ pub const RULES_HELP: &str = "Classification rules (TOML: heavy classes, identit
 prefixes, proxies; see fixtures/logscope.toml). Without --rules, the first of: the file \
 $LOGSCOPE_CONFIG names (it must exist), ./logscope.toml, \
 $XDG_CONFIG_HOME/logscope/logscope.toml (default ~/.config/logscope/logscope.toml); \
-none: the built-in rules.";
+none: the built-in rules. A regular file of at most 16 MiB.";
 
 /// Where the rules come from without `--rules`: the file `$LOGSCOPE_CONFIG` names
 /// (an error if it cannot be read), else `./logscope.toml`, else
@@ -73,6 +74,30 @@ pub fn rules_lookup() -> anyhow::Result<Option<PathBuf>> {
     Ok(config
         .map(|c| c.join("logscope").join(DEFAULT_RULES))
         .filter(|p| p.is_file()))
+}
+
+/// Reads a rules file (`--rules FILE` or the one [`rules_lookup`] found; `what` names
+/// it): a regular file of at most [`conf_file::CONFIG_CAP`]. A FIFO, a device, a
+/// directory or a larger file is refused at once as a [`super::UsageError`] (exit 2);
+/// a file the OS cannot read is an error (exit 1).
+pub fn read_rules(p: &Path, what: &str) -> anyhow::Result<String> {
+    let bytes = match conf_file::read(p, conf_file::CONFIG_CAP) {
+        Ok(b) => b,
+        Err(e) if e.is_refusal() => {
+            return Err(usage_error(format!("{what}: {e}")));
+        }
+        Err(conf_file::ReadError::Io { source, .. }) => {
+            return Err(anyhow::Error::new(source)
+                .context(format!("{what}: cannot read {}", escape::path(p))));
+        }
+        Err(e) => return Err(anyhow::anyhow!("{what}: {e}")),
+    };
+    String::from_utf8(bytes).map_err(|_| {
+        anyhow::anyhow!(
+            "{what}: cannot read {}: stream did not contain valid UTF-8",
+            escape::path(p)
+        )
+    })
 }
 
 /// Which requests a command looks at, and how requests are classified.
@@ -342,14 +367,12 @@ impl FilterArgs {
         };
         let config = match &rules_file {
             Some(p) => {
-                let text = std::fs::read_to_string(p).with_context(|| {
-                    let what = if self.rules.is_some() {
-                        "--rules"
-                    } else {
-                        "rules"
-                    };
-                    format!("{what}: cannot read {}", p.display())
-                })?;
+                let what = if self.rules.is_some() {
+                    "--rules"
+                } else {
+                    "rules"
+                };
+                let text = read_rules(p, what)?;
                 Config::from_toml(&text).with_context(|| format!("{}", p.display()))?
             }
             None => Config::default(),

@@ -75,18 +75,30 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
             data.display()
         );
     }
-    let (snapshot, m) = ds.read()?;
+    // A manifest that fails validation is described, not refused: what is wrong with
+    // it is listed first among the damage.
+    let (snapshot, m, problems) = ds.read_unchecked()?;
     let mut months: BTreeMap<String, (u64, usize)> = BTreeMap::new();
     let mut bytes = 0u64;
-    let mut damaged = Vec::new();
+    let mut damaged: Vec<String> = match &snapshot {
+        Some(snap) => {
+            let manifest = snap.dir.join(crate::store::MANIFEST);
+            problems
+                .iter()
+                .map(|p| format!("{}: {p}", manifest.display()))
+                .collect()
+        }
+        None => Vec::new(),
+    };
     let mut checksummed = 0;
     for p in &m.parts {
         let e = months.entry(p.month.clone()).or_default();
-        e.0 += p.rows;
+        e.0 = e.0.saturating_add(p.rows);
         e.1 += 1;
         let Some(snap) = &snapshot else { break };
         let path = snap.part_path(p);
-        bytes += std::fs::metadata(&path).map(|md| md.len()).unwrap_or(0);
+        let size = std::fs::symlink_metadata(&path).map_or(0, |md| md.len());
+        bytes = bytes.saturating_add(size);
         // Trust nothing: the file must be there, whole, and hold the rows recorded.
         checksummed += usize::from(p.sums.is_some());
         let problem = match check_part(&path, p) {
@@ -139,7 +151,7 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
         super::exit::ERROR
     };
     if args.json {
-        println!("{}", serde_json::to_string(&out)?);
+        println!("{}", escape::json(&serde_json::to_string(&out)?));
         return Ok(code);
     }
     println!(
@@ -198,7 +210,8 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
     }
     if !out.damaged.is_empty() {
         eprintln!(
-            "logscope: {} damaged part(s): reports would be wrong; rebuild the dataset from the logs",
+            "logscope: the dataset is damaged ({} problem(s) above): reports would be wrong, so \
+             they refuse it; rebuild the dataset from the logs",
             out.damaged.len()
         );
     }

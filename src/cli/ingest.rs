@@ -79,15 +79,16 @@ pub struct IngestArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// A plain file's last line without a newline: `hold` it back until it is complete
-    /// (the file may still be written; the next ingest reads it whole), or `take` it
-    /// (the file is finished). Standard input and compressed files that end cleanly
-    /// are always complete.
+    /// A last line without a newline in a plain file, standard input or a pipe: `hold`
+    /// it back until it is complete (the file may still be written, or the producer was
+    /// cut off; the next ingest of the file or of the whole stream reads it whole), or
+    /// `take` it (the input is finished). Compressed files that end cleanly are always
+    /// complete.
     #[arg(long, value_enum, default_value_t = FinalLine::Hold, value_name = "WHEN")]
     pub final_line: FinalLine,
 }
 
-/// What to do with a plain file's unterminated last line.
+/// What to do with an unterminated last line of a plain file or a stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FinalLine {
     /// Not consumed: read whole by the next ingest once it has its newline.
@@ -333,7 +334,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         }
         if stats.held_back_bytes > 0 && !args.quiet {
             eprintln!(
-                "logscope: {}: its last line has no newline yet ({} bytes): held back until it is complete (--final-line take if the file is finished)",
+                "logscope: {}: its last line has no newline yet ({} bytes): held back until it is complete (--final-line take if the input is finished)",
                 escape::terminal_str(&o.name, 200),
                 stats.held_back_bytes
             );
@@ -427,7 +428,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         dry_run: args.dry_run,
     };
     if args.json {
-        println!("{}", serde_json::to_string(&summary)?);
+        println!("{}", escape::json(&serde_json::to_string(&summary)?));
     } else if !args.quiet {
         print!("{}", summary::ingest_text(&summary));
         next_step_hint(&summary);

@@ -9,6 +9,7 @@ pub mod heavy;
 pub mod info;
 pub mod ingest;
 pub mod inputs;
+pub mod memlimit;
 pub mod output;
 pub mod replay;
 pub mod report;

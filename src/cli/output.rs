@@ -202,6 +202,12 @@ impl OutputArgs {
 
     /// Writes the rendered report to stdout or `--out` (atomically, see [`AtomicFile`]).
     pub fn emit(&self, content: &str) -> anyhow::Result<()> {
+        // Log text inside JSON strings: bidi and line-separator characters as `\uXXXX`.
+        let content: &str = &if self.format == OutputFormat::Json {
+            escape::json(content)
+        } else {
+            std::borrow::Cow::Borrowed(content)
+        };
         match self.out_path() {
             None => {
                 let mut out = io::stdout().lock();

@@ -89,7 +89,13 @@ their own), as soon as the time ranges it records show that no older row is stil
 come. Otherwise (log files, or dataset parts that overlap in time) every 512 Ki rows
 are sorted and written to an unnamed temporary file (--tmp-dir, about 25 bytes a row;
 removed when logscope exits) while the next rows are read, and the runs are merged
-back in exactly that order. The decisions are the same either way.";
+back in exactly that order. The decisions are the same either way.
+
+Configuration files (--config, --nginx-conf, --haproxy-cfg, --caddyfile, --fail2ban-jail)
+must be regular files of at most 16 MiB. nginx blocks nest at most 100 deep (Caddyfile
+blocks 32); one configuration with its includes, imports and interpolations loads at
+most 4096 files and expands to at most 1,000,000 directives or substitutions and 64 MiB
+(nginx map/geo keys: 100,000 cases and tests). Past a bound: exit 2, naming file:line.";
 
 /// Arguments of `logscope replay`.
 #[derive(Debug, Args)]

@@ -15,6 +15,7 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
 use super::exit;
 use super::filters::{FilterArgs, RULES_HELP};
+use super::memlimit;
 use super::output::{self, OutputArgs};
 use super::usage_error;
 use crate::store::Dataset;
@@ -61,10 +62,36 @@ pub fn after_help() -> String {
          \x20 logscope sql - --format json < query.sql          # the query from standard input\n\
          \n\
          The dialect is polars' SQL (PostgreSQL-like: GROUP BY, ORDER BY, LIMIT, JOIN, WITH,\n\
-         window functions, date_trunc, regexp_like, strftime …). A query that polars\n\
-         rejects exits 2 with its message.",
+         window functions, date_trunc, regexp_like, strftime …) over the two tables above\n\
+         only: table functions (read_parquet, read_csv, …) are refused. A query that\n\
+         polars rejects exits 2 with its message, and so does one with an expression\n\
+         nested more than {depth} levels deep (each operator of a chain such as 1+1+… or\n\
+         a OR b OR …, each WHEN of a CASE is a level; write long ORs as IN (…)). A query\n\
+         that needs more memory than --memory-limit stops with a message and exit 1.",
     );
-    s
+    s.replace("{depth}", &store_sql::MAX_DEPTH.to_string())
+}
+
+/// `--memory-limit` when not given: 4 GiB, or half the physical memory when less.
+pub fn default_memory_limit() -> u64 {
+    let four = 4u64 << 30;
+    memlimit::physical_memory().map_or(four, |m| four.min(m / 2).max(64 << 20))
+}
+
+/// A `--memory-limit` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryLimit {
+    /// At most this many bytes.
+    Bytes(u64),
+    /// `none`: no limit.
+    None,
+}
+
+fn parse_memory_limit(s: &str) -> Result<MemoryLimit, String> {
+    if s.trim().eq_ignore_ascii_case("none") {
+        return Ok(MemoryLimit::None);
+    }
+    memlimit::parse_size(s).map(MemoryLimit::Bytes)
 }
 
 /// Arguments of `logscope sql`.
@@ -80,6 +107,14 @@ pub struct SqlArgs {
     /// `requests` opened (and their months).
     #[arg(long)]
     pub explain: bool,
+
+    /// The most memory the query may take: SIZE is a number and a unit (512MiB, 4GiB,
+    /// 1.5G; K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024, KB/MB/GB/TB of 1000), or
+    /// `none`. Over it, the query stops with a message and exit status 1 (a cross join
+    /// would otherwise take whatever the machine has). [default: 4GiB, or half the
+    /// physical memory when less]
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
+    pub memory_limit: Option<MemoryLimit>,
 
     /// Classification rules for requests_x (see [`RULES_HELP`]).
     #[arg(long, value_name = "FILE", help = RULES_HELP, help_heading = "Classification")]
@@ -119,6 +154,22 @@ pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
     if let Err(m) = args.out.check() {
         return Ok(output::usage(m));
     }
+    let limit = match args.memory_limit {
+        Some(MemoryLimit::None) => None,
+        Some(MemoryLimit::Bytes(n)) => Some(n),
+        None => Some(default_memory_limit()),
+    };
+    if let Some(n) = limit {
+        // Armed before the query is read: a query on standard input counts too.
+        memlimit::arm(
+            n,
+            &format!(
+                "logscope: error: sql: the query needs more than {} of memory (--memory-limit); \
+                 narrow it (a WHERE on month or ts, LIMIT, fewer joins) or raise --memory-limit",
+                memlimit::size_label(n)
+            ),
+        );
+    }
     let query = if args.query == "-" {
         let mut q = String::new();
         std::io::stdin()
@@ -157,6 +208,10 @@ pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
                 "sql: {m}\n(tables: {TABLE}, {VIEW}; see `logscope sql --help`; e.g. {EXAMPLE})"
             )));
         }
+        Err(e @ SqlError::TooDeep) => return Err(usage_error(format!("sql: {e}"))),
+        // "sql reads only the dataset's tables …"
+        Err(e @ SqlError::TableFunction(_)) => return Err(usage_error(e.to_string())),
+        Err(SqlError::Engine(m)) => bail!("sql: {m}"),
         Err(SqlError::Store(e)) => return Err(e.into()),
     };
     if args.explain {

@@ -12,7 +12,7 @@ use clap::Args;
 use logscope_core::classify::Config;
 use logscope_core::sqlgen::{self, AgentRow, Dialect, Twin, Zone};
 
-use super::filters::{ChronoZone, FilterArgs, Selection, rules_lookup};
+use super::filters::{ChronoZone, FilterArgs, Selection, read_rules, rules_lookup};
 use super::rows::{RowArgs, for_each_batch};
 use super::usage_error;
 use crate::store::scan::Columns;
@@ -102,7 +102,12 @@ pub fn parts(
     };
     let config = match &rules_file {
         Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| p.display().to_string())?;
+            let what = if filters.rules.is_some() {
+                "--rules"
+            } else {
+                "rules"
+            };
+            let text = read_rules(p, what)?;
             Config::from_toml(&text).with_context(|| p.display().to_string())?
         }
         None => Config::default(),

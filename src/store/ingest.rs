@@ -294,7 +294,9 @@ impl Ledger {
 
     /// The number the ingest will commit as.
     pub fn next_ingest(&self) -> u64 {
-        self.manifest.ingests + 1
+        // A manifest whose count would wrap is refused when the dataset is opened
+        // (`Manifest::problems`); saturating only keeps a panic out of the way.
+        self.manifest.ingests.saturating_add(1)
     }
 
     /// Whether the sources changed (a new entry, a moved resume point, a new name or

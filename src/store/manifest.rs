@@ -1,6 +1,7 @@
 //! A snapshot's manifest: which sources were ingested (and how far), and which Parquet
 //! part files make up the snapshot. Written once into each snapshot directory.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -186,11 +187,78 @@ impl Manifest {
             .position(|s| s.compressed.contains(copy))
     }
 
-    /// Total rows in the dataset.
+    /// Total rows in the dataset (saturating: a damaged manifest's absurd counts are
+    /// reported by [`Manifest::problems`], never a panic).
     pub fn rows(&self) -> u64 {
-        self.parts.iter().map(|p| p.rows).sum()
+        self.parts
+            .iter()
+            .fold(0u64, |n, p| n.saturating_add(p.rows))
+    }
+
+    /// What is wrong with this manifest as the manifest of snapshot `snapshot`, one
+    /// sentence each (empty: nothing). Checked before anything is read from or written
+    /// into the dataset: a part listed twice would be counted twice (and linked over
+    /// itself by the next commit), an ingest count that does not name this snapshot would
+    /// give the next ingest a number already used (its parts' names, its snapshot
+    /// directory), or one that wraps, and row counts that overflow would size
+    /// allocations. Each part's rows are checked against its file's footer where the file
+    /// is read (`slices::check_footer`).
+    pub fn problems(&self, snapshot: u64) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.ingests != snapshot {
+            out.push(format!(
+                "the manifest says `ingests` is {}, but it is the manifest of snapshot {snapshot} \
+                 (written by ingest {snapshot}): the next ingest would reuse or skip ingest numbers",
+                self.ingests
+            ));
+        }
+        if self.ingests == u64::MAX {
+            out.push(format!(
+                "`ingests` is {}: the next ingest's number would wrap around to 0",
+                self.ingests
+            ));
+        }
+        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(self.parts.len());
+        let mut total = 0u64;
+        let mut overflow = false;
+        for (i, p) in self.parts.iter().enumerate() {
+            if let Some(first) = seen.insert(p.file.as_str(), i) {
+                out.push(format!(
+                    "part {} is listed twice in the manifest (entries {} and {}): its rows \
+                     would be counted twice",
+                    p.file,
+                    first + 1,
+                    i + 1
+                ));
+            }
+            if p.ingest > self.ingests || p.ingest == 0 {
+                out.push(format!(
+                    "part {} says it was written by ingest {}, but the dataset counts {} ingests",
+                    p.file, p.ingest, self.ingests
+                ));
+            }
+            if p.rows > MAX_PART_ROWS {
+                out.push(format!(
+                    "part {} claims {} rows, more than any part can hold",
+                    p.file, p.rows
+                ));
+            }
+            match total.checked_add(p.rows) {
+                Some(t) => total = t,
+                None => overflow = true,
+            }
+        }
+        if overflow {
+            out.push("the parts' rows add up to more than 2^64".to_string());
+        }
+        out
     }
 }
+
+/// More rows than one part can hold: Parquet counts a file's rows as a signed 64-bit
+/// number. A count above this is damage, refused before it can size anything; counts
+/// below it are checked against the file's footer before they are used.
+pub const MAX_PART_ROWS: u64 = i64::MAX as u64;
 
 /// Fingerprint of content bytes.
 pub fn fingerprint(bytes: &[u8]) -> String {
@@ -203,4 +271,67 @@ pub fn is_plain_part_name(name: &str) -> bool {
         && !name.starts_with('.')
         && !name.contains(['/', '\\', '\0'])
         && name.ends_with(".parquet")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(file: &str, ingest: u64, rows: u64) -> PartEntry {
+        PartEntry {
+            file: file.into(),
+            month: "2024-05".into(),
+            rows,
+            bytes: 100,
+            min_ts_ms: 0,
+            max_ts_ms: 1,
+            ingest,
+            segments: Vec::new(),
+            sums: None,
+        }
+    }
+
+    fn manifest(ingests: u64, parts: Vec<PartEntry>) -> Manifest {
+        Manifest {
+            version: VERSION,
+            ingests,
+            sources: Vec::new(),
+            parts,
+        }
+    }
+
+    #[test]
+    fn a_valid_manifest_has_no_problems() {
+        let m = manifest(2, vec![part("a.parquet", 1, 10), part("b.parquet", 2, 5)]);
+        assert!(m.problems(2).is_empty(), "{:?}", m.problems(2));
+        assert_eq!(m.rows(), 15);
+    }
+
+    #[test]
+    fn each_kind_of_damage_is_named() {
+        let twice = manifest(1, vec![part("a.parquet", 1, 10), part("a.parquet", 1, 10)]);
+        let p = twice.problems(1);
+        assert!(p.len() == 1 && p[0].contains("listed twice"), "{p:?}");
+
+        let wraps = manifest(u64::MAX, vec![part("a.parquet", 1, 10)]);
+        let p = wraps.problems(1);
+        assert!(p.iter().any(|s| s.contains("wrap")), "{p:?}");
+        assert!(p.iter().any(|s| s.contains("snapshot 1")), "{p:?}");
+
+        let behind = manifest(1, vec![part("a.parquet", 3, 10)]);
+        let p = behind.problems(1);
+        assert!(p.len() == 1 && p[0].contains("ingest 3"), "{p:?}");
+
+        let absurd = manifest(
+            1,
+            vec![
+                part("a.parquet", 1, u64::MAX),
+                part("b.parquet", 1, u64::MAX),
+            ],
+        );
+        let p = absurd.problems(1);
+        assert!(p.iter().any(|s| s.contains("more than any part")), "{p:?}");
+        assert!(p.iter().any(|s| s.contains("2^64")), "{p:?}");
+        assert_eq!(absurd.rows(), u64::MAX);
+    }
 }

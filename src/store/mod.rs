@@ -7,6 +7,7 @@
 //! DATA/.lock                       one writer at a time
 //! DATA/requests -> snapshots/0000000007     the committed snapshot: what every reader reads
 //! DATA/snapshots/0000000007/_manifest.json  sources, parts, schema version
+//! DATA/snapshots/0000000007/_reader.lock     readers' shared lock (empty)
 //! DATA/snapshots/0000000007/2025-09-0000000007-000.parquet   parts (hard links shared
 //!                                                          between snapshots)
 //! DATA/snapshots/.build-0000000008/          an ingest in progress (never read)
@@ -19,7 +20,19 @@
 //! Spark — therefore sees exactly one committed snapshot, never a part of an
 //! uncommitted ingest. On failure the build directory is removed at once; after a
 //! crash, the next writer removes it (and any snapshot newer than the committed one).
-//! The previous snapshot is kept for readers still reading it; older ones are removed.
+//!
+//! Readers: a logscope reader takes a shared `flock` on the `_reader.lock` file of the
+//! snapshot it resolved (never waiting: a reader neither blocks a commit nor is blocked
+//! by one) and holds it until it is done. Garbage collection removes a superseded
+//! snapshot only when it can take that lock exclusively (again without waiting), and
+//! only once the snapshot was superseded [`DEFAULT_GRACE`] ago
+//! (`LOGSCOPE_SNAPSHOT_GRACE`), for readers that know nothing of logscope (DuckDB,
+//! polars). The committed snapshot and the one before it are always kept.
+//!
+//! Before anything is read from or written into a snapshot its manifest is validated
+//! ([`Manifest::problems`]); a writer also checks every part file (a plain file of the
+//! recorded size whose footer holds the recorded rows) before it links the parts into
+//! the next snapshot, and never copies over an existing file.
 
 pub mod checksum;
 pub mod counts;
@@ -37,6 +50,8 @@ pub mod writer;
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
 
 pub use manifest::{CompressedCopy, Manifest, PartEntry, PartSums, SourceEntry};
 pub use writer::StagedWriter;
@@ -47,7 +62,19 @@ pub const TABLE: &str = "requests";
 pub const SNAPSHOTS: &str = "snapshots";
 /// Manifest file name inside a snapshot (`_` so that Spark and Hive skip it).
 pub const MANIFEST: &str = "_manifest.json";
+/// The reader lock inside a snapshot: readers hold a shared `flock` on it, garbage
+/// collection needs an exclusive one (`_` so that Spark and Hive skip it; not
+/// `*.parquet`, so that globbing readers never see it).
+pub const READER_LOCK: &str = "_reader.lock";
 const BUILD_PREFIX: &str = ".build-";
+/// A snapshot being removed: renamed first (under its exclusive lock), so that no
+/// reader can open it by its name any more, then removed.
+const GC_PREFIX: &str = ".gc-";
+/// How long a superseded snapshot is kept at least, for readers that take no lock
+/// (DuckDB, polars, Spark reading `DATA/requests/*.parquet`): 10 minutes.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(600);
+/// Times a reader resolves `requests` again when the snapshot it found is being removed.
+const PIN_TRIES: usize = 16;
 
 /// Errors of the dataset layer.
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +118,19 @@ pub enum StoreError {
         /// The dataset directory.
         path: PathBuf,
     },
+    /// The snapshot a reader was reading was removed under it.
+    #[error(
+        "{}: the dataset's snapshot {id} was removed while this command read it ({why}); run the command again",
+        path.display()
+    )]
+    SnapshotGone {
+        /// The dataset directory.
+        path: PathBuf,
+        /// The snapshot's number.
+        id: u64,
+        /// How that could happen.
+        why: &'static str,
+    },
 }
 
 pub(crate) fn io_err(p: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -104,7 +144,13 @@ pub(crate) fn io_err(p: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_
 pub struct Dataset {
     dir: PathBuf,
     _lock: Option<File>,
+    /// A reading handle's reader locks (`None`: a writing handle).
+    pins: Option<Pins>,
 }
+
+/// Each snapshot a reading handle read, with the lock file it holds a shared lock on
+/// (`None`: none could be taken), held until the handle is dropped.
+type Pins = Mutex<Vec<(u64, Option<File>)>>;
 
 /// How to behave when another writer holds the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,9 +240,11 @@ impl Dataset {
         let ds = Dataset {
             dir: dir.to_path_buf(),
             _lock: Some(lock),
+            pins: None,
         };
         ds.recover()?;
-        let version = ds.manifest()?.version;
+        let (snapshot, m, problems) = ds.read_unchecked()?;
+        let version = m.version;
         if version != manifest::VERSION {
             return Err(StoreError::Version {
                 path: dir.to_path_buf(),
@@ -208,14 +256,29 @@ impl Dataset {
                 ),
             });
         }
+        if let Some(snapshot) = &snapshot {
+            // Nothing is written into a dataset that fails validation: the commit would
+            // carry the damage into the next snapshot (or make it worse).
+            if !problems.is_empty() {
+                return Err(refusal(snapshot, &problems, true));
+            }
+            for p in &m.parts {
+                let path = snapshot.part_path(p);
+                slices::check_part(&path, p)?;
+                slices::check_footer(&path, p)?;
+            }
+        }
         Ok(ds)
     }
 
-    /// Opens `dir` for reading (no lock: readers see the last committed snapshot).
+    /// Opens `dir` for reading: no dataset lock (readers see the last committed
+    /// snapshot), but a shared reader lock on each snapshot it reads, held until the
+    /// handle is dropped, so that no ingest's garbage collection removes it meanwhile.
     pub fn open_read(dir: &Path) -> Dataset {
         Dataset {
             dir: dir.to_path_buf(),
             _lock: None,
+            pins: Some(Mutex::new(Vec::new())),
         }
     }
 
@@ -230,6 +293,12 @@ impl Dataset {
     pub fn snapshot(&self) -> Result<Option<Snapshot>, StoreError> {
         check_not_v1(&self.dir)?;
         let link = self.dir.join(TABLE);
+        match fs::symlink_metadata(&link) {
+            Ok(md) if md.file_type().is_symlink() => {}
+            Ok(md) => return Err(self.not_a_link(&link, &md)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(&link)(e)),
+        }
         let target = match fs::read_link(&link) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -266,19 +335,180 @@ impl Dataset {
     }
 
     /// The committed snapshot and its manifest, read together (resolve the snapshot
-    /// once, then read every part through it, so a concurrent commit is not seen).
+    /// once, then read every part through it, so a concurrent commit is not seen). A
+    /// reading handle holds the snapshot's reader lock from here on. A manifest that
+    /// fails validation ([`Manifest::problems`]) is [`StoreError::Corrupt`].
     pub fn read(&self) -> Result<(Option<Snapshot>, Manifest), StoreError> {
-        match self.snapshot()? {
-            Some(s) => {
-                let m = Manifest::load(&s.dir)?;
-                Ok((Some(s), m))
+        let (snapshot, m, problems) = self.read_unchecked()?;
+        if let Some(s) = &snapshot
+            && !problems.is_empty()
+        {
+            return Err(refusal(s, &problems, false));
+        }
+        Ok((snapshot, m))
+    }
+
+    /// [`Dataset::read`] without refusing a manifest that fails validation: the
+    /// snapshot, its manifest, and what is wrong with it (`logscope info` lists it).
+    pub fn read_unchecked(&self) -> Result<(Option<Snapshot>, Manifest, Vec<String>), StoreError> {
+        let Some(s) = self.resolve()? else {
+            return Ok((None, Manifest::empty(), Vec::new()));
+        };
+        let m = match Manifest::load(&s.dir) {
+            Ok(m) => m,
+            Err(StoreError::Io { error, .. })
+                if error.kind() == std::io::ErrorKind::NotFound
+                    && fs::symlink_metadata(&s.dir).is_err() =>
+            {
+                return Err(StoreError::Corrupt {
+                    path: self.dir.join(TABLE),
+                    detail: format!(
+                        "{TABLE} names snapshot {}, whose directory {} is missing; {}",
+                        s.id,
+                        s.dir.display(),
+                        self.recovery()
+                    ),
+                });
             }
-            None => Ok((None, Manifest::empty())),
+            Err(e) => return Err(e),
+        };
+        let problems = m.problems(s.id);
+        Ok((Some(s), m, problems))
+    }
+
+    /// The committed snapshot, for a reading handle with its reader lock held (taken
+    /// without waiting; a snapshot being removed is resolved again).
+    fn resolve(&self) -> Result<Option<Snapshot>, StoreError> {
+        let Some(pins) = &self.pins else {
+            return self.snapshot();
+        };
+        let mut gone = None;
+        for _ in 0..PIN_TRIES {
+            let Some(s) = self.snapshot()? else {
+                return Ok(None);
+            };
+            let mut held = pins.lock().unwrap_or_else(PoisonError::into_inner);
+            if held.iter().any(|(id, _)| *id == s.id) {
+                return Ok(Some(s));
+            }
+            match pin(&s) {
+                Pin::Locked(f) => {
+                    held.push((s.id, Some(f)));
+                    return Ok(Some(s));
+                }
+                Pin::Unlockable => {
+                    held.push((s.id, None));
+                    return Ok(Some(s));
+                }
+                // Still the committed one but without its directory: let the manifest
+                // read say what is missing.
+                Pin::Gone if gone == Some(s.id) => return Ok(Some(s)),
+                // Removed since `requests` was read: a newer one is committed.
+                Pin::Gone => gone = Some(s.id),
+            }
+        }
+        Err(StoreError::Io {
+            path: self.dir.join(TABLE),
+            error: std::io::Error::other(
+                "the committed snapshot changed at every try to open it; try again",
+            ),
+        })
+    }
+
+    /// Whether this handle holds the reader lock of snapshot `id`.
+    fn holds_lock(&self, id: u64) -> bool {
+        self.pins.as_ref().is_some_and(|pins| {
+            pins.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .any(|(i, f)| *i == id && f.is_some())
+        })
+    }
+
+    /// `e`, a reader's error on snapshot `snap` — or, when `snap` is gone and is no
+    /// longer the committed snapshot, the plain error saying it was removed while read
+    /// (a missing file then is no damage of the dataset).
+    pub fn explain_loss(&self, snap: &Snapshot, e: StoreError) -> StoreError {
+        if matches!(e, StoreError::SnapshotGone { .. })
+            || fs::symlink_metadata(snap.dir.join(MANIFEST)).is_ok()
+            || self
+                .snapshot()
+                .ok()
+                .flatten()
+                .is_some_and(|c| c.id == snap.id)
+        {
+            return e;
+        }
+        let why = if self.holds_lock(snap.id) {
+            "by something other than logscope's garbage collection: this command held the snapshot's reader lock"
+        } else {
+            "a newer ingest committed and the reader lock was not held"
+        };
+        StoreError::SnapshotGone {
+            path: self.dir.clone(),
+            id: snap.id,
+            why,
         }
     }
 
-    /// Starts building ingest `id`: an empty build directory for its parts.
+    /// The error for a `requests` that is not a symbolic link, with how to recover.
+    fn not_a_link(&self, link: &Path, md: &fs::Metadata) -> StoreError {
+        let what = if md.is_dir() {
+            "a directory"
+        } else if md.is_file() {
+            "a plain file"
+        } else {
+            "not a symbolic link"
+        };
+        StoreError::Corrupt {
+            path: link.to_path_buf(),
+            detail: format!(
+                "{TABLE} is {what}, not the symbolic link to the committed snapshot that \
+                 logscope keeps there (something replaced it; other readers of \
+                 {TABLE}/*.parquet may have read the wrong files); {}",
+                self.recovery()
+            ),
+        }
+    }
+
+    /// How to point `requests` at the newest snapshot again.
+    fn recovery(&self) -> String {
+        let snaps = self.dir.join(SNAPSHOTS);
+        let newest = fs::read_dir(&snaps).ok().and_then(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse::<u64>().ok())
+                .filter(|&id| snaps.join(snapshot_name(id)).join(MANIFEST).is_file())
+                .max()
+        });
+        match newest {
+            Some(id) => format!(
+                "to recover, in {} run `mv {TABLE} {TABLE}.damaged && ln -s {SNAPSHOTS}/{} {TABLE}` \
+                 (the newest snapshot), check it with `logscope info --verify`, then remove \
+                 {TABLE}.damaged; or rebuild the dataset from the logs",
+                self.dir.display(),
+                snapshot_name(id)
+            ),
+            None => "no snapshot is left to point it at: move the dataset directory away and \
+                     ingest the logs again"
+                .to_string(),
+        }
+    }
+
+    /// Starts building ingest `id`: an empty build directory for its parts. `id` must
+    /// be newer than the committed snapshot (its parts' names and its snapshot
+    /// directory must be new).
     pub fn begin(&self, id: u64) -> Result<Build, StoreError> {
+        if let Some(cur) = self.snapshot()?
+            && id <= cur.id
+        {
+            return Err(StoreError::Corrupt {
+                path: cur.dir.join(MANIFEST),
+                detail: format!(
+                    "the next ingest would be number {id}, not after the committed snapshot {}; nothing was written",
+                    cur.id
+                ),
+            });
+        }
         let snaps = self.dir.join(SNAPSHOTS);
         fs::create_dir_all(&snaps).map_err(io_err(&snaps))?;
         let dir = snaps.join(format!("{BUILD_PREFIX}{}", snapshot_name(id)));
@@ -305,16 +535,17 @@ impl Dataset {
             if let Some(cur) = &current {
                 for p in &manifest.parts {
                     let from = cur.part_path(p);
-                    let to = build.dir.join(&p.file);
-                    if fs::hard_link(&from, &to).is_err() {
-                        // A file system without hard links: copy (same bytes).
-                        fs::copy(&from, &to).map_err(io_err(&to))?;
-                    }
+                    // A plain file of the recorded size (checked when the dataset was
+                    // opened; checked again for what changed since).
+                    slices::check_part(&from, p)?;
+                    link_or_copy(&from, &build.dir.join(&p.file))?;
                 }
             }
             failpoint("after-links");
             manifest.ingests = build.id;
             manifest.parts.extend(parts);
+            let lock = build.dir.join(READER_LOCK);
+            File::create_new(&lock).map_err(io_err(&lock))?;
             manifest.save(&build.dir)?;
             sync_dir(&build.dir)?;
             failpoint("after-manifest");
@@ -347,7 +578,7 @@ impl Dataset {
         // On error, dropping `build` removes its directory.
         drop(build);
         let snap = result?;
-        // Best effort: drop snapshots older than the previous one.
+        // Best effort: drop the snapshots no reader can need any more.
         let _ = self.collect_garbage(snap.id);
         Ok(snap)
     }
@@ -365,9 +596,11 @@ impl Dataset {
         Ok(())
     }
 
-    /// Removes snapshot directories that no reader can reach any more: build
-    /// directories, snapshots newer than the committed one (a crash between their
-    /// rename and the commit), and snapshots older than the one before `current`.
+    /// Removes snapshot directories that no reader needs any more: build directories
+    /// and snapshots being removed (a crash), snapshots newer than the committed one (a
+    /// crash between their rename and the commit), and snapshots older than the one
+    /// before `current` that were superseded at least the grace period ago
+    /// ([`grace`]) and whose reader lock is free (no logscope reader reads them).
     fn collect_garbage(&self, current: u64) -> Result<(), StoreError> {
         let snaps = self.dir.join(SNAPSHOTS);
         let rd = match fs::read_dir(&snaps) {
@@ -375,31 +608,49 @@ impl Dataset {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(io_err(&snaps)(e)),
         };
-        let mut builds = Vec::new();
+        let mut leftovers = Vec::new();
         let mut ids = Vec::new();
         for entry in rd {
             let entry = entry.map_err(io_err(&snaps))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with(BUILD_PREFIX) {
-                builds.push(entry.path());
+            if name.starts_with(BUILD_PREFIX) || name.starts_with(GC_PREFIX) {
+                leftovers.push(entry.path());
             } else if let Ok(id) = name.parse::<u64>() {
-                ids.push((id, entry.path()));
+                ids.push(id);
             }
         }
-        // Keep the committed snapshot and the one before it (a reader may still be
-        // reading it); everything else is unreachable.
-        let previous = ids
-            .iter()
-            .map(|(id, _)| *id)
-            .filter(|&id| id < current)
-            .max();
-        for (id, path) in ids {
-            if id != current && Some(id) != previous {
-                builds.push(path);
-            }
-        }
-        for path in builds {
+        for path in leftovers {
             fs::remove_dir_all(&path).map_err(io_err(&path))?;
+        }
+        ids.sort_unstable();
+        // Keep the committed snapshot and the one before it; an older one was
+        // superseded when the next one was committed (its manifest written).
+        let previous = ids.iter().copied().filter(|&id| id < current).max();
+        let now = SystemTime::now();
+        let grace = grace();
+        let mut doomed = Vec::new();
+        for (k, &id) in ids.iter().enumerate() {
+            if id == current || Some(id) == previous {
+                continue;
+            }
+            if id < current {
+                let Some(&next) = ids.get(k + 1) else {
+                    continue;
+                };
+                let manifest = snaps.join(snapshot_name(next)).join(MANIFEST);
+                let superseded = fs::metadata(&manifest).and_then(|m| m.modified());
+                let old_enough = superseded
+                    .ok()
+                    .and_then(|t| now.duration_since(t).ok())
+                    .is_some_and(|age| age >= grace);
+                if !old_enough {
+                    continue;
+                }
+            }
+            doomed.push(id);
+        }
+        for id in doomed {
+            self.remove_snapshot(&snaps, id)?;
         }
         let tmp = self.dir.join(format!(".{TABLE}.tmp"));
         if fs::symlink_metadata(&tmp).is_ok() {
@@ -408,10 +659,138 @@ impl Dataset {
         Ok(())
     }
 
+    /// Removes snapshot `id` unless a reader holds its lock: under the exclusive lock
+    /// (taken without waiting), renamed away first so that no reader opens it by its
+    /// name any more, then removed.
+    fn remove_snapshot(&self, snaps: &Path, id: u64) -> Result<(), StoreError> {
+        let name = snapshot_name(id);
+        let dir = snaps.join(&name);
+        let lock = File::options()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.join(READER_LOCK));
+        let _held = match lock {
+            Ok(f) => match f.try_lock() {
+                Ok(()) => Some(f),
+                // A logscope reader is reading it.
+                Err(std::fs::TryLockError::WouldBlock) => return Ok(()),
+                // No locks on this file system: the grace period alone protects readers.
+                Err(std::fs::TryLockError::Error(_)) => None,
+            },
+            Err(_) => None,
+        };
+        let gone = snaps.join(format!("{GC_PREFIX}{name}"));
+        fs::rename(&dir, &gone).map_err(io_err(&dir))?;
+        fs::remove_dir_all(&gone).map_err(io_err(&gone))
+    }
+
     /// Removes what an interrupted ingest left behind.
     fn recover(&self) -> Result<(), StoreError> {
         let current = self.snapshot()?.map_or(0, |s| s.id);
         self.collect_garbage(current)
+    }
+}
+
+/// How long a superseded snapshot is kept at least: `LOGSCOPE_SNAPSHOT_GRACE` seconds,
+/// else [`DEFAULT_GRACE`].
+pub fn grace() -> Duration {
+    std::env::var("LOGSCOPE_SNAPSHOT_GRACE")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(DEFAULT_GRACE, Duration::from_secs)
+}
+
+/// What taking a snapshot's reader lock gave.
+enum Pin {
+    /// The shared lock, held while the file stays open.
+    Locked(File),
+    /// No lock could be taken (a read-only snapshot of an older logscope, a file
+    /// system without locks): the grace period alone protects the read.
+    Unlockable,
+    /// The snapshot is being removed, or is gone.
+    Gone,
+}
+
+/// Takes the shared reader lock of snapshot `s` without waiting.
+fn pin(s: &Snapshot) -> Pin {
+    let path = s.dir.join(READER_LOCK);
+    let file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A snapshot written before reader locks has no lock file: make it if we
+            // may (garbage collection does the same before it takes the lock).
+            match File::options()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+            {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Pin::Gone,
+                Err(_) => return Pin::Unlockable,
+            }
+        }
+        Err(_) => return Pin::Unlockable,
+    };
+    match file.try_lock_shared() {
+        Ok(()) => {}
+        // Garbage collection holds it exclusively: the snapshot is being removed.
+        Err(std::fs::TryLockError::WouldBlock) => return Pin::Gone,
+        Err(std::fs::TryLockError::Error(_)) => return Pin::Unlockable,
+    }
+    // Garbage collection renames a snapshot away (under the exclusive lock) before it
+    // removes it: the file locked must still be the one at the snapshot's path.
+    use std::os::unix::fs::MetadataExt;
+    let id = |m: &fs::Metadata| (m.dev(), m.ino());
+    match (file.metadata(), fs::metadata(&path)) {
+        (Ok(a), Ok(b)) if id(&a) == id(&b) => Pin::Locked(file),
+        _ => Pin::Gone,
+    }
+}
+
+/// The error for a manifest that fails validation: its problems, and what to do.
+fn refusal(snapshot: &Snapshot, problems: &[String], writing: bool) -> StoreError {
+    let mut detail = problems[..problems.len().min(3)].join("; ");
+    if problems.len() > 3 {
+        detail.push_str(&format!(" (and {} more)", problems.len() - 3));
+    }
+    detail.push_str(if writing {
+        "; nothing was written. `logscope info --verify` lists what is wrong; restore the \
+         manifest or rebuild the dataset from the logs"
+    } else {
+        "; `logscope info --verify` lists what is wrong; restore the manifest or rebuild the \
+         dataset from the logs"
+    });
+    StoreError::Corrupt {
+        path: snapshot.dir.join(MANIFEST),
+        detail,
+    }
+}
+
+/// Links the part `from` of the committed snapshot to `to` in the build directory, or
+/// where the file system has no hard links copies it into a new file: never over an
+/// existing file (a part listed twice, or named like one of this ingest's, would
+/// otherwise be truncated in every snapshot that shares it).
+fn link_or_copy(from: &Path, to: &Path) -> Result<(), StoreError> {
+    match fs::hard_link(from, to) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(StoreError::Corrupt {
+            path: to.to_path_buf(),
+            detail: "the new snapshot already has a part of this name (a part listed twice, or \
+                     named like one of this ingest's); nothing was overwritten"
+                .into(),
+        }),
+        Err(_) => {
+            let mut src = File::open(from).map_err(io_err(from))?;
+            let mut dst = File::options()
+                .write(true)
+                .create_new(true)
+                .open(to)
+                .map_err(io_err(to))?;
+            std::io::copy(&mut src, &mut dst).map_err(io_err(to))?;
+            dst.sync_all().map_err(io_err(to))
+        }
     }
 }
 

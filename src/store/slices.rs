@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use super::checksum::{self, Sums};
-use super::{Dataset, StoreError};
+use super::{Dataset, Snapshot, StoreError};
 
 /// Rows read at a time (one row group).
 const SLICE_ROWS: usize = 128 * 1024;
@@ -37,6 +37,8 @@ pub struct Plan {
     /// The manifest's schema version.
     pub version: u32,
     footers: Vec<Footer>,
+    /// The snapshot read (its reader lock held by the dataset handle).
+    snapshot: Snapshot,
 }
 
 /// A planned part's footer, read once per part (not per slice), and its checksums.
@@ -90,7 +92,9 @@ pub fn plan(
     let Some(snapshot) = snapshot else {
         return Ok(None);
     };
-    let rows: u64 = manifest.parts.iter().map(|p| p.rows).sum();
+    // Validated (`Manifest::problems`): the sum does not overflow.
+    let rows = manifest.rows();
+    let lost = |e| ds.explain_loss(&snapshot, e);
     let mut slices = Vec::new();
     let mut footers: Vec<Footer> = Vec::new();
     let overlaps = |lo: i64, hi: i64| since.is_none_or(|s| hi >= s) && until.is_none_or(|u| lo < u);
@@ -111,9 +115,14 @@ pub fn plan(
     }
     for part in parts {
         let path = snapshot.part_path(part);
-        check_part(&path, part)?;
-        let first = slices.len();
-        for (offset, len) in ranges(part, &overlaps) {
+        check_part(&path, part).map_err(lost)?;
+        let ranges = ranges(part, &overlaps);
+        if ranges.is_empty() {
+            continue;
+        }
+        // The manifest's row count sizes the slices: check it against the file first.
+        let (md, sums) = check_footer(&path, part).map_err(lost)?;
+        for (offset, len) in ranges {
             let mut o = offset;
             while o < offset + len {
                 let n = SLICE_ROWS.min(offset + len - o);
@@ -127,11 +136,7 @@ pub fn plan(
                 o += n;
             }
         }
-        if slices.len() > first {
-            let sums = part_sums(&path, part)?;
-            let md = checksum::checked_footer(&path, sums.as_ref())?;
-            footers.push(Footer { path, md, sums });
-        }
+        footers.push(Footer { path, md, sums });
     }
     let mut floor = i64::MAX;
     for s in slices.iter_mut().rev() {
@@ -143,6 +148,7 @@ pub fn plan(
         rows,
         version: manifest.version,
         footers,
+        snapshot,
     }))
 }
 
@@ -198,7 +204,8 @@ pub fn in_order<T: Send>(
             let Ok(msg) = receivers[k % threads].recv() else {
                 break;
             };
-            if take(msg?).is_break() {
+            let msg = msg.map_err(|e| ds.explain_loss(&plan.snapshot, e))?;
+            if take(msg).is_break() {
                 // Dropping the receivers stops the threads at their next send.
                 drop(receivers);
                 return Ok(());
@@ -212,7 +219,7 @@ pub fn in_order<T: Send>(
 /// time range `overlaps`, merged; the whole part when it records no segments.
 fn ranges(part: &super::PartEntry, overlaps: &dyn Fn(i64, i64) -> bool) -> Vec<(usize, usize)> {
     let whole = vec![(0, part.rows as usize)];
-    if part.segments.is_empty() || part.segments.iter().map(|s| s.rows).sum::<u64>() != part.rows {
+    if !segmented(part) {
         return whole;
     }
     let mut out: Vec<(usize, usize)> = Vec::new();
@@ -233,7 +240,7 @@ fn ranges(part: &super::PartEntry, overlaps: &dyn Fn(i64, i64) -> bool) -> Vec<(
 /// The earliest time recorded for rows `offset..offset + len` of `part`: the least
 /// start of the segments they meet, or the part's start when it records none.
 fn min_ts(part: &super::PartEntry, offset: usize, len: usize) -> i64 {
-    if part.segments.is_empty() || part.segments.iter().map(|s| s.rows).sum::<u64>() != part.rows {
+    if !segmented(part) {
         return part.min_ts_ms;
     }
     let mut start = 0usize;
@@ -249,6 +256,17 @@ fn min_ts(part: &super::PartEntry, offset: usize, len: usize) -> i64 {
     if min == i64::MAX { part.min_ts_ms } else { min }
 }
 
+/// Whether `part` records segments that cover exactly its rows (counts that overflow
+/// do not).
+fn segmented(part: &super::PartEntry) -> bool {
+    !part.segments.is_empty()
+        && part
+            .segments
+            .iter()
+            .try_fold(0u64, |n, s| n.checked_add(s.rows))
+            == Some(part.rows)
+}
+
 /// The checksums the manifest records for `part` (at `path`), parsed.
 pub fn part_sums(path: &Path, part: &super::PartEntry) -> Result<Option<Sums>, StoreError> {
     part.sums
@@ -262,10 +280,18 @@ pub fn part_sums(path: &Path, part: &super::PartEntry) -> Result<Option<Sums>, S
         .transpose()
 }
 
-/// A part file that is missing or not the size the manifest recorded is damage, not
-/// an empty part: say so instead of answering from fewer rows.
+/// A part file that is missing, not a plain file (a symbolic link, a FIFO: never
+/// opened, a FIFO would block) or not the size the manifest recorded is damage, not an
+/// empty part: say so instead of answering from fewer rows.
 pub fn check_part(path: &Path, part: &super::PartEntry) -> Result<(), StoreError> {
-    match std::fs::metadata(path) {
+    match std::fs::symlink_metadata(path) {
+        Ok(md) if !md.is_file() => Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!(
+                "the part is {}, not a plain file as logscope writes them; run `logscope info`",
+                file_kind(&md.file_type())
+            ),
+        }),
         Ok(md) if md.len() == part.bytes => Ok(()),
         Ok(md) => Err(StoreError::Corrupt {
             path: path.to_path_buf(),
@@ -284,4 +310,44 @@ pub fn check_part(path: &Path, part: &super::PartEntry) -> Result<(), StoreError
             error: e,
         }),
     }
+}
+
+/// What kind of file a part that is not a plain file is, for messages.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "not a plain file"
+    }
+}
+
+/// The footer of the part at `path` (checked by [`check_part`] first), checked against
+/// its checksum, with its parsed checksums; an error where the footer's row count is not
+/// the manifest's. Nothing the manifest says about a part's rows is used before this.
+pub fn check_footer(
+    path: &Path,
+    part: &super::PartEntry,
+) -> Result<(FileMetadataRef, Option<Sums>), StoreError> {
+    let sums = part_sums(path, part)?;
+    let md = checksum::checked_footer(path, sums.as_ref())?;
+    let rows = md.num_rows as u64;
+    if rows != part.rows {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!(
+                "the part holds {rows} rows by its footer, the manifest recorded {}; run `logscope info`",
+                part.rows
+            ),
+        });
+    }
+    Ok((md, sums))
 }

@@ -498,3 +498,115 @@ fn clean_input_has_no_note_and_the_dataset_no_input() {
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(j.get("input").is_none(), "{j}");
 }
+
+/// Issue 37 item 9: a log whose agent and path carry bidi overrides, line and paragraph
+/// separators and HTML entities.
+fn hostile_unicode_log(dir: &Path) -> std::path::PathBuf {
+    let mut s = String::new();
+    for i in 0..20 {
+        s.push_str(&format!(
+            "10.1.0.{} - - [10/Oct/2024:13:00:{:02} +0000] \"GET /a&lt;b&gt;\u{202e}gpj.exe HTTP/1.1\" 200 512 \"-\" \"Evil\u{202e}txt.exe\u{2028}line\u{2029}para\u{200b}\"\n",
+            i % 3 + 1,
+            i
+        ));
+    }
+    let p = dir.join("unicode.log");
+    std::fs::write(&p, s).unwrap();
+    p
+}
+
+const RAW_FORMATTING: [char; 4] = ['\u{202e}', '\u{2028}', '\u{2029}', '\u{200b}'];
+
+#[test]
+fn json_escapes_bidi_and_line_separators() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = hostile_unicode_log(tmp.path());
+    let log = log.to_str().unwrap();
+    for args in [
+        vec!["top", "--by", "agent", "--format", "json", log],
+        vec!["top", "--by", "path", "--format", "json", log],
+        vec!["agents", "--format", "json", log],
+        vec![
+            "replay",
+            "--limit",
+            "5/1m,key=agent",
+            "--format",
+            "json",
+            log,
+        ],
+    ] {
+        let o = run(tmp.path(), &args);
+        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        for c in RAW_FORMATTING {
+            assert!(!out.contains(c), "{args:?}: raw {c:?} in JSON: {out}");
+        }
+        assert!(out.contains("\\u202e"), "{args:?}: {out}");
+        // Still JSON, and the text decodes back to what the log holds.
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert!(v.to_string().contains('\u{202e}'), "{args:?}");
+    }
+    // The ingest summary and `info --json` go through the same escaping.
+    let data = tmp.path().join("data");
+    let o = logscope(&data)
+        .args(["ingest", "--json"])
+        .arg(tmp.path().join("unicode.log"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+#[test]
+fn markdown_keeps_entities_as_logged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = hostile_unicode_log(tmp.path());
+    let o = run(
+        tmp.path(),
+        &[
+            "top",
+            "--by",
+            "path",
+            "--format",
+            "md",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(md.contains("/a&amp;lt;b&amp;gt;"), "{md}");
+    // Rendered, the cell reads as the log wrote it.
+    let text: String = pulldown_cmark::Parser::new_ext(&md, pulldown_cmark::Options::ENABLE_TABLES)
+        .filter_map(|e| match e {
+            pulldown_cmark::Event::Text(t) => Some(t.into_string()),
+            _ => None,
+        })
+        .collect();
+    assert!(text.contains("/a&lt;b&gt;"), "{text}");
+}
+
+#[test]
+fn emitted_config_comments_carry_no_bidi_from_file_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = hostile_unicode_log(tmp.path());
+    let named = tmp.path().join("access\u{202e}gol.log");
+    std::fs::copy(&src, &named).unwrap();
+    for emit in ["nginx", "haproxy", "caddy"] {
+        let o = run(
+            tmp.path(),
+            &[
+                "replay",
+                "--limit",
+                "5/1m,key=ip",
+                "--emit",
+                emit,
+                named.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code(&o), 0, "{emit}: {}", stderr(&o));
+        let conf = stdout(&o);
+        for c in RAW_FORMATTING {
+            assert!(!conf.contains(c), "{emit}: raw {c:?}: {conf}");
+        }
+        assert!(conf.contains("access?gol.log"), "{emit}: {conf}");
+    }
+}

@@ -168,7 +168,7 @@ fn log() -> String {
 }
 
 /// A tempdir with `access.log` ingested into `data/`.
-fn setup() -> tempfile::TempDir {
+pub(crate) fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("access.log"), log()).unwrap();
     let (v, code) = ingest_json(
@@ -179,7 +179,7 @@ fn setup() -> tempfile::TempDir {
     dir
 }
 
-fn run(dir: &Path, args: &[&str]) -> (String, String, i32) {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> (String, String, i32) {
     let out = logscope(&dir.join("data"))
         .current_dir(dir)
         .args(args)

@@ -95,11 +95,48 @@ pub fn csv_cell(s: &str) -> String {
     }
 }
 
-/// Text safe inside a Markdown table cell.
+/// Text safe inside a one-line `#` comment of an emitted config: every character
+/// [`terminal`] would escape (controls, line breaks, bidi and zero-width formatting)
+/// becomes `?`, so the comment stays one line and reads as it is.
+pub fn comment(s: &str) -> String {
+    s.chars()
+        .map(|c| if needs_escape(c) { '?' } else { c })
+        .collect()
+}
+
+/// Serialized JSON safe to print on a terminal and to embed in a page: every character
+/// [`terminal`] would escape that the JSON serializer leaves raw (DEL, C1 controls,
+/// zero-width and bidi formatting characters, U+2028/U+2029) written as `\uXXXX`, which
+/// every JSON reader decodes back to the same text. Such characters only occur inside
+/// JSON strings, so the document's structure is untouched.
+pub fn json(s: &str) -> std::borrow::Cow<'_, str> {
+    // C0 controls are escaped by the serializer inside strings: outside them they are
+    // the document's own line breaks and indentation.
+    let raw = |c: char| c >= '\u{7f}' && needs_escape(c);
+    if !s.chars().any(raw) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if raw(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{u:04x}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Text safe inside a Markdown table cell: markup characters backslash-escaped and `&`
+/// as `&amp;` (so a logged `&lt;` shows as written, not as `<`).
 pub fn markdown(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in terminal_str(s, usize::MAX).chars() {
         match c {
+            '&' => out.push_str("&amp;"),
             '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '!' | '~' => {
                 out.push('\\');
                 out.push(c);
@@ -177,8 +214,31 @@ mod tests {
     }
 
     #[test]
+    fn comments_stay_one_plain_line() {
+        assert_eq!(comment("a\nb\u{202e}c\u{2029}d\x1b"), "a?b?c?d?");
+    }
+
+    #[test]
+    fn json_escapes_what_serde_leaves_raw() {
+        let v = serde_json::json!({"ua": "a\u{202e}b\u{2028}c\u{7f}\u{85}\u{1b}é"});
+        let text = serde_json::to_string(&v).unwrap();
+        let safe = json(&text);
+        assert_eq!(safe, r#"{"ua":"a\u202eb\u2028c\u007f\u0085\u001bé"}"#);
+        assert!(!safe.chars().any(needs_escape));
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, v);
+        // Pretty-printed: the layout's own line breaks stay.
+        let pretty = serde_json::to_string_pretty(&v).unwrap();
+        let safe = json(&pretty);
+        assert!(safe.contains("{\n  \"ua\""), "{safe}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).unwrap(), v);
+        assert!(matches!(json("{\"a\":1}"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
     fn markdown_and_html_neutralise_markup() {
         assert_eq!(markdown("a|b*c"), "a\\|b\\*c");
+        assert_eq!(markdown("&lt;b&gt; & co"), "&amp;lt;b&amp;gt; &amp; co");
         assert_eq!(html("<script>\"x\"&"), "&lt;script&gt;&quot;x&quot;&amp;");
     }
 }

@@ -9,7 +9,9 @@
 pub mod availability;
 pub mod batch;
 pub mod chart;
+pub mod chunked;
 pub mod classify;
+pub mod conf_file;
 pub mod duration;
 pub mod escape;
 pub mod forensics;

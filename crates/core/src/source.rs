@@ -12,12 +12,13 @@
 //! choice is made once per input ([`Reader::terminator`]).
 //!
 //! What counts as read: the complete lines delivered. A final line without terminator
-//! is delivered (and consumed) when the input ended cleanly — standard input, a pipe, a
-//! compressed stream whose every member/frame verified, a plain file read with
+//! is delivered (and consumed) when the input ended cleanly — a compressed file whose
+//! every member/frame verified, a plain file, standard input or a pipe read with
 //! [`ReadOptions::hold_unterminated`] off. It is neither delivered nor consumed when the
 //! input ended early (a truncated or corrupt stream, a file that shrank) or when a
-//! plain file is read with `hold_unterminated` (its writer may still be writing it);
-//! [`Reader::held_back`] says how many bytes were left so.
+//! plain file, standard input or a pipe is read with `hold_unterminated` (its writer
+//! may still be writing it, or was cut off mid-line); [`Reader::held_back`] says how
+//! many bytes were left so.
 //!
 //! Plain files are not memory-mapped: a file truncated while mapped would kill the
 //! process (SIGBUS). One that shrinks while read ends with [`DamageKind::Shrank`].
@@ -279,9 +280,10 @@ pub struct ReadOptions {
     /// itself. A window lives while chunks cut from it are being parsed (the chunks in
     /// flight span a few consecutive windows); the reader keeps two spare for reuse.
     pub window: usize,
-    /// For plain files: an unterminated final line is not delivered and not consumed
-    /// (its writer may still be writing it), so a later read resumes at its start.
-    /// Off (the default) it is delivered as a complete line. Streams ignore it.
+    /// For plain files, standard input and pipes: an unterminated final line is not
+    /// delivered and not consumed (its writer may still be writing it, or was cut off),
+    /// so a later read resumes at its start. Off (the default) it is delivered as a
+    /// complete line. Compressed files ignore it (they end verified or damaged).
     pub hold_unterminated: bool,
 }
 
@@ -470,7 +472,12 @@ impl Reader {
         match input {
             Input::Stdin => {
                 let stdin: Box<dyn Read + Send> = Box::new(io::stdin());
-                Reader::from_stream(name, stdin, opts)
+                let hold = opts.hold_unterminated;
+                let mut r = Reader::from_stream(name, stdin, opts)?;
+                // A producer cut off (ssh, zcat, a pipe) ends the stream as cleanly as a
+                // finished one: its last line is complete only if the user says so.
+                r.complete_end = !hold;
+                Ok(r)
             }
             Input::Path(path) => {
                 let meta = std::fs::metadata(path).map_err(open_err)?;
@@ -492,7 +499,13 @@ impl Reader {
                 }
                 let rest: Box<dyn Read + Send> =
                     Box::new(io::Cursor::new(magic[..n].to_vec()).chain(file));
-                Reader::from_stream(name, rest, opts)
+                let hold = opts.hold_unterminated;
+                let mut r = Reader::from_stream(name, rest, opts)?;
+                // A FIFO or device is a stream like stdin; a compressed file is finished.
+                if !meta.is_file() {
+                    r.complete_end = !hold;
+                }
+                Ok(r)
             }
         }
     }

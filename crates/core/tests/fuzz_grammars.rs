@@ -1,11 +1,16 @@
-//! Fuzz targets (stable toolchain, proptest-driven) for every option grammar parsed in
-//! logscope-core: `--limit` specs, rates, keys, algorithm/cost/dialect names, limit TOML
-//! configs, the classification TOML, status sets (report and availability), hosts, agent
-//! classes, CIDRs, durations, capacities, grades and the ASN TSV. Inputs are token soups,
-//! random Unicode and mutations of valid examples (fixtures/limits/*.toml,
-//! fixtures/logscope.toml). Each parse must return `Ok` or `Err` with a message, never
-//! panic; what parses must print back to text that parses to the same value where the
-//! type promises it, and must then work (a replay, a classifier, a filter) on a few rows.
+//! Fuzz targets (stable toolchain, proptest-driven) for every option grammar and
+//! configuration reader in logscope-core: `--limit` specs, rates, keys,
+//! algorithm/cost/dialect names, limit TOML configs, the classification TOML, status sets
+//! (report and availability), hosts, agent classes, CIDRs, durations, capacities, grades,
+//! the ASN TSV, and the server configurations (`--nginx-conf`, `--caddyfile`,
+//! `--haproxy-cfg`, `--fail2ban-jail`, read from files with their includes, imports and
+//! filters). Inputs are token soups, random Unicode and mutations of valid examples
+//! (fixtures/limits/, fixtures/oracles/, fixtures/logscope.toml), with blocks nested
+//! thousands deep and includes repeated. Each parse must return `Ok` or `Err` with a
+//! message, never panic, and the configuration readers and TOML parsers must end within a
+//! bounded time per case; what parses must print back to text that parses to the same
+//! value where the type promises it, and must then work (a replay, a classifier, a
+//! filter) on a few rows.
 //!
 //! Deterministic by default; `LOGSCOPE_FUZZ_SCALE=10` runs 10× the cases,
 //! `LOGSCOPE_FUZZ_SEED=N` another seed. A failure prints the minimal input.
@@ -714,14 +719,44 @@ match = { path_regex = "^/w/", query_regex = "search=", heavy = true, anonymous 
     })
 }
 
+/// TOML nested thousands deep (arrays, inline tables, dotted keys, table headers): the
+/// parser's own recursion bound must refuse it, quickly and without a stack overflow.
+fn deep_toml() -> BoxedStrategy<String> {
+    prop_oneof![Just(100usize), Just(5000usize)]
+        .prop_flat_map(|n| {
+            prop_oneof![
+                Just(format!("a = {}", "[".repeat(n))),
+                Just(format!("a = {}1{}", "[".repeat(n), "]".repeat(n))),
+                Just(format!("a = {}", "{ b = ".repeat(n))),
+                Just(format!("{}b = 1", "a.".repeat(n))),
+                Just(format!("[{}b]", "a.".repeat(n))),
+                Just(format!(
+                    "[[heavy.class]]\nname = \"x\"\npaths = {}",
+                    "[".repeat(n)
+                )),
+            ]
+        })
+        .boxed()
+}
+
+/// `f()`, failing the case when it took [`CONF_TIME`] or more.
+fn timed<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, TestCaseError> {
+    let start = std::time::Instant::now();
+    let out = f();
+    let took = start.elapsed();
+    prop_assert!(took < CONF_TIME, "{} took {:?}", what, took);
+    Ok(out)
+}
+
 #[test]
 fn fuzz_limit_config_toml() {
     let strategy = prop_oneof![
         6 => toml_case(limit_configs()),
         1 => text(TOML_LINES, TOML_VALUES),
+        1 => deep_toml(),
     ];
     fuzz("--config TOML", 600, strategy, |t| {
-        match Policy::from_toml(&t) {
+        match timed("--config TOML", || Policy::from_toml(&t))? {
             Ok(p) => replay(vec![p])?,
             Err(e) => prop_assert!(!e.to_string().is_empty()),
         }
@@ -738,9 +773,10 @@ fn fuzz_classification_toml() {
     let strategy = prop_oneof![
         6 => toml_case(valid),
         1 => text(TOML_LINES, TOML_VALUES),
+        1 => deep_toml(),
     ];
     fuzz("classification TOML", 500, strategy, |t| {
-        let cfg = match Config::from_toml(&t) {
+        let cfg = match timed("classification TOML", || Config::from_toml(&t))? {
             Ok(c) => c,
             Err(e) => {
                 prop_assert!(!e.to_string().is_empty());
@@ -1052,6 +1088,433 @@ fn fuzz_asn_db() {
                     let _ = db.lookup(ip.parse().unwrap());
                 }
                 let _ = db.len();
+            }
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+        }
+        Ok(())
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Server configurations: nginx.conf, Caddyfile, haproxy.cfg and fail2ban jails, read
+// from files in a temporary directory (each with a second mutated file it may include,
+// import or take as its filter). Each case must end within CONF_TIME: nesting,
+// includes, imports, interpolations and substitutions are bounded (conf_file), so even
+// the bombs the mutations make (a block opened 5000 times, an include of itself twice,
+// `t = <t><t>`) are refused at once.
+
+/// The most one configuration case may take (a debug build on a shared machine; a bomb
+/// ran for minutes before the bounds).
+const CONF_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+
+#[derive(Clone, Debug)]
+enum ConfOp {
+    Drop(Index),
+    Dup(Index),
+    Swap(Index, Index),
+    Insert(Index, &'static str),
+    /// Opens this many blocks (`x {` lines) here.
+    Nest(Index, usize),
+    /// This line this many times more (an include or import fanning out).
+    Repeat(Index, usize),
+    Bytes(Vec<Mut>),
+}
+
+/// A configuration: a valid example edited line by line (`lines` inserted, blocks
+/// opened, lines repeated) and at the byte level, or a soup of `lines`.
+fn conf_case(
+    valid: &'static [&'static str],
+    lines: &'static [&'static str],
+) -> BoxedStrategy<String> {
+    let op = prop_oneof![
+        2 => any::<Index>().prop_map(ConfOp::Drop),
+        1 => any::<Index>().prop_map(ConfOp::Dup),
+        1 => (any::<Index>(), any::<Index>()).prop_map(|(a, b)| ConfOp::Swap(a, b)),
+        4 => (any::<Index>(), proptest::sample::select(lines)).prop_map(|(i, v)| ConfOp::Insert(i, v)),
+        1 => (any::<Index>(), prop_oneof![1usize..40, Just(200usize), Just(5000usize)]).prop_map(|(i, n)| ConfOp::Nest(i, n)),
+        1 => (any::<Index>(), prop_oneof![1usize..10, Just(64usize)]).prop_map(|(i, n)| ConfOp::Repeat(i, n)),
+        1 => proptest::collection::vec(mutation(), 1..3).prop_map(ConfOp::Bytes),
+    ];
+    let edited = (
+        proptest::sample::select(valid),
+        proptest::collection::vec(op, 0..8),
+    )
+        .prop_map(|(text, ops)| {
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            for op in &ops {
+                let n = lines.len().max(1);
+                match op {
+                    ConfOp::Drop(i) if !lines.is_empty() => {
+                        lines.remove(i.index(n));
+                    }
+                    ConfOp::Dup(i) if !lines.is_empty() => {
+                        let l = lines[i.index(n)].clone();
+                        lines.insert(i.index(n), l);
+                    }
+                    ConfOp::Swap(a, b) if !lines.is_empty() => lines.swap(a.index(n), b.index(n)),
+                    ConfOp::Insert(i, v) => lines.insert(i.index(lines.len() + 1), v.to_string()),
+                    ConfOp::Nest(i, k) => {
+                        let at = i.index(lines.len() + 1);
+                        lines.splice(at..at, std::iter::repeat_n("x {".to_string(), *k));
+                    }
+                    ConfOp::Repeat(i, k) if !lines.is_empty() => {
+                        let at = i.index(n);
+                        let l = lines[at].clone();
+                        lines.splice(at..at, std::iter::repeat_n(l, *k));
+                    }
+                    ConfOp::Bytes(muts) => {
+                        let mut b = lines.join("\n").into_bytes();
+                        for m in muts {
+                            apply(&mut b, m);
+                        }
+                        lines = String::from_utf8_lossy(&b)
+                            .lines()
+                            .map(str::to_string)
+                            .collect();
+                    }
+                    _ => {}
+                }
+            }
+            lines.join("\n") + "\n"
+        });
+    let soup = proptest::collection::vec(proptest::sample::select(lines), 0..24)
+        .prop_map(|v| v.join("\n") + "\n");
+    prop_oneof![6 => edited, 1 => soup, 1 => text(lines, valid)].boxed()
+}
+
+/// Writes `files` (name, text) into a fresh directory and times `read` on it: the
+/// answer, or a failure when it took CONF_TIME or more.
+fn read_conf<T>(
+    what: &str,
+    files: &[(&str, &str)],
+    read: impl FnOnce(&std::path::Path) -> T,
+) -> Result<T, TestCaseError> {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    for (name, text) in files {
+        let p = dir.path().join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("directory");
+        }
+        std::fs::write(p, text).expect("written");
+    }
+    let start = std::time::Instant::now();
+    let out = read(dir.path());
+    let took = start.elapsed();
+    prop_assert!(took < CONF_TIME, "{} took {:?}", what, took);
+    Ok(out)
+}
+
+const NGINX_LINES: &[&str] = &[
+    "http {",
+    "}",
+    "server {",
+    "location / {",
+    "location ~ ^/a {",
+    "location ~* \\.php$ {",
+    "location = /x {",
+    "location ^~ /s {",
+    "location @named {",
+    "limit_req_zone $binary_remote_addr zone=a:10m rate=5r/s;",
+    "limit_req_zone $m zone=b:1m rate=1r/m;",
+    "limit_req_zone $g zone=c:1m rate=30r/m;",
+    "limit_req zone=a burst=5 nodelay;",
+    "limit_req zone=b;",
+    "limit_req zone=c delay=2;",
+    "limit_req_status 429;",
+    "limit_req_dry_run on;",
+    "map $http_user_agent $m { default $binary_remote_addr; ~*bot \"\"; Mozilla 1; }",
+    "map $uri $m { /a $m; /b $m; default $m; }",
+    "map $uri $m2 { /a $m; /b $m; /c $m; default $m; }",
+    "map $remote_addr $m { \"~^(?<n>\\d+\\.\\d+\\.\\d+)\\.\\d+$\" $n; default \"\"; }",
+    "geo $g { default 1; 10.0.0.0/8 0; 10.1.0.0/16 $m; }",
+    "geo $remote_addr $g { ranges; 10.0.0.1-10.0.0.9 1; }",
+    "include inc.conf;",
+    "include inc.conf; include inc.conf;",
+    "include *.conf;",
+    "include /dev/zero;",
+    "include missing/*.conf;",
+    "server_name a.example b.example;",
+    "listen 80 default_server;",
+    "return 403;",
+    "if ($x) {",
+    "rewrite ^ /x;",
+    "\"",
+    "'",
+    "# comment {",
+    "${",
+    "\\",
+    ";",
+    "{",
+    "}",
+];
+
+fn nginx_confs() -> &'static [&'static str] {
+    static C: OnceLock<Vec<&'static str>> = OnceLock::new();
+    C.get_or_init(|| {
+        vec![
+            fixture("limits/nginx-conf/flash_aligned.conf"),
+            fixture("oracles/nginx-limit-req/flash/nginx.conf"),
+            "http {\n  map $http_user_agent $k { default $binary_remote_addr; ~*bot \"\"; }\n  geo $g { default 1; 10.0.0.0/8 0; }\n  limit_req_zone $k zone=perip:10m rate=5r/s;\n  limit_req_zone $server_name zone=site:1m rate=100r/s;\n  include inc.conf;\n  server {\n    listen 80 default_server;\n    location / { limit_req zone=perip burst=10 nodelay; }\n    location ^~ /api/ {\n      limit_req zone=site;\n      location ~ \\.json$ { limit_req zone=perip; }\n    }\n    location = /health { return 200; }\n  }\n}\n",
+            "include inc.conf;\ninclude inc.conf;\n",
+        ]
+    })
+}
+
+#[test]
+fn fuzz_nginx_conf() {
+    let strategy = (
+        conf_case(nginx_confs(), NGINX_LINES),
+        conf_case(nginx_confs(), NGINX_LINES),
+    );
+    fuzz("--nginx-conf", 300, strategy, |(main, inc)| {
+        let got = read_conf(
+            "nginx.conf",
+            &[("nginx.conf", &main), ("inc.conf", &inc)],
+            |d| logscope_core::replay::conf::NginxConf::read(&d.join("nginx.conf")),
+        )?;
+        match got {
+            Ok(c) => replay(vec![c.policy])?,
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+        }
+        Ok(())
+    });
+}
+
+const CADDY_LINES: &[&str] = &[
+    "example.com {",
+    "}",
+    "{",
+    "(snip) {",
+    "import snip",
+    "import snip a b",
+    "import snip {args[0]}{args[0]}",
+    "import inc.caddy",
+    "import *.caddy",
+    "rate_limit {",
+    "zone z {",
+    "zone {args[0]} {",
+    "key {remote_host}",
+    "key {client_ip}",
+    "key {http.request.header.User-Agent}",
+    "key static",
+    "events 10",
+    "events 0",
+    "window 1m",
+    "window 0s",
+    "ipv4_prefix 24",
+    "match {",
+    "path /api/* /w/*",
+    "method POST",
+    "not path /x",
+    "header User-Agent *bot*",
+    "@bot header User-Agent *bot*",
+    "@m {",
+    "expression {path} == '/x'",
+    "remote_ip 10.0.0.0/8 private_ranges",
+    "handle /x {",
+    "handle_path /y/* {",
+    "route {",
+    "respond 403",
+    "rewrite * /new",
+    "uri strip_prefix /a",
+    "order rate_limit before basic_auth",
+    "{$HOME:x}",
+    "`",
+    "\"",
+    "<<EOF",
+    "# comment",
+];
+
+fn caddy_confs() -> &'static [&'static str] {
+    static C: OnceLock<Vec<&'static str>> = OnceLock::new();
+    C.get_or_init(|| {
+        vec![
+            fixture("limits/caddy/femiwiki-caddy.Caddyfile"),
+            "{\n\torder rate_limit before basic_auth\n}\n(limits) {\n\trate_limit {\n\t\tzone {args[0]} {\n\t\t\tmatch {\n\t\t\t\tpath /api/*\n\t\t\t}\n\t\t\tkey {remote_host}\n\t\t\tevents 10\n\t\t\twindow 1m\n\t\t}\n\t}\n}\nexample.com {\n\timport limits api\n\timport inc.caddy\n\t@bot header User-Agent *bot*\n\trespond @bot 403\n\trewrite /old /api/x\n}\n",
+            "(s) {\n\timport inc.caddy\n\timport inc.caddy\n}\nexample.com {\n\timport s\n\timport s\n}\n",
+        ]
+    })
+}
+
+#[test]
+fn fuzz_caddyfile() {
+    let strategy = (
+        conf_case(caddy_confs(), CADDY_LINES),
+        conf_case(caddy_confs(), CADDY_LINES),
+    );
+    fuzz("--caddyfile", 300, strategy, |(main, inc)| {
+        let env = |_: &str| None;
+        let got = read_conf(
+            "Caddyfile",
+            &[("Caddyfile", &main), ("inc.caddy", &inc)],
+            |d| logscope_core::replay::conf::CaddyConf::read(&d.join("Caddyfile"), &env),
+        )?;
+        match got {
+            Ok(c) => replay(vec![c.policy])?,
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+        }
+        Ok(())
+    });
+}
+
+const HAPROXY_LINES: &[&str] = &[
+    "global",
+    "defaults",
+    "frontend fe",
+    "frontend fe2",
+    "backend be",
+    "listen li",
+    "stick-table type ip size 100k expire 30s store http_req_rate(10s),gpc0",
+    "stick-table type string len 16 size 1k store http_req_cnt",
+    "stick-table type ipv6 size 0 expire 0 store http_req_rate(0)",
+    "http-request track-sc0 src",
+    "http-request track-sc1 src table be",
+    "http-request track-sc2 src,ipmask(24,64) table be",
+    "http-request track-sc0 req.hdr(user-agent) if { path_beg /api }",
+    "http-request deny deny_status 429 if { sc_http_req_rate(0) gt 10 }",
+    "http-request deny if { sc0_get_gpc0 ge 1 } || bot",
+    "http-request sc-inc-gpc0(0) if { sc_http_req_rate(0) gt 5 }",
+    "acl bot hdr_sub(user-agent) -i bot",
+    "acl api path_reg ^/api/",
+    "http-request deny if bot !{ src 10.0.0.0/8 }",
+    "http-request return status 200 if { path /health }",
+    "http-request allow if { method GET }",
+    "http-request tarpit",
+    "http-request set-var(txn.x) str(y)",
+    "bind :80",
+    "\"",
+    "'",
+    "# comment",
+    "\\",
+    "{ }",
+];
+
+fn haproxy_confs() -> &'static [&'static str] {
+    static C: OnceLock<Vec<&'static str>> = OnceLock::new();
+    C.get_or_init(|| {
+        vec![
+            fixture("oracles/haproxy-stick/flash/haproxy.cfg"),
+            "frontend fe\n    bind :80\n    acl bot hdr_sub(user-agent) -i bot\n    http-request track-sc0 src table st\n    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 10 } || bot\nbackend st\n    stick-table type ip size 100k expire 30s store http_req_rate(10s)\n",
+        ]
+    })
+}
+
+#[test]
+fn fuzz_haproxy_cfg() {
+    fuzz(
+        "--haproxy-cfg",
+        300,
+        conf_case(haproxy_confs(), HAPROXY_LINES),
+        |cfg| {
+            let got = read_conf("haproxy.cfg", &[("haproxy.cfg", &cfg)], |d| {
+                logscope_core::replay::conf::haproxy_cfg::read_file(&d.join("haproxy.cfg"))
+            })?;
+            match got {
+                Ok(c) => {
+                    for u in &c.unsupported {
+                        prop_assert!(!u.to_string().is_empty());
+                    }
+                    replay(vec![c.policy])?
+                }
+                Err(e) => prop_assert!(!e.to_string().is_empty()),
+            }
+            Ok(())
+        },
+    );
+}
+
+const JAIL_LINES: &[&str] = &[
+    "[DEFAULT]",
+    "[sshd]",
+    "[web]",
+    "[INCLUDES]",
+    "[Definition]",
+    "[Init]",
+    "before = inc.conf",
+    "after = inc.conf inc.conf inc.conf",
+    "before = filter.d/f.conf",
+    "enabled = true",
+    "enabled = false",
+    "filter = f",
+    "filter = f[mode=aggressive, port=\"80,443\"]",
+    "filter = nginx-botsearch",
+    "filter = %(__name__)s",
+    "failregex = ^<HOST> .*\"GET /x",
+    "failregex = ^<ADDR> - <F-USER>\\S+</F-USER>",
+    "failregex = <t>",
+    "failregex = %(b)s",
+    "failregex = (?P<x>a)(?P=x)",
+    "ignoreregex = bot",
+    "maxretry = 0",
+    "maxretry = 3",
+    "findtime = 10m",
+    "findtime = 1year-6mo",
+    "bantime = -1",
+    "bantime.increment = true",
+    "bantime.factor = 2",
+    "bantime.multipliers = 1 2 4",
+    "bantime.maxtime = 1d",
+    "ignoreip = 10.0.0.0/8 host.example",
+    "a = %(a)s%(a)s",
+    "b = %(a)s%(a)s%(a)s",
+    "t = <t><t>",
+    "u = <HOST><t>",
+    "  continuation",
+    "x: y",
+    "; comment",
+    "<SKIPLINES>",
+];
+
+fn jail_confs() -> &'static [&'static str] {
+    static C: OnceLock<Vec<&'static str>> = OnceLock::new();
+    C.get_or_init(|| {
+        vec![
+            fixture("limits/fail2ban/jail.local"),
+            fixture("limits/fail2ban/filter.d/nginx-botsearch.conf"),
+            fixture("limits/fail2ban/filter.d/apache-badbots.conf"),
+            "[INCLUDES]\nbefore = inc.conf\n[DEFAULT]\nbantime = 1h\n[web]\nenabled = true\nfilter = f[mode=aggressive]\nmaxretry = 2\nfindtime = 1m\nignoreip = 10.0.0.0/8\n",
+            "[INCLUDES]\nafter = inc.conf inc.conf\n[Definition]\nblock = \\S*(?:php|admin)\\S*\nfailregex = ^<HOST> \\S+ \\S+ \\[\\] \"GET /<block>\n%(known/failregex)s\n[Init]\nmaxlines = 1\n",
+        ]
+    })
+}
+
+#[test]
+fn fuzz_fail2ban_jail() {
+    let filters = [
+        "apache-badbots.conf",
+        "botsearch-common.conf",
+        "nginx-botsearch.conf",
+        "nginx-error-common.conf",
+        "nginx-limit-req.conf",
+    ]
+    .map(|f| {
+        (
+            format!("filter.d/{f}"),
+            fixture(&format!("limits/fail2ban/filter.d/{f}")),
+        )
+    });
+    let strategy = (
+        conf_case(jail_confs(), JAIL_LINES),
+        conf_case(jail_confs(), JAIL_LINES),
+    );
+    fuzz("--fail2ban-jail", 200, strategy, |(jail, other)| {
+        let mut files: Vec<(&str, &str)> = vec![
+            ("jail.local", &jail),
+            ("inc.conf", &other),
+            ("filter.d/f.conf", &other),
+        ];
+        files.extend(filters.iter().map(|(n, t)| (n.as_str(), *t)));
+        let got = read_conf("jail.local", &files, |d| {
+            logscope_core::replay::conf::fail2ban::read_file(&d.join("jail.local"))
+        })?;
+        match got {
+            Ok(j) => {
+                for n in &j.notes {
+                    prop_assert!(!n.message.is_empty());
+                }
+                if !j.policies.is_empty() {
+                    replay(j.policies)?;
+                }
             }
             Err(e) => prop_assert!(!e.to_string().is_empty()),
         }

@@ -2,6 +2,7 @@
 //! default), and the real client behind trusted proxies from X-Forwarded-For.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipnet::IpNet;
@@ -10,13 +11,17 @@ use crate::net::canonical;
 
 /// A client or a network, small and hashable: an address or prefix as 128 bits (IPv4 in
 /// the IPv4-mapped range) with its length, or a host name (an index into the
-/// classifier's name table) for logs that record names instead of addresses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// classifier's name table) for logs that record names instead of addresses. The bits
+/// are two `u64` halves, not a `u128`: 24 bytes with 8-byte alignment instead of 32
+/// with 16, which is a third of every per-client map's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ClientKey {
     /// An address (len 32/128) or network (shorter).
     Net {
-        /// Network address bits; IPv4 as `::ffff:a.b.c.d`.
-        bits: u128,
+        /// Network address bits, high half; IPv4 as `::ffff:a.b.c.d`.
+        hi: u64,
+        /// Network address bits, low half.
+        lo: u64,
         /// Prefix length in the address family's own terms (0–32 for IPv4).
         len: u8,
         /// IPv4.
@@ -28,6 +33,25 @@ pub enum ClientKey {
 
 const V4_MAPPED: u128 = 0xffff_0000_0000;
 
+impl Hash for ClientKey {
+    /// The same hash as a derived one over `Net { bits: u128, len, v4 }` gave: seeded
+    /// samples and every map's order stay as they were with the 128-bit field.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match *self {
+            ClientKey::Net { hi, lo, len, v4 } => {
+                0isize.hash(state);
+                (u128::from(hi) << 64 | u128::from(lo)).hash(state);
+                len.hash(state);
+                v4.hash(state);
+            }
+            ClientKey::Name(i) => {
+                1isize.hash(state);
+                i.hash(state);
+            }
+        }
+    }
+}
+
 impl ClientKey {
     /// The key of an address cut to `v4_len`/`v6_len` bits (lengths clamped).
     #[inline]
@@ -36,11 +60,7 @@ impl ClientKey {
             IpAddr::V4(a) => {
                 let len = v4_len.min(32);
                 let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
-                ClientKey::Net {
-                    bits: V4_MAPPED | u128::from(u32::from(a) & mask),
-                    len,
-                    v4: true,
-                }
+                ClientKey::net_key(V4_MAPPED | u128::from(u32::from(a) & mask), len, true)
             }
             IpAddr::V6(a) => {
                 let len = v6_len.min(128);
@@ -49,12 +69,27 @@ impl ClientKey {
                 } else {
                     u128::MAX << (128 - len)
                 };
-                ClientKey::Net {
-                    bits: u128::from(a) & mask,
-                    len,
-                    v4: false,
-                }
+                ClientKey::net_key(u128::from(a) & mask, len, false)
             }
+        }
+    }
+
+    #[inline]
+    fn net_key(bits: u128, len: u8, v4: bool) -> ClientKey {
+        ClientKey::Net {
+            hi: (bits >> 64) as u64,
+            lo: bits as u64,
+            len,
+            v4,
+        }
+    }
+
+    /// The address bits of an address or network (IPv4 as `::ffff:a.b.c.d`).
+    #[inline]
+    pub fn bits(&self) -> Option<u128> {
+        match *self {
+            ClientKey::Net { hi, lo, .. } => Some(u128::from(hi) << 64 | u128::from(lo)),
+            ClientKey::Name(_) => None,
         }
     }
 
@@ -68,18 +103,21 @@ impl ClientKey {
     pub fn net(&self) -> Option<IpNet> {
         match *self {
             ClientKey::Net {
-                bits,
-                len,
-                v4: true,
+                lo, len, v4: true, ..
             } => {
-                let a = Ipv4Addr::from((bits & 0xffff_ffff) as u32);
+                let a = Ipv4Addr::from((lo & 0xffff_ffff) as u32);
                 IpNet::new(IpAddr::V4(a), len).ok()
             }
             ClientKey::Net {
-                bits,
+                hi,
+                lo,
                 len,
                 v4: false,
-            } => IpNet::new(IpAddr::V6(Ipv6Addr::from(bits)), len).ok(),
+            } => IpNet::new(
+                IpAddr::V6(Ipv6Addr::from(u128::from(hi) << 64 | u128::from(lo))),
+                len,
+            )
+            .ok(),
             ClientKey::Name(_) => None,
         }
     }
@@ -92,7 +130,11 @@ impl ClientKey {
     /// Sort key that orders IPv4 before IPv6 numerically, then names by index.
     pub fn order(&self) -> (u8, u128, u8) {
         match *self {
-            ClientKey::Net { bits, len, v4 } => (if v4 { 0 } else { 1 }, bits, len),
+            ClientKey::Net { hi, lo, len, v4 } => (
+                if v4 { 0 } else { 1 },
+                u128::from(hi) << 64 | u128::from(lo),
+                len,
+            ),
             ClientKey::Name(i) => (2, u128::from(i), 0),
         }
     }
@@ -195,6 +237,29 @@ mod tests {
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn keys_are_small_and_keep_their_order() {
+        // Every per-client map pays for the key's size and alignment.
+        assert_eq!(std::mem::size_of::<ClientKey>(), 24);
+        assert_eq!(std::mem::align_of::<ClientKey>(), 8);
+        let mut keys: Vec<ClientKey> = ["::1", "10.0.0.2", "2001:db8::1", "10.0.0.1", "ff00::"]
+            .iter()
+            .map(|s| ClientKey::addr(ip(s)))
+            .collect();
+        keys.sort();
+        let mut by_order = keys.clone();
+        by_order.sort_by_key(|k| k.order());
+        let shown: Vec<String> = by_order.iter().map(|k| k.to_string()).collect();
+        assert_eq!(
+            shown,
+            ["10.0.0.1", "10.0.0.2", "::1", "2001:db8::1", "ff00::"]
+        );
+        assert_eq!(
+            ClientKey::prefix(ip("2001:db8:aa:bb::1"), 24, 48).bits(),
+            Some(0x2001_0db8_00aa_u128 << 80)
+        );
     }
 
     #[test]

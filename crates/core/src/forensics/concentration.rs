@@ -272,38 +272,46 @@ impl ConcentrationAcc {
         origin: &str,
     ) -> ConcentrationReport {
         let (v4, v6) = (cls.v4_len, cls.v6_len);
-        let mut as_of: FxHashMap<ClientKey, Group> = FxHashMap::default();
-        let mut group_of = |k: ClientKey| -> Group {
-            match self.by {
+        let by = self.by;
+        let group_of = |k: ClientKey| -> Group {
+            match by {
                 GroupBy::Ip => Group::Key(k),
                 GroupBy::Prefix => Group::Key(cut(k, v4, v6)),
-                GroupBy::Asn => *as_of.entry(k).or_insert_with(|| {
-                    match k.ip().and_then(|ip| asn.and_then(|db| db.lookup(ip))) {
-                        Some(a) => Group::As(a.asn),
-                        None => Group::NoAs,
-                    }
-                }),
+                GroupBy::Asn => match k.ip().and_then(|ip| asn.and_then(|db| db.lookup(ip))) {
+                    Some(a) => Group::As(a.asn),
+                    None => Group::NoAs,
+                },
             }
         };
+        // The (address, agent) pairs in address order: each address's pairs are next to
+        // each other, so distinct addresses are counted per group without a set per group
+        // (a million groups of one address each would cost a small table each), and the
+        // address's group is worked out once.
+        let mut pairs: Vec<(ClientKey, AgentId, u64)> = self
+            .pairs
+            .into_iter()
+            .map(|((c, a), n)| (c, a, n))
+            .collect();
+        pairs.sort_unstable_by_key(|p| (p.0, p.1));
+        /// A group's requests and distinct addresses.
         struct Acc {
             requests: u64,
-            clients: FxHashSet<ClientKey>,
-            agents: FxHashMap<AgentId, u64>,
+            clients: u64,
         }
         let mut groups: FxHashMap<Group, Acc> = FxHashMap::default();
-        let mut clients: FxHashSet<ClientKey> = FxHashSet::default();
+        let mut distinct_ips = 0u64;
         let mut name_requests = 0u64;
-        for (&(client, agent), &n) in &self.pairs {
-            let g = group_of(client);
-            let a = groups.entry(g).or_insert_with(|| Acc {
+        let runs = || pairs.chunk_by(|x, y| x.0 == y.0);
+        for run in runs() {
+            let client = run[0].0;
+            let n: u64 = run.iter().map(|p| p.2).sum();
+            let a = groups.entry(group_of(client)).or_insert(Acc {
                 requests: 0,
-                clients: FxHashSet::default(),
-                agents: FxHashMap::default(),
+                clients: 0,
             });
             a.requests += n;
-            a.clients.insert(client);
-            *a.agents.entry(agent).or_default() += n;
-            clients.insert(client);
+            a.clients += 1;
+            distinct_ips += 1;
             if matches!(client, ClientKey::Name(_)) {
                 name_requests += n;
             }
@@ -328,12 +336,39 @@ impl ConcentrationAcc {
                 Group::NoAs => "(no AS)".into(),
             }
         };
+        // The listed groups' agents (and, per AS, its first address's AS record): a second
+        // pass over the pairs for those groups alone.
+        let listed: FxHashMap<Group, usize> = sorted
+            .iter()
+            .take(top)
+            .enumerate()
+            .map(|(i, (g, _))| (**g, i))
+            .collect();
+        let mut agents: Vec<FxHashMap<AgentId, u64>> = vec![FxHashMap::default(); listed.len()];
+        let mut as_infos: Vec<Option<crate::forensics::asn::AsnInfo>> = vec![None; listed.len()];
+        if !listed.is_empty() {
+            for run in runs() {
+                let client = run[0].0;
+                let g = group_of(client);
+                let Some(&i) = listed.get(&g) else { continue };
+                for &(_, agent, n) in run {
+                    *agents[i].entry(agent).or_default() += n;
+                }
+                if let (Group::As(n), Some(db), None) = (g, asn, &as_infos[i]) {
+                    as_infos[i] = client
+                        .ip()
+                        .and_then(|ip| db.lookup(ip))
+                        .filter(|x| x.asn == n)
+                        .cloned();
+                }
+            }
+        }
         let mut cum = 0u64;
         let mut rows = Vec::new();
         for (i, (g, a)) in sorted.iter().take(top).enumerate() {
             cum += a.requests;
             let mut best: Option<(AgentId, u64)> = None;
-            for (&id, &c) in &a.agents {
+            for (&id, &c) in &agents[i] {
                 let better = match best {
                     None => true,
                     Some((bid, bc)) => {
@@ -348,13 +383,7 @@ impl ConcentrationAcc {
                 }
             }
             let as_info = match (g, asn) {
-                (Group::As(n), Some(db)) => a
-                    .clients
-                    .iter()
-                    .filter_map(|c| c.ip())
-                    .filter_map(|ip| db.lookup(ip))
-                    .find(|x| x.asn == *n)
-                    .cloned(),
+                (Group::As(_), Some(_)) => as_infos[i].take(),
                 (Group::Key(k), Some(db)) => k.ip().and_then(|ip| db.lookup(ip)).cloned(),
                 _ => None,
             };
@@ -364,7 +393,7 @@ impl ConcentrationAcc {
                 requests: a.requests,
                 share: share(a.requests, total),
                 cumulative_share: share(cum, total),
-                distinct_ips: a.clients.len() as u64,
+                distinct_ips: a.clients,
                 agent: best.map(|(id, _)| cls.agents.info(id).label.clone()),
                 agent_share: best.map_or(0.0, |(_, c)| share(c, a.requests)),
                 asn: as_info,
@@ -374,7 +403,7 @@ impl ConcentrationAcc {
             // Window counts per group (ASN: summed from the per-address windows).
             let mut per_group: FxHashMap<(Group, i64), u64> = FxHashMap::default();
             for (&(k, w), &c) in &self.windows {
-                let g = match self.by {
+                let g = match by {
                     GroupBy::Asn => group_of(k),
                     _ => Group::Key(k),
                 };
@@ -409,7 +438,7 @@ impl ConcentrationAcc {
             prefix_v4: v4,
             prefix_v6: v6,
             requests: total,
-            distinct_ips: clients.len() as u64,
+            distinct_ips,
             groups: groups.len() as u64,
             top_share: share(counts.first().copied().unwrap_or(0), total),
             groups_for_50: groups_for_share(&counts, 0.5),

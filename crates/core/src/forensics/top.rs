@@ -10,6 +10,8 @@
 //! each value's client tally is bounded (at most a few KiB) whatever the traffic.
 
 use rustc_hash::FxHashMap;
+
+use crate::chunked::Chunked;
 use serde::Serialize;
 
 use super::doc::{Doc, Section};
@@ -203,11 +205,15 @@ impl Distinct {
 
 /// A set of client hashes, which are mixed already: open addressing on the hash's own
 /// low bits with linear probing, no hash of the hash and no separate control bytes (0
-/// marks a free slot; a 0 hash is a flag of its own). At most one past half full.
+/// marks a free slot; a 0 hash is a flag of its own). At most one past half full. The
+/// first hash is kept inline, so a value with one client (every address of `top --by
+/// ip`) allocates nothing.
 #[derive(Clone, Debug, Default)]
 pub struct Hashes {
     slots: Vec<u64>,
-    len: usize,
+    /// The one non-zero hash while `slots` is unallocated (0: none).
+    first: u64,
+    len: u32,
     zero: bool,
 }
 
@@ -218,16 +224,26 @@ impl Hashes {
         if h == 0 {
             let new = !self.zero;
             self.zero = true;
-            self.len += usize::from(new);
+            self.len += u32::from(new);
             return new;
+        }
+        if self.slots.is_empty() {
+            if self.first == 0 {
+                self.first = h;
+                self.len += 1;
+                return true;
+            }
+            if self.first == h {
+                return false;
+            }
         }
         // Grown once more than half full, so a free slot always ends a probe; the
         // 257th client (the switch to the sketch) still fits in 512 slots.
-        if self.slots.is_empty() || 2 * self.len > self.slots.len() {
+        if self.slots.is_empty() || 2 * self.len as usize > self.slots.len() {
             self.grow();
         }
         let new = Self::place(&mut self.slots, h);
-        self.len += usize::from(new);
+        self.len += u32::from(new);
         new
     }
 
@@ -253,12 +269,16 @@ impl Hashes {
         for &x in self.slots.iter().filter(|&&x| x != 0) {
             Self::place(&mut slots, x);
         }
+        if self.first != 0 {
+            Self::place(&mut slots, self.first);
+            self.first = 0;
+        }
         self.slots = slots;
     }
 
     /// How many.
     pub fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     /// Whether there are none.
@@ -271,6 +291,7 @@ impl Hashes {
         self.zero
             .then_some(0)
             .into_iter()
+            .chain((self.first != 0).then_some(self.first))
             .chain(self.slots.iter().copied().filter(|&x| x != 0))
     }
 }
@@ -310,9 +331,9 @@ fn hll_estimate(r: &[u8]) -> u64 {
 #[inline]
 pub fn client_hash(k: ClientKey) -> u64 {
     match k {
-        ClientKey::Net { bits, len, v4 } => mix64(
-            (bits as u64) ^ mix64((bits >> 64) as u64 ^ (u64::from(len) << 1 | u64::from(v4))),
-        ),
+        ClientKey::Net { hi, lo, len, v4 } => {
+            mix64(lo ^ mix64(hi ^ (u64::from(len) << 1 | u64::from(v4))))
+        }
         ClientKey::Name(i) => mix64(u64::from(i) ^ 0xa5a5_5a5a_0000_0000),
     }
 }
@@ -727,7 +748,7 @@ enum Value {
 /// batch, then [`TopAcc::add`] per selected row.
 pub struct TopAcc {
     by: TopBy,
-    entries: Vec<Tally>,
+    entries: Chunked<Tally>,
     text: FxHashMap<Box<str>, u32>,
     status: Vec<u32>,
     clients: FxHashMap<ClientKey, u32>,
@@ -742,7 +763,7 @@ impl TopAcc {
     pub fn new(by: TopBy) -> TopAcc {
         TopAcc {
             by,
-            entries: Vec::new(),
+            entries: Chunked::default(),
             text: FxHashMap::default(),
             status: Vec::new(),
             clients: FxHashMap::default(),
@@ -765,9 +786,8 @@ impl TopAcc {
         }
     }
 
-    fn new_entry(entries: &mut Vec<Tally>) -> u32 {
-        entries.push(Tally::default());
-        (entries.len() - 1) as u32
+    fn new_entry(entries: &mut Chunked<Tally>) -> u32 {
+        entries.push(Tally::default()) as u32
     }
 
     fn text_entry(&mut self, col: &TextColumn, k: Option<u32>) -> u32 {
@@ -876,7 +896,7 @@ impl TopAcc {
         // counted again per row).
         let mut t = self.total.clone();
         if self.by.counts_clients() {
-            for e in &self.entries {
+            for e in self.entries.iter() {
                 t.clients.merge(&e.clients);
             }
         } else {
@@ -897,27 +917,20 @@ impl TopAcc {
         local: &dyn Fn(i64) -> i64,
     ) -> Breakdown {
         let by = self.by;
-        let mut values: Vec<(Value, u32)> = Vec::with_capacity(self.entries.len());
-        values.extend(self.text.into_iter().map(|(k, e)| (Value::Text(k), e)));
-        values.extend(self.clients.into_iter().map(|(k, e)| (Value::Client(k), e)));
-        values.extend(
-            self.status
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| **e != UNSET)
-                .map(|(s, &e)| (Value::Status(s as u16), e)),
-        );
-        if self.null != UNSET {
-            values.push((Value::Null, self.null));
-        }
         let entries = self.entries;
-        let counts: Vec<(u64, bool)> = entries.iter().map(|t| t.clients.count()).collect();
+        // Distinct clients per value, worked out once (a sketch's estimate is not free).
+        let counts: Vec<(u64, bool)> = if by.counts_clients() {
+            entries.iter().map(|t| t.clients.count()).collect()
+        } else {
+            Vec::new()
+        };
+        let count = |e: u32| counts.get(e as usize).copied().unwrap_or((0, false));
         let metric = |e: u32| {
             let t = &entries[e as usize];
             match sort {
                 TopSort::Requests => (t.requests, 0),
                 TopSort::Bytes => (t.bytes, t.requests),
-                TopSort::Clients => (counts[e as usize].0, t.requests),
+                TopSort::Clients => (count(e).0, t.requests),
                 TopSort::Errors => (t.errors, t.requests),
             }
         };
@@ -933,27 +946,64 @@ impl TopAcc {
                 _ => Ordering::Equal,
             }
         };
-        values.sort_by(|(va, ea), (vb, eb)| {
+        let order = |(va, ea): &(Value, u32), (vb, eb): &(Value, u32)| {
             metric(*eb)
                 .cmp(&metric(*ea))
                 .then_with(|| value_cmp(va, vb))
-        });
-        let total = &self.total;
-        let distinct_values = values.len() as u64;
-        let keep = if limit == 0 {
-            values.len()
-        } else {
-            limit.min(values.len())
         };
+        // Only the first `limit` values are kept as they stream past (the order is total:
+        // ties go by value), so memory is the table's, not a second copy of every value;
+        // the rest is the whole minus what is kept.
+        let mut kept: Vec<(Value, u32)> = Vec::new();
+        let mut distinct_values = 0u64;
+        let (mut all_requests, mut all_bytes, mut all_errors) = (0u64, 0u128, 0u64);
+        let mut offer = |v: Value, e: u32| {
+            let t = &entries[e as usize];
+            distinct_values += 1;
+            all_requests += t.requests;
+            all_bytes += u128::from(t.bytes);
+            all_errors += t.errors;
+            kept.push((v, e));
+            if limit > 0 && kept.len() >= 2 * limit.max(512) {
+                kept.select_nth_unstable_by(limit - 1, order);
+                kept.truncate(limit);
+            }
+        };
+        for (k, e) in self.text {
+            offer(Value::Text(k), e);
+        }
+        for (k, e) in self.clients {
+            offer(Value::Client(k), e);
+        }
+        for (s, &e) in self.status.iter().enumerate() {
+            if e != UNSET {
+                offer(Value::Status(s as u16), e);
+            }
+        }
+        if self.null != UNSET {
+            offer(Value::Null, self.null);
+        }
+        kept.sort_by(order);
+        let keep = if limit == 0 {
+            kept.len()
+        } else {
+            limit.min(kept.len())
+        };
+        kept.truncate(keep);
+        let total = &self.total;
         let time = |ms: i64| {
             let l = local(ms);
             (local_rfc3339(l, l - ms), l)
         };
         let mut rows = Vec::with_capacity(keep);
-        for (rank, (v, e)) in values.iter().take(keep).enumerate() {
+        let (mut kept_requests, mut kept_bytes, mut kept_errors) = (0u64, 0u128, 0u64);
+        for (rank, (v, e)) in kept.iter().enumerate() {
             let t = &entries[*e as usize];
+            kept_requests += t.requests;
+            kept_bytes += u128::from(t.bytes);
+            kept_errors += t.errors;
             let (clients, estimated) = if by.counts_clients() {
-                counts[*e as usize]
+                count(*e)
             } else {
                 (1, false)
             };
@@ -981,22 +1031,16 @@ impl TopAcc {
                 last_local_ms,
             });
         }
-        let rest = (keep < values.len()).then(|| {
-            let mut r = TopRest {
-                values: (values.len() - keep) as u64,
-                requests: 0,
-                share: 0.0,
-                bytes: 0,
-                errors: 0,
-            };
-            for (_, e) in &values[keep..] {
-                let t = &entries[*e as usize];
-                r.requests += t.requests;
-                r.bytes = r.bytes.saturating_add(t.bytes);
-                r.errors += t.errors;
+        let rest = (keep as u64) < distinct_values;
+        let rest = rest.then(|| {
+            let requests = all_requests - kept_requests;
+            TopRest {
+                values: distinct_values - keep as u64,
+                requests,
+                share: share(requests, total.requests),
+                bytes: u64::try_from(all_bytes - kept_bytes).unwrap_or(u64::MAX),
+                errors: all_errors - kept_errors,
             }
-            r.share = share(r.requests, total.requests);
-            r
         });
         Breakdown {
             by,

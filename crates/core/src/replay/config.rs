@@ -53,6 +53,10 @@ pub enum LimitConfigError {
         /// The error.
         source: std::io::Error,
     },
+    /// Not a regular file, or larger than [`crate::conf_file::CONFIG_CAP`] (the message
+    /// without the file name, which the caller gives).
+    #[error("{}", .0.problem())]
+    Refused(crate::conf_file::ReadError),
     /// Not valid TOML, or a field of the wrong type or name.
     #[error("{0}")]
     Toml(String),
@@ -197,12 +201,24 @@ impl Policy {
         build(cfg)
     }
 
-    /// Reads a policy from a TOML file; the name defaults to the file stem.
+    /// Reads a policy from a TOML file (a regular file of at most
+    /// [`crate::conf_file::CONFIG_CAP`]); the name defaults to the file stem.
     pub fn from_toml_file(path: impl AsRef<Path>) -> Result<Policy, LimitConfigError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| LimitConfigError::Io {
-            path: path.display().to_string(),
-            source,
+        let bytes =
+            crate::conf_file::read(path, crate::conf_file::CONFIG_CAP).map_err(|e| match e {
+                crate::conf_file::ReadError::Io { source, .. } => LimitConfigError::Io {
+                    path: crate::escape::path(path),
+                    source,
+                },
+                e => LimitConfigError::Refused(e),
+            })?;
+        let text = String::from_utf8(bytes).map_err(|_| LimitConfigError::Io {
+            path: crate::escape::path(path),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            ),
         })?;
         let cfg: FileCfg = toml::from_str(&text)
             .map_err(|e| LimitConfigError::Toml(format!("{}: {e}", path.display())))?;

@@ -18,6 +18,7 @@ use regex::bytes::Regex;
 
 use super::nginx::Note;
 use super::syntax::ConfError;
+use crate::conf_file::{self, Budget, CONFIG_CAP};
 use crate::rate::Rate;
 use crate::replay::key::KeySpec;
 use crate::replay::matcher::{Exempt, Matcher};
@@ -55,20 +56,21 @@ impl CaddyConf {
     }
 }
 
+/// Reads a Caddyfile or an imported file (a regular file of at most
+/// [`conf_file::CONFIG_CAP`]); `at` is the `import` naming it.
 fn read_text(path: &Path, at: Option<(&Path, u32)>) -> Result<String, ConfError> {
-    std::fs::read(path)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .map_err(|e| {
-            let (file, line) = match at {
-                Some((f, l)) => (f.to_path_buf(), l),
-                None => (path.to_path_buf(), 0),
-            };
-            ConfError {
-                file,
-                line,
-                message: format!("cannot read {}: {e}", path.display()),
-            }
-        })
+    conf_file::read_text(path, CONFIG_CAP).map_err(|e| match at {
+        Some((f, l)) => ConfError {
+            file: f.to_path_buf(),
+            line: l,
+            message: e.to_string(),
+        },
+        None => ConfError {
+            file: path.to_path_buf(),
+            line: 0,
+            message: e.problem(),
+        },
+    })
 }
 
 // ---------------------------------------------------------------- syntax
@@ -266,6 +268,9 @@ fn parse_nodes(toks: &[Tok], file: &Arc<PathBuf>) -> Result<Vec<Node>, ConfError
     Ok(nodes)
 }
 
+/// How deep `{ }` blocks may nest in one file.
+const MAX_NESTING: usize = 32;
+
 fn parse_block(
     toks: &[Tok],
     i: &mut usize,
@@ -277,8 +282,13 @@ fn parse_block(
         line,
         message: m.to_string(),
     };
-    if depth > 32 {
-        return Err(err(toks[*i].line, "blocks nested too deeply"));
+    if depth > MAX_NESTING {
+        // At the `{` that opened this block.
+        let line = i
+            .checked_sub(1)
+            .and_then(|k| toks.get(k))
+            .map_or(1, |t| t.line);
+        return Err(err(line, &format!("blocks nest deeper than {MAX_NESTING}")));
     }
     let mut out = Vec::new();
     loop {
@@ -374,10 +384,43 @@ fn load(path: &Path, text: &str, env: Env<'_>) -> Result<Source, ConfError> {
         }
     }
     let mut files_seen = 0usize;
-    let nodes = expand(rest, &snippets, env, 0, &mut uses, &mut files_seen)?;
+    let mut budget = Budget::default();
+    budget.spend(0, text.len() as u64).map_err(|m| ConfError {
+        file: path.to_path_buf(),
+        line: 0,
+        message: m,
+    })?;
+    let nodes = expand(
+        rest,
+        &snippets,
+        env,
+        0,
+        &mut uses,
+        &mut files_seen,
+        &mut budget,
+    )?;
     Ok(Source { nodes, env: uses })
 }
 
+/// Nodes and text bytes in `nodes`, blocks included.
+fn size_of(nodes: &[Node]) -> (u64, u64) {
+    let (mut count, mut bytes) = (0u64, 0u64);
+    let mut todo: Vec<&[Node]> = vec![nodes];
+    while let Some(list) = todo.pop() {
+        for n in list {
+            count += 1;
+            bytes +=
+                (n.name.text.len() + n.args.iter().map(|a| a.text.len()).sum::<usize>()) as u64;
+            if let Some(b) = &n.block {
+                todo.push(b);
+            }
+        }
+    }
+    (count, bytes)
+}
+
+/// Expands `import`s (snippets and files), each import's nodes spent from `budget`
+/// before they are copied.
 fn expand(
     nodes: Vec<Node>,
     snippets: &[(String, Vec<Node>)],
@@ -385,6 +428,7 @@ fn expand(
     depth: usize,
     uses: &mut Vec<(PathBuf, EnvUse)>,
     files: &mut usize,
+    budget: &mut Budget,
 ) -> Result<Vec<Node>, ConfError> {
     let mut out = Vec::with_capacity(nodes.len());
     for mut n in nodes {
@@ -395,13 +439,17 @@ fn expand(
             let Some(target) = n.args.first() else {
                 return Err(n.err("import needs a snippet name or a file"));
             };
+            budget.spend(1, 0).map_err(|m| n.err(m))?;
             let args: Vec<String> = n.args[1..].iter().map(|a| a.text.clone()).collect();
             let body = if let Some((_, b)) = snippets.iter().find(|(s, _)| *s == target.text) {
+                let (count, bytes) = size_of(b);
+                budget.spend(count, bytes).map_err(|m| n.err(m))?;
                 b.clone()
             } else {
                 let base = n.file.parent().map(Path::to_path_buf).unwrap_or_default();
                 let pat = base.join(&target.text);
                 let mut paths: Vec<PathBuf> = if target.text.contains('*') {
+                    budget.load(0).map_err(|m| n.err(m))?;
                     glob_files(&pat)
                 } else {
                     vec![pat.clone()]
@@ -413,42 +461,67 @@ fn expand(
                     if *files > 256 {
                         return Err(n.err("more than 256 imported files"));
                     }
+                    budget.load(0).map_err(|m| n.err(m))?;
                     let text = read_text(&p, Some((n.file.as_path(), n.name.line)))?;
-                    body.extend(parse_source(&text, &p, env, depth + 1, uses)?);
+                    budget.spend(0, text.len() as u64).map_err(|m| n.err(m))?;
+                    let nodes = parse_source(&text, &p, env, depth + 1, uses)?;
+                    let (count, bytes) = size_of(&nodes);
+                    budget.spend(count, bytes).map_err(|m| n.err(m))?;
+                    body.extend(nodes);
                 }
                 body
             };
             let body = if args.is_empty() {
                 body
             } else {
-                body.into_iter().map(|b| with_args(b, &args)).collect()
+                body.into_iter()
+                    .map(|b| with_args(b, &args, budget))
+                    .collect::<Result<_, _>>()
+                    .map_err(|m| n.err(m))?
             };
-            out.extend(expand(body, snippets, env, depth + 1, uses, files)?);
+            out.extend(expand(body, snippets, env, depth + 1, uses, files, budget)?);
             continue;
         }
         if let Some(b) = n.block.take() {
-            n.block = Some(expand(b, snippets, env, depth, uses, files)?);
+            n.block = Some(expand(b, snippets, env, depth, uses, files, budget)?);
         }
         out.push(n);
     }
     Ok(out)
 }
 
-fn with_args(mut n: Node, args: &[String]) -> Node {
-    let sub = |t: &mut Tok| {
-        for (i, a) in args.iter().enumerate() {
-            t.text = t
-                .text
-                .replace(&format!("{{args[{i}]}}"), a)
-                .replace(&format!("{{args.{i}}}"), a);
+/// `{args[N]}` / `{args.N}` replaced by the import's arguments; the text added is
+/// spent from `budget` before it is made.
+fn with_args(mut n: Node, args: &[String], budget: &mut Budget) -> Result<Node, String> {
+    let mut sub = |t: &mut Tok| -> Result<(), String> {
+        if !t.text.contains("{args") {
+            return Ok(());
         }
+        for (i, a) in args.iter().enumerate() {
+            for pat in [format!("{{args[{i}]}}"), format!("{{args.{i}}}")] {
+                let hits = t.text.matches(pat.as_str()).count() as u64;
+                if hits == 0 {
+                    continue;
+                }
+                let added = hits.saturating_mul(a.len() as u64);
+                budget.spend(hits, added)?;
+                t.text = t.text.replace(pat.as_str(), a);
+            }
+        }
+        Ok(())
     };
-    sub(&mut n.name);
-    n.args.iter_mut().for_each(sub);
-    n.block = n
-        .block
-        .map(|b| b.into_iter().map(|c| with_args(c, args)).collect());
-    n
+    sub(&mut n.name)?;
+    for a in &mut n.args {
+        sub(a)?;
+    }
+    if let Some(b) = n.block.take() {
+        n.block = Some(
+            b.into_iter()
+                .map(|c| with_args(c, args, budget))
+                .collect::<Result<_, _>>()?,
+        );
+    }
+    Ok(n)
 }
 
 /// Files matching a glob whose `*` are in the last component only.

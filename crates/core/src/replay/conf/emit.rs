@@ -7,6 +7,8 @@
 
 use std::fmt::Write as _;
 
+use crate::escape;
+
 use crate::replay::key::KeySpec;
 use crate::replay::matcher::{Exempt, Matcher};
 use crate::replay::nginx::NODELAY_MILLI;
@@ -27,7 +29,7 @@ pub fn emit_nginx(policies: &[&Policy], summary: &EmitSummary) -> String {
     let mut out = String::new();
     out.push_str("# Written by logscope replay --emit nginx. Paste inside http { ... }.\n");
     for l in &summary.replayed {
-        let _ = writeln!(out, "# {}", comment(l));
+        let _ = writeln!(out, "# {}", escape::comment(l));
     }
     for (pi, p) in policies.iter().enumerate() {
         let suffix = if pi == 0 {
@@ -36,22 +38,15 @@ pub fn emit_nginx(policies: &[&Policy], summary: &EmitSummary) -> String {
             format!("_c{}", pi + 1)
         };
         out.push('\n');
-        let _ = writeln!(out, "# ---- candidate {} ----", comment(p.name()));
+        let _ = writeln!(out, "# ---- candidate {} ----", escape::comment(p.name()));
         if let Some(o) = summary.outcomes.get(pi) {
             for l in o {
-                let _ = writeln!(out, "# {}", comment(l));
+                let _ = writeln!(out, "# {}", escape::comment(l));
             }
         }
         emit_one(&mut out, p, &suffix);
     }
     out
-}
-
-/// Text safe inside a `#` comment: one line, no control characters.
-fn comment(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
 }
 
 /// A double-quoted nginx string: `\` and `"` escaped.
@@ -276,7 +271,7 @@ fn emit_one(out: &mut String, p: &Policy, suffix: &str) {
                 let _ = writeln!(
                     out,
                     "# NOTE {name}: its rules exempt different requests; nginx keys a zone one way, so the exemptions of rule {} are used",
-                    comment(&first.name)
+                    escape::comment(&first.name)
                 );
             }
             ex.cidr.extend(first.exempt.cidr.iter().copied());
@@ -295,7 +290,11 @@ fn emit_one(out: &mut String, p: &Policy, suffix: &str) {
             }
         };
         if !ex.is_empty() {
-            let _ = writeln!(out, "# {name}: not limited: {}", comment(&ex.describe()));
+            let _ = writeln!(
+                out,
+                "# {name}: not limited: {}",
+                escape::comment(&ex.describe())
+            );
             key = exempt_vars(out, &ex, name, &key);
         }
         let (rate, exact) = nginx_rate(spec.rate.count(), spec.rate.window_ms());
@@ -303,7 +302,7 @@ fn emit_one(out: &mut String, p: &Policy, suffix: &str) {
             let _ = writeln!(
                 out,
                 "# NOTE {name}: replayed as {}; nginx has only limit_req (a leaky bucket): rate {rate} with burst {} is the nearest",
-                comment(&spec.describe()),
+                escape::comment(&spec.describe()),
                 spec.burst()
             );
         } else if !exact {
@@ -322,7 +321,7 @@ fn emit_one(out: &mut String, p: &Policy, suffix: &str) {
     let mut catch_all = false;
     let rules = p.rules();
     for (ri, r) in rules.iter().enumerate() {
-        let name = comment(&r.name);
+        let name = escape::comment(&r.name);
         if catch_all {
             let _ = writeln!(
                 body,
@@ -334,7 +333,7 @@ fn emit_one(out: &mut String, p: &Policy, suffix: &str) {
             let _ = writeln!(
                 body,
                 "    # rule {name} [{}]: not expressible as an nginx location; left out",
-                comment(&r.matcher.describe())
+                escape::comment(&r.matcher.describe())
             );
             earlier.push(&r.matcher);
             continue;
@@ -455,6 +454,6 @@ mod tests {
         assert!(!nginx_rate(1, 7_000).1);
         assert_eq!(quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
         assert_eq!(ident("per ip/24"), "per_ip_24");
-        assert_eq!(comment("a\nb"), "a?b");
+        assert_eq!(escape::comment("a\nb"), "a?b");
     }
 }

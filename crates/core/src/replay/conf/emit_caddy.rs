@@ -8,6 +8,8 @@
 
 use std::fmt::Write as _;
 
+use crate::escape;
+
 use super::emit::EmitSummary;
 use crate::replay::key::KeySpec;
 use crate::replay::matcher::{Exempt, Matcher};
@@ -19,29 +21,22 @@ pub fn emit_caddy(policies: &[&Policy], summary: &EmitSummary) -> String {
     let mut out = String::new();
     out.push_str("# Written by logscope replay --emit caddy. Paste inside a site block of a Caddy\n# built with github.com/mholt/caddy-ratelimit (xcaddy build --with github.com/mholt/caddy-ratelimit).\n");
     for l in &summary.replayed {
-        let _ = writeln!(out, "# {}", comment(l));
+        let _ = writeln!(out, "# {}", escape::comment(l));
     }
     if policies.len() > 1 {
         out.push_str("# NOTE: one rate_limit handler per candidate; pasting several applies them all, one after another.\n");
     }
     for (pi, p) in policies.iter().enumerate() {
         out.push('\n');
-        let _ = writeln!(out, "# ---- candidate {} ----", comment(p.name()));
+        let _ = writeln!(out, "# ---- candidate {} ----", escape::comment(p.name()));
         if let Some(o) = summary.outcomes.get(pi) {
             for l in o {
-                let _ = writeln!(out, "# {}", comment(l));
+                let _ = writeln!(out, "# {}", escape::comment(l));
             }
         }
         emit_one(&mut out, p);
     }
     out
-}
-
-/// Text safe inside a `#` comment: one line, no control characters.
-fn comment(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
 }
 
 /// One Caddyfile token: bare when it can be, else quoted (backticks when it has `"`).
@@ -317,7 +312,7 @@ fn emit_one(out: &mut String, p: &Policy) {
         let mut seen: Vec<&String> = Vec::new();
         for n in &notes {
             if !seen.contains(&n) {
-                let _ = writeln!(out, "\t# NOTE {name}: {}", comment(n));
+                let _ = writeln!(out, "\t# NOTE {name}: {}", escape::comment(n));
                 seen.push(n);
             }
         }

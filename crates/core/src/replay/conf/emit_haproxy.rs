@@ -11,6 +11,8 @@
 
 use std::fmt::Write as _;
 
+use crate::escape;
+
 use super::emit::EmitSummary;
 use crate::replay::key::KeySpec;
 use crate::replay::matcher::{Exempt, Matcher};
@@ -35,7 +37,7 @@ pub fn emit_haproxy(policies: &[&Policy], summary: &EmitSummary) -> String {
          # placeholder for your servers' backend), and the stick tables' `size` (entries held).\n",
     );
     for l in &summary.replayed {
-        let _ = writeln!(out, "# {}", comment(l));
+        let _ = writeln!(out, "# {}", escape::comment(l));
     }
     let mut taken: Vec<String> = vec![APP.to_string()];
     for (pi, p) in policies.iter().enumerate() {
@@ -45,10 +47,10 @@ pub fn emit_haproxy(policies: &[&Policy], summary: &EmitSummary) -> String {
             format!("_c{}", pi + 1)
         };
         out.push('\n');
-        let _ = writeln!(out, "# ---- candidate {} ----", comment(p.name()));
+        let _ = writeln!(out, "# ---- candidate {} ----", escape::comment(p.name()));
         if let Some(o) = summary.outcomes.get(pi) {
             for l in o {
-                let _ = writeln!(out, "# {}", comment(l));
+                let _ = writeln!(out, "# {}", escape::comment(l));
             }
         }
         let port = 8080 + 100 * pi;
@@ -58,13 +60,6 @@ pub fn emit_haproxy(policies: &[&Policy], summary: &EmitSummary) -> String {
         }
     }
     out
-}
-
-/// Text safe inside a `#` comment: one line, no control characters.
-fn comment(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
 }
 
 /// One word of haproxy.cfg: bare when it has no specials, else in single quotes (no
@@ -278,7 +273,7 @@ impl Fe {
 
     fn note(&mut self, s: impl AsRef<str>) {
         self.lines
-            .push(format!("    # NOTE: {}", comment(s.as_ref())));
+            .push(format!("    # NOTE: {}", escape::comment(s.as_ref())));
     }
 
     fn write(&self, out: &mut String, name: &str, port: usize) {
@@ -587,7 +582,7 @@ fn rule_limit(z: &Zone, t: &Table, burst_milli: u64) -> u64 {
 fn write_table(out: &mut String, t: &Table, store_extra: &str) {
     let _ = writeln!(out, "backend {}", t.name);
     for n in &t.notes {
-        let _ = writeln!(out, "    # NOTE: {}", comment(n));
+        let _ = writeln!(out, "    # NOTE: {}", escape::comment(n));
     }
     let store = if t.period > 0 {
         format!(" store http_req_rate({}){store_extra}", time(t.period))
@@ -639,8 +634,8 @@ fn emit_rules(out: &mut String, p: &Policy, suffix: &str, port: usize, taken: &m
     let mut broken: Option<String> = None;
     let mut slot = 0usize;
     for r in p.rules() {
-        let name = comment(&r.name);
-        let scope = comment(&r.matcher.describe());
+        let name = escape::comment(&r.name);
+        let scope = escape::comment(&r.matcher.describe());
         if nginx && before.is_empty() {
             fe.note(format!(
                 "rule {name}: unreachable (an earlier rule takes every request); left out"
@@ -746,7 +741,7 @@ fn emit_rules(out: &mut String, p: &Policy, suffix: &str, port: usize, taken: &m
     }
     let fname = unique(format!("ls_limits{suffix}"), taken);
     for h in &head {
-        let _ = writeln!(out, "# NOTE: {}", comment(h));
+        let _ = writeln!(out, "# NOTE: {}", escape::comment(h));
     }
     fe.write(out, &fname, port);
     for t in tables.iter().flatten() {

@@ -13,8 +13,10 @@
 //! log: `nginx-limit-req`) match nothing there, and the report says how many requests
 //! counted. What cannot be replayed is reported with file:line.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use regex::bytes::{Regex, RegexBuilder};
 
@@ -22,6 +24,8 @@ use crate::replay::ban::{BanOptions, CountFilter, Increment, parse_milli};
 use crate::replay::{Algorithm, Exempt, KeySpec, LimitSpec, Matcher, Policy};
 
 use super::Note;
+use crate::conf_file::{self, Budget, CONFIG_CAP};
+use crate::escape;
 use crate::rate::Rate;
 
 /// The jails of one file.
@@ -43,6 +47,15 @@ pub enum Fail2banError {
         /// The OS error.
         message: String,
     },
+    /// A bound passed: a file that is not regular or too large, too many files loaded,
+    /// an interpolation or tag substitution that expands too far.
+    #[error("{at}: {message}")]
+    Limit {
+        /// file:line (or the file).
+        at: String,
+        /// Which bound.
+        message: String,
+    },
     /// A value that makes the jail meaningless.
     #[error(
         "{at}: {message}. For example: [sshd] enabled = true, maxretry = 5, findtime = 10m, bantime = 1h"
@@ -61,46 +74,143 @@ struct Val {
     at: String,
 }
 
+/// What reading one jail file has spent of its bounds ([`conf_file::Budget`]: files
+/// loaded, bytes read, substitutions made and the bytes they produce), shared by the
+/// jail file's layers and every filter's. Interpolation cannot fail where it is asked
+/// for, so the first bound passed is kept here (everything after it is cut short) and
+/// [`read_file`] returns it.
+/// A file's settings as read, and its size in bytes.
+type Parsed = (Rc<Vec<RawEntry>>, u64);
+
+#[derive(Default, Debug)]
+struct Spend {
+    budget: RefCell<Budget>,
+    over: RefCell<Option<Fail2banError>>,
+    /// Each file read: its settings and its size.
+    parsed: RefCell<HashMap<PathBuf, Parsed>>,
+}
+
+impl Spend {
+    /// Spends `count` substitutions producing `bytes`; false (and the bound kept, at
+    /// `at`) once a bound is passed.
+    fn spend(&self, at: &str, count: u64, bytes: u64) -> bool {
+        if self.over.borrow().is_some() {
+            return false;
+        }
+        match self.budget.borrow_mut().spend(count, bytes) {
+            Ok(()) => true,
+            Err(message) => {
+                *self.over.borrow_mut() = Some(Fail2banError::Limit {
+                    at: at.to_string(),
+                    message,
+                });
+                false
+            }
+        }
+    }
+
+    fn is_over(&self) -> bool {
+        self.over.borrow().is_some()
+    }
+
+    /// The bound passed, if one was.
+    fn take(&self) -> Option<Fail2banError> {
+        self.over.borrow_mut().take()
+    }
+}
+
 /// Sections → keys (lower case) → values, later files overriding earlier ones.
 #[derive(Default, Debug)]
 struct Layers {
     sections: BTreeMap<String, BTreeMap<String, Val>>,
     order: Vec<String>,
+    spend: Rc<Spend>,
 }
 
 const DEPTH: usize = 12;
 
 impl Layers {
+    /// Layers spending from `spend`.
+    fn with(spend: &Rc<Spend>) -> Layers {
+        Layers {
+            spend: Rc::clone(spend),
+            ..Layers::default()
+        }
+    }
+
+    /// Loads `path` (a regular file of at most [`CONFIG_CAP`]) and its `[INCLUDES]`;
+    /// `by` (file:line, or the file) is what names it, for errors.
     fn load(
         &mut self,
         path: &Path,
+        by: &str,
         notes: &mut Vec<Note>,
         depth: usize,
     ) -> Result<(), Fail2banError> {
-        let text = std::fs::read(path).map_err(|e| Fail2banError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        let text = String::from_utf8_lossy(&text);
-        let name = path.display().to_string();
-        let raw = parse_ini(&text, &name, notes);
+        let limit = |message: String| Fail2banError::Limit {
+            at: by.to_string(),
+            message,
+        };
+        if let Some(e) = self.spend.take() {
+            return Err(e);
+        }
+        self.spend
+            .budget
+            .borrow_mut()
+            .load(0)
+            .map_err(|m| limit(format!("{}: {m}", escape::path(path))))?;
+        let name = escape::path(path);
+        // A file loaded again (included twice, or a filter of several jails) is parsed
+        // once; each load still spends its bytes (its settings are applied again).
+        let cached = self.spend.parsed.borrow().get(path).cloned();
+        let (raw, bytes) = match cached {
+            Some(c) => c,
+            None => {
+                let text = match conf_file::read_text(path, CONFIG_CAP) {
+                    Ok(t) => t,
+                    // The file is named unless it is the jail file itself.
+                    Err(e) if e.is_refusal() && by == name => return Err(limit(e.problem())),
+                    Err(e) if e.is_refusal() => return Err(limit(e.to_string())),
+                    Err(e) => {
+                        return Err(Fail2banError::Io {
+                            path: escape::path(path),
+                            message: match e {
+                                conf_file::ReadError::Io { source, .. } => source.to_string(),
+                                e => e.problem(),
+                            },
+                        });
+                    }
+                };
+                let parsed = (Rc::new(parse_ini(&text, &name, notes)), text.len() as u64);
+                self.spend
+                    .parsed
+                    .borrow_mut()
+                    .insert(path.to_path_buf(), parsed.clone());
+                parsed
+            }
+        };
+        self.spend
+            .budget
+            .borrow_mut()
+            .spend(0, bytes)
+            .map_err(|m| limit(format!("{}: {m}", escape::path(path))))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let includes = |key: &str| -> Vec<PathBuf> {
+        let includes = |key: &str| -> Vec<(PathBuf, String)> {
             raw.iter()
                 .filter(|r| r.section == "INCLUDES" && r.key == key)
                 .flat_map(|r| {
                     r.value
                         .split_whitespace()
-                        .map(|f| dir.join(f))
+                        .map(|f| (dir.join(f), format!("{name}:{}", r.line)))
                         .collect::<Vec<_>>()
                 })
                 .collect()
         };
         let (before, after) = (includes("before"), includes("after"));
         if depth < DEPTH {
-            for b in before {
+            for (b, at) in before {
                 if b.exists() {
-                    self.load(&b, notes, depth + 1)?;
+                    self.load(&b, &at, notes, depth + 1)?;
                 }
             }
         }
@@ -117,15 +227,15 @@ impl Layers {
             );
         }
         if depth < DEPTH {
-            for a in after {
+            for (a, at) in after {
                 if a.exists() {
-                    self.load(&a, notes, depth + 1)?;
+                    self.load(&a, &at, notes, depth + 1)?;
                 }
             }
             if path.extension().is_some_and(|e| e == "conf") {
                 let local = path.with_extension("local");
                 if local.exists() {
-                    self.load(&local, notes, depth + 1)?;
+                    self.load(&local, &name, notes, depth + 1)?;
                 }
             }
         }
@@ -143,11 +253,13 @@ impl Layers {
     /// `known/name` and `section/name`).
     fn get(&self, section: &str, key: &str) -> Option<(String, String)> {
         let v = self.raw(section, key)?;
-        Some((self.interp(section, &v.value, 0), v.at.clone()))
+        Some((self.interp(section, &v.value, &v.at, 0), v.at.clone()))
     }
 
-    fn interp(&self, section: &str, v: &str, depth: usize) -> String {
-        if depth > DEPTH || !v.contains('%') {
+    /// `v` interpolated; each substitution spent (at `at`, the value's file:line) from
+    /// the shared bounds, and nothing more substituted once one is passed.
+    fn interp(&self, section: &str, v: &str, at: &str, depth: usize) -> String {
+        if depth > DEPTH || !v.contains('%') || self.spend.is_over() {
             return v.replace("%%", "%");
         }
         let mut out = String::with_capacity(v.len());
@@ -182,7 +294,13 @@ impl Layers {
                     self.raw(&sect, &key).map(|v| v.value.clone())
                 };
                 match val {
-                    Some(x) => out.push_str(&self.interp(&sect, &x, depth + 1)),
+                    Some(x) => {
+                        let x = self.interp(&sect, &x, at, depth + 1);
+                        if !self.spend.spend(at, 1, x.len() as u64) {
+                            return String::new();
+                        }
+                        out.push_str(&x);
+                    }
                     None => out.push_str(&tail[..end + 4]),
                 }
                 rest = &t[end + 2..];
@@ -196,6 +314,7 @@ impl Layers {
     }
 }
 
+#[derive(Debug)]
 struct RawEntry {
     section: String,
     key: String,
@@ -205,7 +324,18 @@ struct RawEntry {
 
 /// configparser's INI as fail2ban uses it: `[section]`, `key = value` or `key: value`,
 /// continuation lines indented, `#`/`;` comment lines, ` ;` inline comments.
+///
+/// Lines that are not settings are noted, the first [`MAX_LINE_NOTES`] one by one and
+/// the others counted in one note.
 fn parse_ini(text: &str, file: &str, notes: &mut Vec<Note>) -> Vec<RawEntry> {
+    const MAX_LINE_NOTES: usize = 20;
+    let mut ignored = 0usize;
+    let mut ignore = |notes: &mut Vec<Note>, at: String, message: &str| {
+        ignored += 1;
+        if ignored <= MAX_LINE_NOTES {
+            notes.push(note(at, message));
+        }
+    };
     let mut out: Vec<RawEntry> = Vec::new();
     let mut section: Option<String> = None;
     let mut last_ok = false;
@@ -245,20 +375,31 @@ fn parse_ini(text: &str, file: &str, notes: &mut Vec<Note>) -> Vec<RawEntry> {
                 last_ok = true;
             }
             (Some(_), None) => {
-                notes.push(note(
+                ignore(
+                    notes,
                     format!("{file}:{n}"),
                     "a setting before any [section]; ignored",
-                ));
+                );
                 last_ok = false;
             }
             (None, _) => {
-                notes.push(note(
+                ignore(
+                    notes,
                     format!("{file}:{n}"),
                     "not a setting (key = value); ignored",
-                ));
+                );
                 last_ok = false;
             }
         }
+    }
+    if ignored > MAX_LINE_NOTES {
+        notes.push(note(
+            file.to_string(),
+            format!(
+                "{} more lines that are not settings; ignored",
+                ignored - MAX_LINE_NOTES
+            ),
+        ));
     }
     out
 }
@@ -365,11 +506,16 @@ fn tag_regex(tag: &str, use_dns: bool) -> Option<String> {
 
 /// Substitutes fail2ban `<tag>`s: definitions (`lookup`) first, recursively, then the
 /// host tags and `<F-…>` groups. Returns the regex text, or why it cannot be replayed.
+/// Each substitution and each pass's text is spent (at `at`) from `spend`; once a bound
+/// is passed the answer is an error (and `spend` keeps the bound).
 fn resolve_tags(
     v: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
     use_dns: bool,
+    spend: &Spend,
+    at: &str,
 ) -> Result<String, String> {
+    const CUT: &str = "cut short: the configuration expands too far";
     let mut s = v.to_string();
     for _ in 0..30 {
         let mut changed = false;
@@ -389,6 +535,9 @@ fn resolve_tags(
                             .all(|c| c.is_ascii_alphanumeric() || b"_-/".contains(&c));
                     match (plain, plain.then(|| lookup(name)).flatten()) {
                         (true, Some(val)) => {
+                            if !spend.spend(at, 1, val.len() as u64) {
+                                return Err(CUT.into());
+                            }
                             out.push_str(&val);
                             changed = true;
                         }
@@ -407,10 +556,13 @@ fn resolve_tags(
             }
         }
         out.push_str(rest);
-        s = out;
         if !changed {
             break;
         }
+        if !spend.spend(at, 0, out.len() as u64) {
+            return Err(CUT.into());
+        }
+        s = out;
     }
     // Host tags and <F-…> groups.
     let mut out = String::with_capacity(s.len() + 64);
@@ -426,6 +578,9 @@ fn resolve_tags(
         };
         let name = &t[..e];
         if let Some(r) = tag_regex(name, use_dns) {
+            if !spend.spend(at, 1, r.len() as u64) {
+                return Err(CUT.into());
+            }
             out.push_str(&r);
         } else if name == "SKIPLINES" {
             return Err("<SKIPLINES> (multi-line matching) is not replayed".into());
@@ -526,14 +681,31 @@ const IGNORED: &[&str] = &[
 const DEFAULT_FORMULA: &str = "ban.Time * (1<<(ban.Count if ban.Count<20 else 20)) * banFactor";
 
 /// Reads one jail file (and, for `jail.conf`, `jail.local` beside it; `[INCLUDES]`).
+///
+/// Bounded: each file a regular file of at most [`CONFIG_CAP`], `[INCLUDES]` 12 deep,
+/// and for the whole (jail file, its includes, every jail's filter) at most
+/// [`conf_file::MAX_FILE_LOADS`] file loads, [`conf_file::MAX_EXPANSIONS`] `%(name)s`
+/// and `<tag>` substitutions and [`conf_file::MAX_EXPANDED_BYTES`] read or produced; a
+/// bound passed is a [`Fail2banError::Limit`] naming file:line.
 pub fn read_file(path: &Path) -> Result<Jails, Fail2banError> {
+    let spend = Rc::new(Spend::default());
+    let r = read_jails(path, &spend);
+    // A bound passed comes first: what failed after it may only be its consequence.
+    match spend.take() {
+        Some(e) => Err(e),
+        None => r,
+    }
+}
+
+fn read_jails(path: &Path, spend: &Rc<Spend>) -> Result<Jails, Fail2banError> {
     let mut notes = Vec::new();
-    let mut layers = Layers::default();
-    layers.load(path, &mut notes, 0)?;
+    let mut layers = Layers::with(spend);
+    let shown = escape::path(path);
+    layers.load(path, &shown, &mut notes, 0)?;
     if path.file_name().is_some_and(|n| n == "jail.conf") {
         let local = path.with_file_name("jail.local");
         if local.exists() {
-            layers.load(&local, &mut notes, 1)?;
+            layers.load(&local, &shown, &mut notes, 1)?;
         }
     }
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -546,6 +718,9 @@ pub fn read_file(path: &Path) -> Result<Jails, Fail2banError> {
         .collect();
     let file = path.display().to_string();
     for jail in jails {
+        if spend.is_over() {
+            break;
+        }
         let at = |k: &str| {
             layers
                 .raw(&jail, k)
@@ -705,7 +880,7 @@ fn build_jail(
     let mut fail: Vec<Regex> = Vec::new();
     let mut ignore: Vec<Regex> = Vec::new();
     let mut filter_name = String::from("inline failregex");
-    let mut filter_layers = Layers::default();
+    let mut filter_layers = Layers::with(&layers.spend);
     let mut args: BTreeMap<String, String> = BTreeMap::new();
     let mut have_filter = false;
     // jail.conf's default: `filter = %(__name__)s` (the jail's own name).
@@ -729,7 +904,7 @@ fn build_jail(
         if !name.is_empty() {
             let p = dir.join("filter.d").join(format!("{name}.conf"));
             if p.exists() {
-                filter_layers.load(&p, notes, 0)?;
+                filter_layers.load(&p, &fat, notes, 0)?;
                 filter_name = format!("filter {name} ({})", p.display());
                 have_filter = true;
             } else if layers.raw(jail, "failregex").is_none() {
@@ -751,23 +926,25 @@ fn build_jail(
         if let Some((s, k)) = name.split_once('/') {
             return fl
                 .raw(s, &k.to_ascii_lowercase())
-                .map(|v| fl.interp(s, &v.value, 0));
+                .map(|v| fl.interp(s, &v.value, &v.at, 0));
         }
         let k = name.to_ascii_lowercase();
         for s in ["Init", "Definition"] {
             if let Some(v) = fl.sections.get(s).and_then(|m| m.get(&k)) {
-                return Some(fl.interp(s, &v.value, 0));
+                return Some(fl.interp(s, &v.value, &v.at, 0));
             }
         }
         fl.sections
             .get("DEFAULT")
             .and_then(|m| m.get(&k))
-            .map(|v| fl.interp("DEFAULT", &v.value, 0))
+            .map(|v| fl.interp("DEFAULT", &v.value, &v.at, 0))
     };
     let compile_all =
         |text: &str, at: &str, into: &mut Vec<Regex>, fl: &Layers, notes: &mut Vec<Note>| {
             for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-                match resolve_tags(line, &|n| lookup_in(fl, n), use_dns).and_then(|r| compile(&r)) {
+                match resolve_tags(line, &|n| lookup_in(fl, n), use_dns, &fl.spend, at)
+                    .and_then(|r| compile(&r))
+                {
                     Ok(r) => into.push(r),
                     Err(m) => notes.push(note(
                         at.to_string(),
@@ -899,11 +1076,51 @@ mod tests {
     }
 
     #[test]
+    fn includes_fanning_out_are_bounded_and_parsed_once() {
+        // Found by the fuzz harness: a file including itself twice, with 5000 lines
+        // that are not settings (a note each, on every load, before).
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        let inc = format!(
+            "[INCLUDES]\nafter = inc.conf inc.conf\n[Definition]\nfailregex = ^<HOST> x\n{}",
+            "x {\n".repeat(5000)
+        );
+        std::fs::write(p.join("inc.conf"), &inc).unwrap();
+        std::fs::write(
+            p.join("jail.local"),
+            "[INCLUDES]\nbefore = inc.conf\n[web]\nenabled = true\nfailregex = ^<HOST> y\n",
+        )
+        .unwrap();
+        let start = std::time::Instant::now();
+        let e = read_file(&p.join("jail.local")).err().expect("refused");
+        assert!(start.elapsed().as_secs() < 5, "{:?}", start.elapsed());
+        let m = e.to_string();
+        assert!(m.contains("inc.conf:2: ") && m.contains("more than"), "{m}");
+        // Without the fan-out: 20 notes and one for the rest.
+        std::fs::write(p.join("inc.conf"), inc.replace("inc.conf inc.conf", "")).unwrap();
+        let j = read_file(&p.join("jail.local")).unwrap();
+        let ignored = j
+            .notes
+            .iter()
+            .filter(|n| n.message.contains("ignored"))
+            .count();
+        assert_eq!(ignored, 21, "{:?}", j.notes.last());
+        assert!(
+            j.notes
+                .iter()
+                .any(|n| n.message == "4980 more lines that are not settings; ignored")
+        );
+    }
+
+    #[test]
     fn tags_resolve() {
+        let spend = Spend::default();
         let r = resolve_tags(
             r#"^<HOST> \- \S+ \[\] \"GET /<block>"#,
             &|n| (n == "block").then(|| "x".to_string()),
             true,
+            &spend,
+            "t",
         )
         .unwrap();
         assert!(r.ends_with("/x"), "{r}");
@@ -912,6 +1129,6 @@ mod tests {
                 .unwrap()
                 .is_match(br#"192.0.2.1 - - [] "GET /x"#)
         );
-        assert!(resolve_tags("<nope>", &|_| None, true).is_err());
+        assert!(resolve_tags("<nope>", &|_| None, true, &spend, "t").is_err());
     }
 }

@@ -90,18 +90,21 @@ pub struct HaproxyCfg {
     pub frontends: Vec<String>,
 }
 
-/// Reads `path`.
+/// Reads `path`: a regular file of at most [`crate::conf_file::CONFIG_CAP`] (haproxy.cfg
+/// has no includes; its statements are one line each, with no nesting).
 pub fn read_file(path: &Path) -> Result<HaproxyCfg, HaproxyCfgError> {
-    let shown = path.display().to_string();
-    let text = std::fs::read(path).map_err(|e| HaproxyCfgError {
-        file: shown.clone(),
-        line: 0,
-        message: format!("cannot read: {e}"),
+    let shown = crate::escape::path(path);
+    let text = crate::conf_file::read_text(path, crate::conf_file::CONFIG_CAP).map_err(|e| {
+        HaproxyCfgError {
+            file: shown.clone(),
+            line: 0,
+            message: e.problem(),
+        }
     })?;
     let name = path
         .file_name()
         .map_or_else(|| shown.clone(), |n| n.to_string_lossy().into_owned());
-    parse(&String::from_utf8_lossy(&text), &shown, &name)
+    parse(&text, &shown, &name)
 }
 
 struct Stmt {

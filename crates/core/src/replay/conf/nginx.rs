@@ -309,14 +309,13 @@ impl Reader {
         if self.zones.iter().any(|(n, _)| *n == name) {
             return Err(d.error(format!("duplicate zone \"{name}\"")));
         }
-        let cases = self.vars.value(&key);
-        let mut vals: Vec<&Val> = Vec::new();
-        for c in &cases {
-            if matches!(c.val, Val::Const(_) | Val::Key(_)) && !vals.contains(&&c.val) {
-                vals.push(&c.val);
-            }
-        }
-        let distinct = vals.len();
+        let cases = self.vars.value(&key).map_err(|m| d.error(m))?;
+        let distinct = cases
+            .iter()
+            .filter(|c| matches!(c.val, Val::Const(_) | Val::Key(_)))
+            .map(|c| &c.val)
+            .collect::<std::collections::HashSet<_>>()
+            .len();
         self.zones.push((
             name,
             ZoneDef {
@@ -785,16 +784,17 @@ impl Reader {
                         }
                     }
                     next.push((l, r));
+                    // Checked as they are made: a zone's cases times the list so far.
+                    if next.len() > MAX_RULES {
+                        return Err(ConfError {
+                            file: Default::default(),
+                            line: 0,
+                            message: format!("more than {MAX_RULES} combinations of map cases"),
+                        });
+                    }
                 }
             }
             out = next;
-            if out.len() > MAX_RULES {
-                return Err(ConfError {
-                    file: Default::default(),
-                    line: 0,
-                    message: format!("more than {MAX_RULES} combinations of map cases"),
-                });
-            }
         }
         Ok(out)
     }

@@ -7,9 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// A syntax or include error: where, and one message.
+use crate::conf_file::{self, Budget, CONFIG_CAP};
+
+/// A syntax or include error: where, and one message. Shown as `file:line: message`
+/// (`file: message` for the file as a whole), the file name escaped.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}:{line}: {message}", file.display())]
 pub struct ConfError {
     /// The file.
     pub file: PathBuf,
@@ -17,6 +19,17 @@ pub struct ConfError {
     pub line: u32,
     /// What is wrong.
     pub message: String,
+}
+
+impl std::fmt::Display for ConfError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let file = crate::escape::path(&self.file);
+        match (file.is_empty(), self.line) {
+            (true, _) => f.write_str(&self.message),
+            (false, 0) => write!(f, "{file}: {}", self.message),
+            (false, line) => write!(f, "{file}:{line}: {}", self.message),
+        }
+    }
 }
 
 /// One argument of a directive: its text with quotes and escapes removed.
@@ -239,28 +252,72 @@ impl Lexer<'_> {
 /// How deep includes may nest (a loop is caught by this).
 const MAX_INCLUDE_DEPTH: usize = 32;
 
-/// Reads `path` into a directive tree, expanding `include` (globs; relative paths are
-/// taken from the including file's directory).
-pub fn parse_file(path: &Path) -> Result<Vec<Directive>, ConfError> {
-    parse_path(path, 0)
+/// How deep blocks may nest, counted across includes (nginx has no bound of its own;
+/// real configurations nest a handful of levels).
+pub const MAX_NESTING: usize = 100;
+
+/// What one configuration has spent: files loaded, bytes read, directives produced.
+#[derive(Default)]
+struct Cx {
+    budget: Budget,
 }
 
-fn parse_path(path: &Path, depth: usize) -> Result<Vec<Directive>, ConfError> {
-    let bytes = std::fs::read(path).map_err(|e| ConfError {
-        file: path.to_path_buf(),
-        line: 0,
-        message: format!("cannot read: {e}"),
-    })?;
-    parse_text(&bytes, path, depth)
+impl Cx {
+    /// Spends one directive of `d`'s size; an error at `d` past the bound.
+    fn directive(&mut self, d: &Directive) -> Result<(), ConfError> {
+        let bytes = d.name.len() + d.args.iter().map(|a| a.text.len()).sum::<usize>();
+        self.budget.spend(1, bytes as u64).map_err(|m| d.error(m))
+    }
+}
+
+/// Reads `path` into a directive tree, expanding `include` (globs; relative paths are
+/// taken from the including file's directory). Bounded: each file at most
+/// [`conf_file::CONFIG_CAP`], blocks [`MAX_NESTING`] deep, includes 32 deep, and the
+/// whole at most [`conf_file::MAX_FILE_LOADS`] file loads, [`conf_file::MAX_EXPANSIONS`]
+/// directives and [`conf_file::MAX_EXPANDED_BYTES`] read or produced.
+pub fn parse_file(path: &Path) -> Result<Vec<Directive>, ConfError> {
+    parse_path(path, 0, 0, &mut Cx::default(), None)
+}
+
+/// Reads and parses one file; `by` is the `include` that names it (errors reading it
+/// are given at the include).
+fn parse_path(
+    path: &Path,
+    depth: usize,
+    nest: usize,
+    cx: &mut Cx,
+    by: Option<&Directive>,
+) -> Result<Vec<Directive>, ConfError> {
+    let at = |message: String| match by {
+        Some(d) => d.error(format!("include {}: {message}", crate::escape::path(path))),
+        None => ConfError {
+            file: path.to_path_buf(),
+            line: 0,
+            message,
+        },
+    };
+    if by.is_some() {
+        // Counted before the file is read: a bomb of empty files is bounded too.
+        cx.budget.load(0).map_err(at)?;
+    }
+    let bytes = conf_file::read(path, CONFIG_CAP).map_err(|e| at(e.problem()))?;
+    cx.budget.spend(0, bytes.len() as u64).map_err(at)?;
+    parse_text(&bytes, path, depth, nest, cx)
 }
 
 /// Parses configuration text as if read from `file` (includes are resolved from its
 /// directory).
 pub fn parse_str(text: &str, file: &Path) -> Result<Vec<Directive>, ConfError> {
-    parse_text(text.as_bytes(), file, 0)
+    parse_text(text.as_bytes(), file, 0, 0, &mut Cx::default())
 }
 
-fn parse_text(bytes: &[u8], file: &Path, depth: usize) -> Result<Vec<Directive>, ConfError> {
+fn parse_text(
+    bytes: &[u8],
+    file: &Path,
+    depth: usize,
+    nest: usize,
+    cx: &mut Cx,
+) -> Result<Vec<Directive>, ConfError> {
     let mut lx = Lexer {
         s: bytes,
         i: 0,
@@ -268,99 +325,131 @@ fn parse_text(bytes: &[u8], file: &Path, depth: usize) -> Result<Vec<Directive>,
         file,
     };
     let name = Arc::new(file.to_path_buf());
-    let (list, end) = parse_block(&mut lx, &name, depth, None)?;
+    let mut p = Parse {
+        lx: &mut lx,
+        file: &name,
+        depth,
+        cx,
+    };
+    let (list, end) = p.block(nest, None)?;
     debug_assert!(end.is_none());
     Ok(list)
 }
 
-/// Parses directives until `}` (when `open` is the line of the `{`) or the end.
-fn parse_block(
-    lx: &mut Lexer<'_>,
-    file: &Arc<PathBuf>,
+/// One file being parsed.
+struct Parse<'a, 'b> {
+    lx: &'a mut Lexer<'b>,
+    file: &'a Arc<PathBuf>,
+    /// Include depth of this file.
     depth: usize,
-    open: Option<u32>,
-) -> Result<(Vec<Directive>, Option<u32>), ConfError> {
-    let mut out = Vec::new();
-    let mut words: Vec<Arg> = Vec::new();
-    let mut first_line = 0u32;
-    loop {
-        let Some((tok, line)) = lx.next()? else {
-            if !words.is_empty() {
-                return Err(lx.err(
-                    lx.line,
-                    format!(
-                        "unexpected end of file after \"{}\", expecting \";\" or \"}}\"",
-                        words[0].text
-                    ),
-                ));
-            }
-            if let Some(l) = open {
-                return Err(lx.err(
-                    lx.line,
-                    format!("unexpected end of file, expecting \"}}\" (the block opened on line {l} is not closed)"),
-                ));
-            }
-            return Ok((out, None));
-        };
-        match tok {
-            Tok::Word(a) => {
-                if words.is_empty() {
-                    first_line = line;
-                }
-                words.push(a);
-            }
-            Tok::Semi => {
-                if words.is_empty() {
-                    return Err(lx.err(line, "unexpected \";\""));
-                }
-                let name = words.remove(0).text;
-                let d = Directive {
-                    name,
-                    args: std::mem::take(&mut words),
-                    block: None,
-                    file: file.clone(),
-                    line: first_line,
-                };
-                if d.name == "include" {
-                    out.extend(include(&d, depth)?);
-                } else {
-                    out.push(d);
-                }
-            }
-            Tok::Open => {
-                if words.is_empty() {
-                    return Err(lx.err(line, "unexpected \"{\""));
-                }
-                let name = words.remove(0).text;
-                let (block, _) = parse_block(lx, file, depth, Some(line))?;
-                out.push(Directive {
-                    name,
-                    args: std::mem::take(&mut words),
-                    block: Some(block),
-                    file: file.clone(),
-                    line: first_line,
-                });
-            }
-            Tok::Close => {
+    cx: &'a mut Cx,
+}
+
+impl Parse<'_, '_> {
+    /// Parses directives until `}` (when `open` is the line of the `{`) or the end;
+    /// `nest` blocks are open around it (the including files' too).
+    fn block(
+        &mut self,
+        nest: usize,
+        open: Option<u32>,
+    ) -> Result<(Vec<Directive>, Option<u32>), ConfError> {
+        let mut out = Vec::new();
+        let mut words: Vec<Arg> = Vec::new();
+        let mut first_line = 0u32;
+        loop {
+            let lx = &mut *self.lx;
+            let Some((tok, line)) = lx.next()? else {
                 if !words.is_empty() {
                     return Err(lx.err(
-                        line,
+                        lx.line,
                         format!(
-                            "unexpected \"}}\" after \"{}\" (missing \";\"?)",
+                            "unexpected end of file after \"{}\", expecting \";\" or \"}}\"",
                             words[0].text
                         ),
                     ));
                 }
-                if open.is_none() {
-                    return Err(lx.err(line, "unexpected \"}\""));
+                if let Some(l) = open {
+                    return Err(lx.err(
+                        lx.line,
+                        format!("unexpected end of file, expecting \"}}\" (the block opened on line {l} is not closed)"),
+                    ));
                 }
-                return Ok((out, Some(line)));
+                return Ok((out, None));
+            };
+            match tok {
+                Tok::Word(a) => {
+                    if words.is_empty() {
+                        first_line = line;
+                    }
+                    words.push(a);
+                }
+                Tok::Semi => {
+                    if words.is_empty() {
+                        return Err(lx.err(line, "unexpected \";\""));
+                    }
+                    let name = words.remove(0).text;
+                    let d = Directive {
+                        name,
+                        args: std::mem::take(&mut words),
+                        block: None,
+                        file: self.file.clone(),
+                        line: first_line,
+                    };
+                    if d.name == "include" {
+                        out.extend(include(&d, self.depth, nest, self.cx)?);
+                    } else {
+                        self.cx.directive(&d)?;
+                        out.push(d);
+                    }
+                }
+                Tok::Open => {
+                    if words.is_empty() {
+                        return Err(lx.err(line, "unexpected \"{\""));
+                    }
+                    if nest >= MAX_NESTING {
+                        return Err(lx.err(
+                            line,
+                            format!("blocks nest deeper than {MAX_NESTING} (includes together)"),
+                        ));
+                    }
+                    let name = words.remove(0).text;
+                    let (block, _) = self.block(nest + 1, Some(line))?;
+                    let d = Directive {
+                        name,
+                        args: std::mem::take(&mut words),
+                        block: Some(block),
+                        file: self.file.clone(),
+                        line: first_line,
+                    };
+                    self.cx.directive(&d)?;
+                    out.push(d);
+                }
+                Tok::Close => {
+                    if !words.is_empty() {
+                        return Err(lx.err(
+                            line,
+                            format!(
+                                "unexpected \"}}\" after \"{}\" (missing \";\"?)",
+                                words[0].text
+                            ),
+                        ));
+                    }
+                    if open.is_none() {
+                        return Err(lx.err(line, "unexpected \"}\""));
+                    }
+                    return Ok((out, Some(line)));
+                }
             }
         }
     }
 }
 
-fn include(d: &Directive, depth: usize) -> Result<Vec<Directive>, ConfError> {
+fn include(
+    d: &Directive,
+    depth: usize,
+    nest: usize,
+    cx: &mut Cx,
+) -> Result<Vec<Directive>, ConfError> {
     if d.args.len() != 1 {
         return Err(d.error("\"include\" takes one file name or glob"));
     }
@@ -378,21 +467,29 @@ fn include(d: &Directive, depth: usize) -> Result<Vec<Directive>, ConfError> {
     };
     let mut out = Vec::new();
     if has_glob(pat) {
+        // A directory read whatever it matches: counted as a load.
+        cx.budget.load(0).map_err(|m| d.error(m))?;
         let files = glob(&full).map_err(|m| d.error(m))?;
         for f in files {
-            out.extend(parse_path(&f, depth + 1)?);
+            out.extend(parse_path(&f, depth + 1, nest, cx, Some(d))?);
         }
     } else {
-        if !full.is_file() {
+        if !full.exists() {
             return Err(d.error(format!(
                 "include {}: no such file (relative paths are read from the including file's directory)",
-                full.display()
+                crate::escape::path(&full)
             )));
         }
-        out.extend(parse_path(&full, depth + 1)?);
+        out.extend(parse_path(&full, depth + 1, nest, cx, Some(d))?);
     }
     Ok(out)
 }
+
+/// The longest glob component (a file name is at most 255 bytes).
+const MAX_GLOB_COMPONENT: usize = 1024;
+
+/// The most directory entries one include's glob may look at.
+const MAX_GLOB_ENTRIES: usize = 100_000;
 
 fn has_glob(s: &str) -> bool {
     s.contains(['*', '?', '['])
@@ -400,14 +497,22 @@ fn has_glob(s: &str) -> bool {
 
 /// Expands a glob (`*`, `?`, `[…]` in any component), sorted like glob(3); no match is
 /// an empty list (nginx accepts that too).
+/// Bounded: a pattern component of at most [`MAX_GLOB_COMPONENT`] bytes, and at most
+/// [`MAX_GLOB_ENTRIES`] directory entries looked at (`/*/*/*/*.conf` walks the disk).
 fn glob(pattern: &Path) -> Result<Vec<PathBuf>, String> {
     let mut current: Vec<PathBuf> = vec![PathBuf::new()];
     let comps: Vec<_> = pattern.components().collect();
+    let mut seen = 0usize;
     for (i, c) in comps.iter().enumerate() {
         let last = i + 1 == comps.len();
         let text = c.as_os_str().to_string_lossy();
         let mut next = Vec::new();
         if has_glob(&text) {
+            if text.len() > MAX_GLOB_COMPONENT {
+                return Err(format!(
+                    "include: a glob component longer than {MAX_GLOB_COMPONENT} bytes"
+                ));
+            }
             for dir in &current {
                 let d = if dir.as_os_str().is_empty() {
                     Path::new(".")
@@ -419,9 +524,19 @@ fn glob(pattern: &Path) -> Result<Vec<PathBuf>, String> {
                 };
                 let mut names: Vec<String> = rd
                     .filter_map(|e| e.ok())
+                    .take_while(|_| {
+                        seen += 1;
+                        seen <= MAX_GLOB_ENTRIES
+                    })
                     .map(|e| e.file_name().to_string_lossy().into_owned())
                     .filter(|n| !n.starts_with('.') && wild_match(text.as_bytes(), n.as_bytes()))
                     .collect();
+                if seen > MAX_GLOB_ENTRIES {
+                    return Err(format!(
+                        "include {}: the glob looks at more than {MAX_GLOB_ENTRIES} directory entries",
+                        crate::escape::path(pattern)
+                    ));
+                }
                 names.sort();
                 for n in names {
                     let p = dir.join(n);
@@ -440,37 +555,68 @@ fn glob(pattern: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(current)
 }
 
-/// Shell-style matching of one name against one pattern component.
+/// Shell-style matching of one name against one pattern component: `*`, `?`, `[…]`
+/// (`[!…]`/`[^…]`, ranges; a `[` without `]` is itself). Iterative, in time bounded by
+/// the product of the lengths (a `*` is retried from one place only).
 fn wild_match(p: &[u8], s: &[u8]) -> bool {
-    match p.first() {
-        None => s.is_empty(),
-        Some(b'*') => (0..=s.len()).any(|k| wild_match(&p[1..], &s[k..])),
-        Some(b'?') => !s.is_empty() && wild_match(&p[1..], &s[1..]),
-        Some(b'[') => {
-            let Some(end) = p.iter().skip(1).position(|&c| c == b']').map(|e| e + 1) else {
-                return s.first() == Some(&b'[') && wild_match(&p[1..], &s[1..]);
-            };
-            let Some(&c) = s.first() else { return false };
-            let set = &p[1..end];
-            let (neg, set) = match set.first() {
-                Some(b'!' | b'^') => (true, &set[1..]),
-                _ => (false, set),
-            };
-            let mut hit = false;
-            let mut k = 0;
-            while k < set.len() {
-                if k + 2 < set.len() && set[k + 1] == b'-' {
-                    hit |= set[k] <= c && c <= set[k + 2];
-                    k += 3;
-                } else {
-                    hit |= set[k] == c;
-                    k += 1;
+    let (mut pi, mut si) = (0usize, 0usize);
+    // After the last `*`: where the pattern resumes and the name position it took.
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if let Some(&pc) = p.get(pi) {
+            let step = match pc {
+                b'*' => {
+                    star = Some((pi + 1, si));
+                    pi += 1;
+                    continue;
                 }
+                b'?' => Some(1),
+                b'[' => match class(&p[pi..], s[si]) {
+                    Some((true, len)) => Some(len),
+                    Some((false, _)) => None,
+                    None => (s[si] == b'[').then_some(1),
+                },
+                c => (c == s[si]).then_some(1),
+            };
+            if let Some(len) = step {
+                pi += len;
+                si += 1;
+                continue;
             }
-            hit != neg && wild_match(&p[end + 1..], &s[1..])
         }
-        Some(&c) => s.first() == Some(&c) && wild_match(&p[1..], &s[1..]),
+        match star {
+            Some((sp, ss)) => {
+                pi = sp;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            }
+            None => return false,
+        }
     }
+    p[pi.min(p.len())..].iter().all(|&c| c == b'*')
+}
+
+/// A `[…]` class at the start of `p` against `c`: whether it matches and the class's
+/// length; `None` when there is no closing `]`.
+fn class(p: &[u8], c: u8) -> Option<(bool, usize)> {
+    let end = p.iter().skip(1).position(|&x| x == b']')? + 1;
+    let set = &p[1..end];
+    let (neg, set) = match set.first() {
+        Some(b'!' | b'^') => (true, &set[1..]),
+        _ => (false, set),
+    };
+    let mut hit = false;
+    let mut k = 0;
+    while k < set.len() {
+        if k + 2 < set.len() && set[k + 1] == b'-' {
+            hit |= set[k] <= c && c <= set[k + 2];
+            k += 3;
+        } else {
+            hit |= set[k] == c;
+            k += 1;
+        }
+    }
+    Some((hit != neg, end + 1))
 }
 
 #[cfg(test)]
@@ -545,5 +691,54 @@ mod tests {
         std::fs::write(p.join("loop.conf"), "include loop.conf;\n").unwrap();
         let e = parse_file(&p.join("loop.conf")).unwrap_err();
         assert!(e.to_string().contains("nest deeper"), "{e}");
+        std::fs::write(
+            p.join("long.conf"),
+            format!("include conf.d/{}.conf;\n", "*a".repeat(600)),
+        )
+        .unwrap();
+        let e = parse_file(&p.join("long.conf")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("long.conf:1: include: a glob component longer than 1024 bytes"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn blocks_nest_at_most_max_nesting() {
+        let deep = |n: usize| format!("{}{}", "a {\n".repeat(n), "}\n".repeat(n));
+        assert!(parse(&deep(MAX_NESTING)).is_ok());
+        let e = parse(&deep(MAX_NESTING + 1)).unwrap_err();
+        assert_eq!(e.line, MAX_NESTING as u32 + 1, "{e}");
+        assert!(e.message.contains("nest deeper than 100"), "{e}");
+        // 10,000 deep is refused at once (it overflowed the stack).
+        assert!(parse(&deep(10_000)).is_err());
+    }
+
+    #[test]
+    fn globs_match_in_bounded_time() {
+        for (p, s, want) in [
+            ("*.conf", "a.conf", true),
+            ("*.conf", "a.confx", false),
+            ("a?c", "abc", true),
+            ("a?c", "ac", false),
+            ("[a-c]x", "bx", true),
+            ("[!a-c]x", "bx", false),
+            ("[^a]*", "b", true),
+            ("[x", "[x", true),
+            ("*", "", true),
+            ("**a**", "bab", true),
+            ("*a*b", "aaab", true),
+            ("*a*b", "aaa", false),
+        ] {
+            assert_eq!(wild_match(p.as_bytes(), s.as_bytes()), want, "{p} {s}");
+        }
+        // Exponential for a backtracking matcher; a star per byte of a long pattern
+        // overflowed the stack of a recursive one.
+        let name = "a".repeat(200);
+        let p = format!("{}b", "*a".repeat(40));
+        assert!(!wild_match(p.as_bytes(), name.as_bytes()));
+        let stars = "*".repeat(1_000_000);
+        assert!(wild_match(stars.as_bytes(), name.as_bytes()));
     }
 }

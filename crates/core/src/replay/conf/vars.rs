@@ -5,6 +5,7 @@
 //! [`Lit`]erals: in a first-match list a case needs only the tests that were true on its
 //! way (the false ones are implied by the earlier cases not matching).
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::net::IpAddr;
 
@@ -137,7 +138,7 @@ fn merge_into(m: &mut Matcher, one: Matcher) {
 }
 
 /// A built-in variable the log supplies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Prim {
     /// `$remote_addr`, `$binary_remote_addr`.
     Addr,
@@ -218,7 +219,7 @@ impl Prim {
 }
 
 /// What a variable (or a key) evaluates to in one case.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Val {
     /// Empty: a `limit_req` with this key does not apply.
     Empty,
@@ -275,9 +276,21 @@ struct GeoDef {
 pub struct Vars {
     maps: HashMap<String, MapDef>,
     geos: HashMap<String, GeoDef>,
+    /// Evaluation steps taken: values evaluated and tests added to their cases (bounded
+    /// by [`MAX_STEPS`]: maps of maps multiply their cases).
+    steps: Cell<u64>,
+    /// "`prim` equals this string" per variable and string, compiled once (a map's
+    /// entries are tested again each time the map is reached).
+    eq_lits: RefCell<HashMap<Prim, HashMap<String, Option<Lit>>>>,
     /// Things found but not evaluated: (file:line, message).
     pub notes: Vec<(String, String)>,
 }
+
+/// The most cases and tests in them that the `map`/`geo` variables of one configuration
+/// may evaluate to, all keys together (a map string compiled to a regex counts 8): a
+/// test can hold a regex (about a kilobyte a copy, ten compiled), and a key with more
+/// than 20,000 cases cannot become rules anyway.
+pub const MAX_STEPS: u64 = 100_000;
 
 /// Compiles an nginx (PCRE) regex for the replay: `~*` is case-insensitive.
 pub fn nginx_regex(re: &str, caseless: bool) -> Result<Regex, String> {
@@ -407,9 +420,18 @@ impl Vars {
         Ok(())
     }
 
-    /// The cases of a complex value (a key: `$binary_remote_addr`, `"site"`, `$limit`).
-    pub fn value(&self, text: &str) -> Vec<Case> {
-        self.raw_value(text, None, 0)
+    /// The cases of a complex value (a key: `$binary_remote_addr`, `"site"`, `$limit`);
+    /// an error when the maps and geos it goes through multiply into more than
+    /// [`MAX_STEPS`] cases and tests (all values together).
+    pub fn value(&self, text: &str) -> Result<Vec<Case>, String> {
+        let raw = self.raw_value(text, None, 0);
+        if self.steps.get() > MAX_STEPS {
+            return Err(format!(
+                "\"{text}\": its map and geo variables expand to more than {} cases and tests (maps of maps multiply their cases)",
+                MAX_STEPS
+            ));
+        }
+        Ok(raw
             .into_iter()
             .map(|c| Case {
                 lits: c.lits,
@@ -418,7 +440,34 @@ impl Vars {
                     Raw::Val(v) => v,
                 },
             })
-            .collect()
+            .collect())
+    }
+
+    /// Spends `n` steps; true once past the bound.
+    fn spend(&self, n: usize) -> bool {
+        self.steps.set(self.steps.get().saturating_add(n as u64));
+        self.steps.get() > MAX_STEPS
+    }
+
+    /// Whether the bound is passed (every loop over entries stops: value() reports it).
+    fn is_over(&self) -> bool {
+        self.steps.get() > MAX_STEPS
+    }
+
+    /// [`Prim::eq`], compiled once per variable and string.
+    fn eq_lit(&self, p: Prim, s: &str) -> Option<Lit> {
+        if let Some(l) = self.eq_lits.borrow().get(&p).and_then(|m| m.get(s)) {
+            return l.clone();
+        }
+        // A compiled regex (most variables) weighs about as much as eight cases.
+        self.spend(8);
+        let l = p.eq(s);
+        self.eq_lits
+            .borrow_mut()
+            .entry(p)
+            .or_default()
+            .insert(s.to_string(), l.clone());
+        l
     }
 
     fn raw_value(&self, text: &str, caps: Option<&Captures>, depth: usize) -> Vec<RawCase> {
@@ -430,6 +479,10 @@ impl Vars {
         };
         if depth > 16 {
             return one(Raw::Val(Val::Unsupported("variables nest too deep".into())));
+        }
+        // Past the bound every value is cut short (value() reports it).
+        if self.spend(1) {
+            return one(Raw::Val(Val::Empty));
         }
         let parts = split_vars(text);
         let vars: Vec<&str> = parts.iter().filter_map(|p| p.var()).collect();
@@ -517,7 +570,11 @@ impl Vars {
         }
         let mut out = Vec::new();
         for (net, v) in &g.nets {
+            if self.is_over() {
+                break;
+            }
             for mut c in self.raw_value(v, None, depth + 1) {
+                self.spend(c.lits.len() + 1);
                 c.lits.insert(0, Lit::Cidr(vec![*net]));
                 out.push(c);
             }
@@ -532,11 +589,13 @@ impl Vars {
             match src.val {
                 Raw::Val(Val::Const(ref c)) => {
                     for c2 in self.map_const(m, c, depth) {
+                        self.spend(src.lits.len() + c2.lits.len());
                         out.push(join(&src.lits, c2));
                     }
                 }
                 Raw::Val(Val::Empty) => {
                     for c2 in self.map_const(m, "", depth) {
+                        self.spend(src.lits.len() + c2.lits.len());
                         out.push(join(&src.lits, c2));
                     }
                 }
@@ -553,6 +612,7 @@ impl Vars {
                 }),
                 Raw::Prim(p) => {
                     for c2 in self.map_prim(m, p, depth) {
+                        self.spend(src.lits.len() + c2.lits.len());
                         out.push(join(&src.lits, c2));
                     }
                 }
@@ -590,20 +650,27 @@ impl Vars {
             val: Raw::Val(Val::Unsupported(why)),
         };
         for (pat, v) in &m.entries {
+            if self.is_over() {
+                break;
+            }
             if let Pattern::Exact(e) = pat {
-                let Some(lit) = p.eq(e) else {
+                let Some(lit) = self.eq_lit(p, e) else {
                     return vec![unsupported(format!(
                         "map at {}: matching {} against strings is not replayed",
                         m.at, m.source
                     ))];
                 };
                 for mut c in self.raw_value(v, None, depth + 1) {
+                    self.spend(c.lits.len() + 1);
                     c.lits.insert(0, lit.clone());
                     out.push(c);
                 }
             }
         }
         for (pat, v) in &m.entries {
+            if self.is_over() {
+                break;
+            }
             if let Pattern::Re(re, src) = pat {
                 if p == Prim::Addr
                     && let Some(bits) = ipv4_octet_prefix(re)
@@ -611,6 +678,7 @@ impl Vars {
                     // The regex takes every IPv4 address and captures its first octets.
                     let caps = Captures::prefix(re, bits);
                     for mut c in self.raw_value(v, Some(&caps), depth + 1) {
+                        self.spend(c.lits.len() + 1);
                         c.lits
                             .insert(0, Lit::Cidr(vec!["0.0.0.0/0".parse().expect("net")]));
                         out.push(c);
@@ -636,6 +704,7 @@ impl Vars {
                             m.at
                         )));
                     }
+                    self.spend(c.lits.len() + 1);
                     c.lits.insert(0, lit.clone());
                     out.push(c);
                 }
@@ -858,12 +927,29 @@ mod tests {
     }
 
     #[test]
+    fn maps_of_maps_are_bounded() {
+        let mut t = String::new();
+        for i in 0..16 {
+            t.push_str(&format!(
+                "map $uri $m{i} {{ /a $m{n}; /b $m{n}; /c $m{n}; /d $m{n}; default $m{n}; }}\n",
+                n = i + 1
+            ));
+        }
+        t.push_str("map $uri $m16 { default $binary_remote_addr; }\n");
+        let v = vars(&t);
+        let start = std::time::Instant::now();
+        let e = v.value("$m0").unwrap_err();
+        assert!(e.contains("more than 100000 cases"), "{e}");
+        assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+    }
+
+    #[test]
     fn geo_whitelist_makes_an_empty_key() {
         let v = vars(
             "geo $limit { default 1; 10.0.0.0/8 0; 10.1.0.0/16 1; 192.168.1.7 0; }\n\
              map $limit $limit_key { 0 \"\"; 1 $binary_remote_addr; }",
         );
-        let cases = v.value("$limit_key");
+        let cases = v.value("$limit_key").unwrap();
         let got: Vec<(String, Val)> = cases
             .iter()
             .map(|c| (format!("{:?}", c.lits), c.val.clone()))
@@ -881,7 +967,7 @@ mod tests {
         let v = vars(
             "map $remote_addr $net24 { \"~^(?<n24>[0-9]+\\.[0-9]+\\.[0-9]+)\\.[0-9]+$\" $n24; default \"\"; }",
         );
-        let c = v.value("$net24");
+        let c = v.value("$net24").unwrap();
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].val, Val::Key(KeySpec::Prefix { v4: 24, v6: 48 }));
         assert_eq!(c[1].val, Val::Empty);
@@ -893,7 +979,7 @@ mod tests {
         let v = vars(
             "map $http_user_agent $k { default $binary_remote_addr; \"~*bot\" \"\"; Mozilla 1; }",
         );
-        let c = v.value("$k");
+        let c = v.value("$k").unwrap();
         assert_eq!(c.len(), 3);
         assert_eq!(c[0].val, Val::Const("1".into()));
         assert_eq!(c[1].val, Val::Empty);
@@ -901,11 +987,14 @@ mod tests {
         let m = matcher_of(&c[1].lits).unwrap();
         assert!(m.ua_regex.unwrap().is_match(b"GoogleBOT/2"));
         assert!(
-            matches!(&v.value("$http_x_forwarded_for")[0].val, Val::Unsupported(m) if m.contains("header"))
+            matches!(&v.value("$http_x_forwarded_for").unwrap()[0].val, Val::Unsupported(m) if m.contains("header"))
         );
-        assert!(matches!(&v.value("$a$b")[0].val, Val::Unsupported(_)));
+        assert!(matches!(
+            &v.value("$a$b").unwrap()[0].val,
+            Val::Unsupported(_)
+        ));
         assert_eq!(
-            v.value("\"site\"".trim_matches('"'))[0].val,
+            v.value("\"site\"".trim_matches('"')).unwrap()[0].val,
             Val::Const("site".into())
         );
     }

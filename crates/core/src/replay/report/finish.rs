@@ -55,7 +55,6 @@ impl ReportAcc {
         let (bucket_ms, buckets) = time.finish(span);
         let mut warnings: Vec<String> = self.approximate_warning().into_iter().collect();
         let labels: Vec<String> = (0..self.cands.len()).map(letter).collect();
-        self.fold_ipv4();
         let tops = self.top_keys(cls);
         let totals = self.traffic_of(&tops, store)?;
         let shared = Shared {
@@ -122,31 +121,34 @@ impl ReportAcc {
         })
     }
 
-    /// Folds the refusals of IPv4 addresses and networks, counted by their bits, into
-    /// the keyed maps.
-    fn fold_ipv4(&mut self) {
-        let (v4, v6) = (self.opts.v4_len, self.opts.v6_len);
-        for ca in &mut self.cands {
-            for (&a, &n) in &ca.refused_ip4 {
-                let k = ClientKey::addr(IpAddr::V4(Ipv4Addr::from(a)));
-                *ca.refused_ip.entry(k).or_default() += n;
-            }
-            for (&a, &n) in &ca.refused_net4 {
-                let k = ClientKey::prefix(IpAddr::V4(Ipv4Addr::from(a)), v4, v6);
-                *ca.refused_prefix.entry(k).or_default() += n;
-            }
-        }
-    }
-
-    /// Every candidate's most refused networks and addresses.
+    /// Every candidate's most refused networks and addresses (the IPv4 ones, counted by
+    /// their bits, turned into keys as they are read: no second table of every refused
+    /// address).
     fn top_keys(&self, cls: &Classifier) -> Vec<(Counted, Counted)> {
         let top = self.opts.top;
+        let (v4, v6) = (self.opts.v4_len, self.opts.v6_len);
         self.cands
             .iter()
             .map(|ca| {
+                let nets = ca
+                    .refused_net4
+                    .iter()
+                    .map(|(&a, &n)| (ClientKey::prefix(IpAddr::V4(Ipv4Addr::from(a)), v4, v6), n));
+                let addrs = ca
+                    .refused_ip4
+                    .iter()
+                    .map(|(&a, &n)| (ClientKey::addr(IpAddr::V4(Ipv4Addr::from(a))), n));
                 (
-                    most(&ca.refused_prefix, top, cls),
-                    most(&ca.refused_ip, top, cls),
+                    most(
+                        ca.refused_prefix.iter().map(|(k, n)| (*k, *n)).chain(nets),
+                        top,
+                        cls,
+                    ),
+                    most(
+                        ca.refused_ip.iter().map(|(k, n)| (*k, *n)).chain(addrs),
+                        top,
+                        cls,
+                    ),
                 )
             })
             .collect()
@@ -536,15 +538,30 @@ fn zone_rows(p: &Policy) -> Vec<ZoneRow> {
 /// The bits of an IPv4 address or network key.
 fn v4_bits(k: &ClientKey) -> Option<u32> {
     match *k {
-        ClientKey::Net { bits, v4: true, .. } => Some((bits & 0xffff_ffff) as u32),
+        ClientKey::Net { lo, v4: true, .. } => Some((lo & 0xffff_ffff) as u32),
         _ => None,
     }
 }
 
 /// The `n` most refused keys, ties in key order.
-fn most(refused: &FxHashMap<ClientKey, u64>, n: usize, cls: &Classifier) -> Counted {
-    let mut v: Vec<(ClientKey, u64)> = refused.iter().map(|(k, c)| (*k, *c)).collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| cls.key_cmp(a.0, b.0)));
+/// The `n` keys with the most refusals (ties by key), keeping no more than `2n` at a
+/// time: the keys are disjoint (IPv4 ones come only from the by-bits tables).
+fn most(refused: impl Iterator<Item = (ClientKey, u64)>, n: usize, cls: &Classifier) -> Counted {
+    if n == 0 {
+        return Vec::new();
+    }
+    let order = |a: &(ClientKey, u64), b: &(ClientKey, u64)| {
+        b.1.cmp(&a.1).then_with(|| cls.key_cmp(a.0, b.0))
+    };
+    let mut v: Vec<(ClientKey, u64)> = Vec::new();
+    for x in refused {
+        v.push(x);
+        if v.len() >= 2 * n.max(512) {
+            v.select_nth_unstable_by(n - 1, order);
+            v.truncate(n);
+        }
+    }
+    v.sort_by(order);
     v.truncate(n);
     v
 }
