@@ -159,3 +159,35 @@ pub fn report_json_without_origin(mut c: Command, what: &str) -> serde_json::Val
     }
     v
 }
+
+/// Runs `cmd` with at most 2 GiB of address space and `secs` seconds: its exit status,
+/// or `None` when it was killed at the deadline (a hang or a runaway is a failure the
+/// caller names, never a stuck test run).
+pub fn run_bounded(mut cmd: std::process::Command, secs: u64) -> Option<std::process::ExitStatus> {
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().expect("spawn logscope");
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            return Some(s);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}

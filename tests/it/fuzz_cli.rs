@@ -11,10 +11,9 @@
 //! `LOGSCOPE_FUZZ_SEED=N` another sequence.
 
 use std::fmt::Write as _;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use crate::common::{Rng, fixture};
 
@@ -392,30 +391,7 @@ fn run(dir: &Path, data: &Path, args: &[String], codes: &mut [u32; 5]) -> Option
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(std::fs::File::create(&err_path).unwrap());
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 2 << 30,
-                rlim_max: 2 << 30,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &lim);
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().expect("spawn logscope");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break Some(s);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
+    let status = crate::common::run_bounded(cmd, 30);
     let stderr =
         String::from_utf8_lossy(&std::fs::read(&err_path).unwrap_or_default()).into_owned();
     let tail = || {

@@ -6,7 +6,7 @@
 //! `--memory-limit` with its message within seconds; and a bounded fuzz of queries
 //! (token soup, deep nesting, long chains, mutated valid queries) never crashes it.
 
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -259,30 +259,7 @@ fn fuzz_run(dir: &Path, query: &str, args: &[&str], codes: &mut [u32; 3]) -> Opt
         .stdin(std::fs::File::open(&qpath).unwrap())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&err_path).unwrap());
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 2 << 30,
-                rlim_max: 2 << 30,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &lim);
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().expect("spawn logscope");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break Some(s);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let status = crate::common::run_bounded(cmd, 30);
     let stderr =
         String::from_utf8_lossy(&std::fs::read(&err_path).unwrap_or_default()).into_owned();
     let tail: String = stderr
