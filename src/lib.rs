@@ -8,7 +8,9 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod engine;
 pub mod render;
+pub mod reports;
 pub mod store;
 
 pub use logscope_core as core;

@@ -16,12 +16,16 @@ use logscope_core::availability::{
 };
 use logscope_core::batch::Batch;
 use logscope_core::duration::Duration as Span;
+use logscope_core::sqlgen as twin;
 use regex::Regex;
 
-use super::filters::{ChronoZone, FilterArgs, duration_arg, regex_problem, resolve_local};
+use super::filters::{FilterArgs, duration_arg, regex_problem};
 use super::output::{self, OutputArgs, OutputFormat};
-use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
+use super::rows::RowArgs;
+use super::sqlgen;
 use super::usage_error;
+use crate::engine::clock::{ChronoZone, resolve_local};
+use crate::engine::rows::{RowStats, columns_for};
 use crate::store::scan::Columns;
 
 const EXAMPLES: &str = "\
@@ -291,30 +295,33 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
         Some(lines)
     };
     let (mut memo, mut buf) = (Vec::new(), String::new());
-    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
-        if let Some(lines) = pre {
-            acc.add_lines(lines);
-            return;
-        }
-        let mut bc = sel.classifier.batch(b);
-        memo_for(b, &mut memo);
-        for i in 0..b.len() {
-            let ts = b.ts_ms[i];
-            // Rows outside --since/--until go to the accumulator, which counts them.
-            if sel.filter.in_period(ts) {
-                let rc = bc.classify(&mut sel.classifier, i);
-                if !sel.filter.matches(b, i, &rc, &sel.classifier) {
-                    continue;
+    let stats =
+        args.rows
+            .source(data)?
+            .for_each_batch_with(cols, since, until, prep, |_, b, pre| {
+                if let Some(lines) = pre {
+                    acc.add_lines(lines);
+                    return;
                 }
-            }
-            let probe = match b.path.code(i) {
-                Some(k) if !memo.is_empty() => dynamic_of(b, k, &mut memo),
-                _ => is_probe(b, i, &mut buf),
-            };
-            acc.push(ts, b.status[i], probe);
-        }
-        sel.classifier.end_batch(bc);
-    })?;
+                let mut bc = sel.classifier.batch(b);
+                memo_for(b, &mut memo);
+                for i in 0..b.len() {
+                    let ts = b.ts_ms[i];
+                    // Rows outside --since/--until go to the accumulator, which counts them.
+                    if sel.filter.in_period(ts) {
+                        let rc = bc.classify(&mut sel.classifier, i);
+                        if !sel.filter.matches(b, i, &rc, &sel.classifier) {
+                            continue;
+                        }
+                    }
+                    let probe = match b.path.code(i) {
+                        Some(k) if !memo.is_empty() => dynamic_of(b, k, &mut memo),
+                        _ => is_probe(b, i, &mut buf),
+                    };
+                    acc.push(ts, b.status[i], probe);
+                }
+                sel.classifier.end_batch(bc);
+            })?;
     // Over the dataset the rows outside the period were pruned unread: count them from
     // the snapshot's row total, so the report says what a read of the files would.
     if let Some(rows) = stats.dataset_rows {
@@ -367,7 +374,7 @@ pub fn doc(c: &Computed, max_incidents: usize) -> logscope_core::forensics::doc:
 /// Runs `logscope availability`.
 pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
     if args.sql.sql.is_some() {
-        return super::sqlgen::availability(data, &args);
+        return sql_twin(data, &args);
     }
     if let Err(m) = args.output.check() {
         return Ok(output::usage(m));
@@ -563,6 +570,54 @@ where
         s = e;
     }
     Ok(out)
+}
+
+/// `logscope availability --sql`: the report's SQL twin.
+fn sql_twin(data: &Path, a: &AvailabilityArgs) -> anyhow::Result<i32> {
+    use logscope_core::classify::StatusSet;
+    use logscope_core::sqlgen::availability::{Options, Policy};
+    let mut refused = Vec::new();
+    if matches!(a.by, ByArg::Week | ByArg::Hour) {
+        refused.push("--by week/hour (month and day only)");
+    }
+    if a.expect_every.is_some() {
+        refused.push("--expect-every");
+    }
+    if a.min_gap.is_some() {
+        refused.push("--min-gap");
+    }
+    if !refused.is_empty() {
+        return Err(sqlgen::refuse(&refused));
+    }
+    if let Some(p) = &a.probe {
+        regex::Regex::new(p).map_err(|e| {
+            usage_error(format!(
+                "--probe is not a valid regex: {} (e.g. 'Special:BlankPage' or '^/healthz$')",
+                super::filters::regex_problem(&e)
+            ))
+        })?;
+    }
+    let success = match &a.success {
+        Some(s) => StatusSet::parse(s).map_err(|e| usage_error(format!("--success: {e}")))?,
+        None if a.probe.is_some() => StatusSet::from_ranges(&[(200, 399)]),
+        None => StatusSet::from_ranges(&[(100, 499)]),
+    };
+    let policy = StatusSet::parse_or_none(&a.policy_status)
+        .map_err(|e| usage_error(format!("--policy-status: {e} (or none)")))?;
+    let p = sqlgen::parts(data, &a.sql, &a.filters, &a.rows, a.filters.agent.is_some())?;
+    let o = Options {
+        probe: a.probe.as_deref(),
+        day: a.by == ByArg::Day,
+        success: &success,
+        policy: &policy,
+        policy_as: match a.policy {
+            PolicyArg::Exclude => Policy::Exclude,
+            PolicyArg::Success => Policy::Success,
+            PolicyArg::Failure => Policy::Failure,
+        },
+    };
+    let s = twin::availability::script(&p.twin(), &o);
+    sqlgen::print(&p, &s)
 }
 
 #[cfg(test)]

@@ -6,19 +6,19 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use logscope_core::batch::NULL_CODE;
-use logscope_core::classify::{AgentId, Needs};
 use logscope_core::forensics::asn::AsnDb;
-use logscope_core::forensics::concentration::{
-    ConcentrationAcc, ConcentrationPart, ConcentrationReport, GroupBy,
-};
+use logscope_core::forensics::concentration::{ConcentrationReport, GroupBy};
 use logscope_core::rate::Rate;
+use logscope_core::sqlgen as twin;
 use logscope_core::{conf_file, escape};
 
-use super::filters::{FilterArgs, Prepped, rate_arg};
+use super::filters::{FilterArgs, rate_arg};
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
-use crate::store::scan::Columns;
+use super::rows::RowArgs;
+use super::sqlgen;
+use crate::engine::report;
+use crate::engine::rows::RowStats;
+use crate::reports::concentration::Concentration;
 
 /// What to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -85,14 +85,13 @@ pub struct ConcentrationArgs {
 /// Runs `logscope concentration`.
 pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
     if args.sql.sql.is_some() {
-        return super::sqlgen::concentration(data, &args);
+        return sql_twin(data, &args);
     }
     if let Err(m) = args.out.check() {
         return Ok(output::usage(m));
     }
     let (report, stats) = compute(data, &args)?;
-    args.out
-        .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
+    args.out.emit_report(&report, stats.input.as_ref())?;
     Ok(stats.exit_code())
 }
 
@@ -143,64 +142,20 @@ pub fn compute(
             GroupBy::Asn
         }
     };
-    let (since, until) = sel.period();
-    let mut acc = ConcentrationAcc::new(by, args.per_prefix_limit);
-    // Neither the line nor (but for a --status filter) the status is used.
-    let cols = Columns {
-        line: false,
-        status: sel.filter.status.is_some(),
-        ..columns_for(Needs::AGENT, &sel.filter, &mut sel.classifier)
-    };
-    // Where every row of the period counts and the client is the logged address, each
-    // batch is counted on the thread that decoded it (per distinct address and agent);
-    // the caller merges the counts and classifies only the rows without an address.
-    let parts = sel.counts_where_decoded();
-    let (limit, lens) = (
-        args.per_prefix_limit,
-        (sel.classifier.v4_len, sel.classifier.v6_len),
-    );
-    let heavy = sel.prep();
-    let prep = move |b: &logscope_core::batch::Batch| {
-        if parts {
-            (
-                Prepped::default(),
-                Some(ConcentrationPart::of(b, by, limit, lens, (since, until))),
-            )
-        } else {
-            (heavy(b), None)
-        }
-    };
-    let mut agents: Vec<Option<AgentId>> = Vec::new();
-    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
-        let (pre_heavy, part) = pre;
-        let Some(part) = part else {
-            sel.each_selected_with(b, Some(&pre_heavy), |i, rc, _, _| acc.add(b.ts_ms[i], rc));
-            return;
-        };
-        agents.clear();
-        agents.resize(b.user_agent.slots(), None);
-        let cls = &mut sel.classifier;
-        acc.add_part(&part, |slot| {
-            if slot == NULL_CODE {
-                return cls.agents.id(None);
-            }
-            *agents[slot as usize].get_or_insert_with(|| cls.agents.id(b.user_agent.value(slot)))
-        });
-        if !part.rest.is_empty() {
-            let mut bc = sel.classifier.batch(b);
-            for &i in &part.rest {
-                let rc = bc.classify(&mut sel.classifier, i as usize);
-                acc.add(b.ts_ms[i as usize], &rc);
-            }
-            sel.classifier.end_batch(bc);
-        }
-    })?;
-    let report = acc.finish(
-        &sel.classifier,
-        asn.as_ref(),
-        args.top,
-        &sel.describe(),
-        &stats.origin,
-    );
-    Ok((report, stats))
+    let source = args.rows.source(data)?;
+    let report = Concentration::new(by, args.per_prefix_limit, asn, args.top);
+    report::run(&source, &mut sel, report)
+}
+
+/// `logscope concentration --sql`: the report's SQL twin.
+fn sql_twin(data: &Path, a: &ConcentrationArgs) -> anyhow::Result<i32> {
+    if a.asn_db.is_some() || a.by == By::Asn {
+        return Err(sqlgen::refuse(&["--by asn / --asn-db"]));
+    }
+    let p = sqlgen::parts(data, &a.sql, &a.filters, &a.rows, true)?;
+    let lim = a
+        .per_prefix_limit
+        .map(|c| (c.count(), c.window_ms() as i64));
+    let s = twin::concentration::script(&p.twin(), a.by == By::Ip, a.top, lim);
+    sqlgen::print(&p, &s)
 }

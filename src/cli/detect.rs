@@ -5,8 +5,6 @@ use logscope_core::escape;
 use logscope_core::source::ReadOptions;
 use serde::Serialize;
 
-use super::inputs;
-
 /// Arguments of `logscope detect`.
 #[derive(Debug, Args)]
 pub struct DetectArgs {
@@ -33,11 +31,11 @@ struct DetectOut {
 /// Runs `logscope detect`.
 pub fn run(args: DetectArgs) -> anyhow::Result<i32> {
     let mut code = super::exit::OK;
-    for input in inputs::expand(&args.files)? {
+    for input in crate::engine::inputs::expand(&args.files)? {
         let name = input.display_name();
         let mut reader = logscope_core::source::Reader::open(&input, ReadOptions::default())?;
-        let sample = reader.sample(inputs::SAMPLE_LINES)?;
-        let sample = sample.lines(inputs::SAMPLE_LINES);
+        let sample = reader.sample(crate::engine::inputs::SAMPLE_LINES)?;
+        let sample = sample.lines(crate::engine::inputs::SAMPLE_LINES);
         let det = logscope_core::parse::detect(&sample);
         let out = DetectOut {
             file: name.clone(),

@@ -5,17 +5,18 @@
 use std::path::Path;
 
 use clap::Args;
-use logscope_core::batch::Batch;
-use logscope_core::classify::Needs;
 use logscope_core::duration::Duration;
-use logscope_core::forensics::heavy::{HeavyAcc, HeavyPart, HeavyReport, PartSpec};
+use logscope_core::forensics::heavy::HeavyReport;
 use logscope_core::rate::Rate;
+use logscope_core::sqlgen as twin;
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, OutputArgs, OutputFormat};
-use crate::store::scan::Columns;
-
-use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_with};
+use super::rows::RowArgs;
+use super::sqlgen;
+use crate::engine::report;
+use crate::engine::rows::RowStats;
+use crate::reports::heavy::Heavy;
 
 /// Arguments of `logscope heavy`.
 #[derive(Debug, Args)]
@@ -63,23 +64,13 @@ pub struct HeavyArgs {
 /// Runs `logscope heavy`.
 pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
     if args.sql.sql.is_some() {
-        return super::sqlgen::heavy(data, &args);
+        return sql_twin(data, &args);
     }
     if let Err(m) = args.out.check() {
         return Ok(output::usage(m));
     }
     let (report, stats) = compute(data, &args)?;
-    args.out.emit_report(
-        &report,
-        |w| {
-            if w == usize::MAX {
-                report.doc(0)
-            } else {
-                report.doc_for_width(w)
-            }
-        },
-        stats.input.as_ref(),
-    )?;
+    args.out.emit_report(&report, stats.input.as_ref())?;
     heavy_rules_hint(&report, args.out.format);
     Ok(stats.exit_code())
 }
@@ -87,66 +78,8 @@ pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
 /// The heavy report of `args` (its output options aside), and what was read.
 pub fn compute(data: &Path, args: &HeavyArgs) -> anyhow::Result<(HeavyReport, RowStats)> {
     let mut sel = args.filters.build()?;
-    let (since, until) = sel.period();
-    let mut acc = HeavyAcc::new(args.by.ms_i64(), args.capacity);
-    // Neither the line nor (but for a --status filter) the status is used.
-    let cols = Columns {
-        line: false,
-        status: sel.filter.status.is_some(),
-        ..columns_for(Needs::HEAVY_AND_AGENT, &sel.filter, &mut sel.classifier)
-    };
-    // Where every row of the period counts and the client is the logged address, each
-    // batch is tallied per bucket on the thread that decoded it (per distinct client,
-    // prefix and User-Agent); the caller adds the tallies, and classifies only the rows
-    // without an address.
-    let parts = sel.counts_where_decoded();
-    let spec = PartSpec {
-        width_ms: args.by.ms_i64(),
-        window_ms: args.capacity.map(|c| c.window_ms() as i64),
-        v4_len: sel.classifier.v4_len,
-        v6_len: sel.classifier.v6_len,
-        since,
-        until,
-    };
-    let zone = sel.clock.shared();
-    let whole = sel.prep();
-    let prep = move |b: &Batch| {
-        let pre = whole(b);
-        let part = match (&pre.heavy, parts) {
-            (Some(h), true) => {
-                let clock = zone.clock();
-                HeavyPart::of(b, h, &spec, |t| clock.local(t))
-            }
-            _ => None,
-        };
-        (pre, part)
-    };
-    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
-        let (pre, part) = pre;
-        let Some(part) = part else {
-            sel.each_selected_with(b, Some(&pre), |i, rc, _, clock| {
-                let ts = b.ts_ms[i];
-                acc.add(ts, clock.local(ts), rc);
-            });
-            return;
-        };
-        let (cls, clock) = (&mut sel.classifier, &sel.clock);
-        let mut bc = cls.batch_with(b, pre.heavy.as_deref());
-        let ids = part.agent_ids(|slot| bc.agent_of_code(cls, slot));
-        acc.add_part(&part, &ids, |acc, i| {
-            let rc = bc.classify(cls, i as usize);
-            let ts = b.ts_ms[i as usize];
-            acc.add(ts, clock.local(ts), &rc);
-        });
-        cls.end_batch(bc);
-    })?;
-    let report = acc.finish(
-        &sel.classifier,
-        sel.clock.name(),
-        &sel.describe(),
-        &stats.origin,
-    );
-    Ok((report, stats))
+    let source = args.rows.source(data)?;
+    report::run(&source, &mut sel, Heavy::new(args.by, args.capacity))
 }
 
 /// When requests were selected but the heavy rules matched none of them, say on stderr
@@ -165,4 +98,12 @@ fn heavy_rules_hint(report: &HeavyReport, format: OutputFormat) {
          (see fixtures/logscope.toml and logscope heavy --help).",
         logscope_core::escape::terminal_str(&report.heavy_rules, 200)
     );
+}
+
+/// `logscope heavy --sql`: the report's SQL twin.
+fn sql_twin(data: &Path, a: &HeavyArgs) -> anyhow::Result<i32> {
+    let p = sqlgen::parts(data, &a.sql, &a.filters, &a.rows, true)?;
+    let cap = a.capacity.map(|c| (c.count(), c.window_ms() as i64));
+    let s = twin::heavy::script(&p.twin(), a.by.ms_i64(), cap);
+    sqlgen::print(&p, &s)
 }

@@ -16,7 +16,8 @@ use logscope_core::pipeline::{self, PipelineOptions};
 use logscope_core::source::{ReadOptions, SourceError};
 
 use super::exit;
-use super::inputs::{self, FormatArgs};
+use super::inputs::FormatArgs;
+use crate::engine::inputs;
 use crate::render::summary;
 use crate::store::ingest::{Distinct, FileSummary, IngestSummary, Ledger, Plan};
 use crate::store::writer::prepare;

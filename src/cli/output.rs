@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use anyhow::{Context, anyhow};
 use clap::{Args, ValueEnum};
 use logscope_core::escape;
-use logscope_core::forensics::doc::Doc;
+use logscope_core::forensics::doc::Document;
 
 use super::exit;
-use super::rows::InputReport;
+use crate::engine::rows::InputReport;
 
 /// Prints a usage error; returns its exit status (2).
 pub fn usage(msg: impl std::fmt::Display) -> i32 {
@@ -226,19 +226,18 @@ impl OutputArgs {
         Ok(())
     }
 
-    /// Emits a report that renders through a [`Doc`] (`doc(width)`, `usize::MAX` for
-    /// no width) or, as JSON, serializes `value`. With FILE inputs (`input`), the notes
+    /// Emits a finished report: through its [`Doc`] for text (at the terminal's width),
+    /// Markdown, CSV and HTML, serialized as JSON. With FILE inputs (`input`), the notes
     /// on bad lines and damage are added under the title in text, Markdown and HTML,
     /// and JSON gets a top-level `input` object; CSV is left as data.
-    pub fn emit_report<T: serde::Serialize>(
+    pub fn emit_report(
         &self,
-        value: &T,
-        doc: impl Fn(usize) -> Doc,
+        report: &impl Document,
         input: Option<&InputReport>,
     ) -> anyhow::Result<()> {
         let width = self.width();
         let noted = |w: usize| {
-            let mut d = doc(w);
+            let mut d = report.doc(w);
             if let Some(i) = input {
                 d.lines.extend(i.notes());
             }
@@ -247,9 +246,9 @@ impl OutputArgs {
         let text = match self.format {
             OutputFormat::Text => noted(width).to_text(width, self.color()),
             OutputFormat::Md => noted(usize::MAX).to_markdown(),
-            OutputFormat::Csv => doc(usize::MAX).to_csv(),
+            OutputFormat::Csv => report.doc(usize::MAX).to_csv(),
             OutputFormat::Html => noted(usize::MAX).to_html(),
-            OutputFormat::Json => serde_json::to_string_pretty(value)? + "\n",
+            OutputFormat::Json => serde_json::to_string_pretty(report)? + "\n",
         };
         self.emit_rendered(text, input)
     }

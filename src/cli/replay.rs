@@ -14,18 +14,17 @@ use logscope_core::duration::Duration;
 use logscope_core::escape;
 use logscope_core::rate::Rate;
 use logscope_core::replay::conf::{EmitSummary, NginxConf, emit_nginx};
-use logscope_core::replay::fleet::{Balance, Fleet, parse_servers};
+use logscope_core::replay::fleet::{Balance, parse_servers};
 use logscope_core::replay::report::{
-    self, DecisionsWriter, InternalMarks, Needs, ReportAcc, ReportContext, ReportOptions, RowInput,
-    RowStore, SpillOptions, Who,
+    self, DecisionsWriter, InternalMarks, ReportOptions, SpillOptions,
 };
 use logscope_core::replay::{Exempt, Policy, Replay, Shard, ShardFilter};
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::output::{self, AtomicFile, OutputArgs};
-use super::rows::{RowArgs, RowStats, columns_for, for_each_batch_ordered};
-use crate::store::scan::Columns;
-use crate::store::slices::PartOrder;
+use super::rows::RowArgs;
+use crate::engine;
+use crate::engine::replay::{ReplayError, ReplayJob, Replayed};
 
 const EXAMPLES: &str = "\
 SPEC is RATE[,burst=N][,algo=A][,key=K][,cost=C][,scope=S][,name=X]:
@@ -321,22 +320,9 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
         timing.lap("emit", rows);
         return Ok(stats.exit_code());
     }
-    args.out
-        .emit_report(&report, |_| report.doc(), stats.input.as_ref())?;
+    args.out.emit_report(&report, stats.input.as_ref())?;
     timing.lap("report", rows);
     Ok(stats.exit_code())
-}
-
-/// What [`compute`] gives.
-pub struct Replayed {
-    /// The report.
-    pub report: report::ReplayReport,
-    /// The candidates after the replay.
-    pub replay: Replay,
-    /// What was read.
-    pub stats: RowStats,
-    timing: Timing,
-    rows: usize,
 }
 
 fn usage_in<T>(msg: impl std::fmt::Display) -> anyhow::Result<Result<T, i32>> {
@@ -546,208 +532,77 @@ fn compute_with(
     let tmp_shown = escape::path(spill.dir.as_deref().unwrap_or(&std::env::temp_dir()));
 
     let mut sel = args.filters.build()?;
-    let (since, until) = sel.period();
-    let timing = Timing::from_env();
-    let fields = Needs::of(&policies);
-    let mut store = RowStore::with_spill(fields, spill);
-    if policies.iter().any(Policy::log_order) {
-        store.set_log_order();
-    }
-    let mut dropped = 0u64;
-    let statuses = args.refusal_status.clone();
-    let opts = ReportOptions {
-        capacity: args.capacity,
-        // Without --by, the width the span of the rows replayed gives.
-        bucket_ms: args.by.map(Duration::ms_i64),
-        top: args.top,
-        refusal_statuses: statuses.clone(),
-        v4_len: sel.classifier.v4_len,
-        v6_len: sel.classifier.v6_len,
-    };
-    let names: Vec<String> = policies.iter().map(|p| p.name().to_string()).collect();
-    let decisions_shown = args.decisions.as_deref().map(escape::path);
-    let mut decisions = match &args.decisions {
+    let source = args.rows.source(data)?;
+    let fleet = match fleet {
         None => None,
-        Some(path) => {
-            let f = AtomicFile::create("--decisions", path)?;
-            Some(
-                DecisionsWriter::new(BufWriter::with_capacity(1 << 20, f), names)
-                    .with_context(|| format!("--decisions: cannot write {}", escape::path(path)))?,
-            )
+        Some((n, balance)) => {
+            let mut copies = Vec::with_capacity(n + 1);
+            for _ in 0..=n {
+                match candidates(args, true)? {
+                    Ok(p) => copies.push(p),
+                    Err(code) => return Ok(Err(code)),
+                }
+            }
+            Some((copies, balance))
         }
     };
-    // Rows are replayed while they are read when the input says how old the rows still
-    // to come can be (a dataset's recorded time ranges), so they need not be sorted on
-    // disk: on a thread of its own, while the next rows are read and classified. Not
-    // for a fleet, which replays the rows a second time.
-    let stream = fleet.is_none();
-    // The heavy class (method, path, query) only where a candidate's matcher reads it;
-    // every report needs the identity and the agent (its classes).
-    let base = columns_for(
-        logscope_core::classify::Needs {
-            heavy: fields.heavy,
-            ..logscope_core::classify::Needs::ALL
+    let job = ReplayJob {
+        options: ReportOptions {
+            capacity: args.capacity,
+            // Without --by, the width the span of the rows replayed gives.
+            bucket_ms: args.by.map(Duration::ms_i64),
+            top: args.top,
+            refusal_statuses: args.refusal_status.clone(),
+            v4_len: sel.classifier.v4_len,
+            v6_len: sel.classifier.v6_len,
         },
-        &sel.filter,
-        &mut sel.classifier,
-    );
-    let cols = Columns {
-        request: base.request || fields.method || fields.path,
-        query: base.query || fields.query,
-        identity: base.identity || fields.user,
-        agent: base.agent || fields.agent,
-        referer: base.referer || fields.referer,
-        host: base.host || fields.host,
-        // The line is only written to --decisions (decision order ties by input order,
-        // not by line): without it every row spills a byte instead of its line number.
-        line: args.decisions.is_some(),
-        sizes: fields.bytes,
-        timing: true,
-        ..base
+        policies,
+        shard: shard_filter,
+        fleet,
+        marks,
+        spill,
+        drop_logged_refusals: args.drop_logged_refusals,
+        lines: args.decisions.is_some(),
     };
-    // Heavy classes and the --client mask are worked out on the decoding threads.
-    let prep = sel.prep();
+    let decisions_shown = args.decisions.as_deref().map(escape::path);
     let decisions_context = || {
         format!(
             "--decisions: cannot write {}",
             decisions_shown.as_deref().unwrap_or("")
         )
     };
-    let read = std::thread::scope(|scope| {
-        let (to_pass, taken) = crossbeam_channel::bounded::<report::Fed>(2);
-        let (done_tx, done) = crossbeam_channel::unbounded::<report::Fed>();
-        let clock = sel.clock.clone();
-        let decisions = &mut decisions;
-        // The replay and the report's accumulator are made on the replay thread, which
-        // changes them for every row: their memory is its own, not beside what the
-        // reading thread changes for every row (a cache line shared by two cores).
-        let pass = std::thread::Builder::new()
-            .name("replay".into())
-            .spawn_scoped(scope, move || -> std::io::Result<(Replay, ReportAcc)> {
-                let mut acc = ReportAcc::new(&policies, opts);
-                let mut replay = Replay::new(policies);
-                if let Some(f) = shard_filter {
-                    replay.set_shard(f);
+    let mut decisions = match &args.decisions {
+        None => None,
+        Some(path) => {
+            let f = AtomicFile::create("--decisions", path)?;
+            let names = job.policies.iter().map(|p| p.name().to_string()).collect();
+            Some(
+                DecisionsWriter::new(BufWriter::with_capacity(1 << 20, f), names)
+                    .with_context(decisions_context)?,
+            )
+        }
+    };
+    let replayed = match engine::replay::replay(&source, &mut sel, job, decisions.as_mut()) {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(match e {
+                ReplayError::Rows(e) => e,
+                ReplayError::Decisions(e) => anyhow::Error::new(e).context(decisions_context()),
+                ReplayError::Thread(e) => {
+                    anyhow::Error::new(e).context("cannot start the replay thread")
                 }
-                let local = |t| clock.local(t);
-                let sink = decisions
-                    .as_mut()
-                    .map(|w| w as &mut dyn report::DecisionSink);
-                let mut feed = report::Feed::new(&mut replay, &mut acc, &local, sink);
-                let mut names = report::FedNames::default();
-                for fed in taken {
-                    fed.replay(&mut names, |req, meta, file| feed.row(file, req, meta))?;
-                    let _ = done_tx.send(fed);
-                }
-                Ok((replay, acc))
+                ReplayError::Spill(e) => anyhow::Error::new(e).context(format!(
+                    "cannot write to a temporary file in {tmp_shown} (see --tmp-dir)"
+                )),
+                ReplayError::Sort(e) => anyhow::Error::new(e).context(format!(
+                    "cannot write sorted rows to a temporary file in {tmp_shown} (see --tmp-dir)"
+                )),
+                ReplayError::ReadBack(e) => anyhow::Error::new(e)
+                    .context(format!("cannot read back sorted rows in {tmp_shown}")),
+                ReplayError::Fleet(e) => anyhow::anyhow!("--keys: {e}"),
             });
-        let pass = match pass {
-            Ok(p) => p,
-            Err(e) => return (Ok(RowStats::default()), Err(e), None),
-        };
-        // The clients of the rows taken could not be written.
-        let mut take_error: Option<std::io::Error> = None;
-        let mut passing = true;
-        let stats = for_each_batch_ordered(
-            data,
-            &args.rows,
-            cols,
-            // Rotated files ingested newest first are read oldest first, where that
-            // changes no tie, so that their rows too are replayed as read.
-            (since, until, PartOrder::Time),
-            prep,
-            |file, b, pre, floor| {
-                if !passing || take_error.is_some() {
-                    // The replay stopped (or its rows cannot be kept): its error is
-                    // reported after the read; classifying more rows is wasted.
-                    return;
-                }
-                let fid = store.file_id(file);
-                sel.each_selected_with(b, Some(&pre), |i, rc, classifier, _| {
-                    let logged = statuses.contains(&b.status[i]);
-                    if logged && args.drop_logged_refusals {
-                        dropped += 1;
-                        return;
-                    }
-                    let internal = !marks.is_empty()
-                        && marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
-                    let who = Who::of(internal, rc.identity, classifier.agents.info(rc.agent));
-                    store.push(
-                        fid,
-                        &RowInput {
-                            batch: b,
-                            i,
-                            class: rc,
-                            who,
-                            logged_refusal: logged,
-                        },
-                    );
-                });
-                if stream && floor > i64::MIN {
-                    match store.take_before(floor, done.try_recv().ok()) {
-                        // The replay stopped (its error comes from the join).
-                        Ok(Some(fed)) => passing = to_pass.send(fed).is_ok(),
-                        Ok(None) => {}
-                        Err(e) => take_error = Some(e),
-                    }
-                }
-            },
-        );
-        drop(to_pass);
-        let passed = pass
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("the replay thread failed")));
-        (stats, passed, take_error)
-    });
-    let (stats, passed, take_error) = read;
-    // The replay thread fails only writing --decisions, or when it cannot be started.
-    let (mut replay, mut acc) = passed.with_context(|| {
-        if decisions_shown.is_some() {
-            decisions_context()
-        } else {
-            "cannot start the replay thread".to_string()
         }
-    })?;
-    let stats = stats?;
-    if let Some(e) = take_error {
-        return Err(anyhow::Error::new(e).context(format!(
-            "cannot write to a temporary file in {tmp_shown} (see --tmp-dir)"
-        )));
-    }
-    timing.lap(
-        &format!(
-            "read, classify and replay as read ({} rows replayed as read)",
-            store.fed()
-        ),
-        store.len(),
-    );
-    store.sort().with_context(|| {
-        format!("cannot write sorted rows to a temporary file in {tmp_shown} (see --tmp-dir)")
-    })?;
-    timing.lap(
-        &format!(
-            "sort into decision-time order ({} runs on disk)",
-            store.spilled_runs()
-        ),
-        store.len(),
-    );
-    let clock = &sel.clock;
-    let local = |t| clock.local(t);
-    let mut feed = report::Feed::new(
-        &mut replay,
-        &mut acc,
-        &local,
-        decisions
-            .as_mut()
-            .map(|w| w as &mut dyn report::DecisionSink),
-    );
-    feed.rest(&store).with_context(|| {
-        if decisions_shown.is_some() {
-            decisions_context()
-        } else {
-            format!("cannot read back sorted rows in {tmp_shown}")
-        }
-    })?;
+    };
     if let Some(w) = decisions {
         let rows = w.rows();
         let f = w
@@ -761,54 +616,7 @@ fn compute_with(
             decisions_shown.as_deref().unwrap_or("")
         );
     }
-    timing.lap(
-        &format!("replay through {} candidates", replay.policies().len()),
-        store.len(),
-    );
-    let report = acc
-        .finish(
-            &replay,
-            &store,
-            &sel.classifier,
-            ReportContext {
-                origin: stats.origin.clone(),
-                selection: sel.describe(),
-                tz: sel.clock.name().to_string(),
-                records: stats.records,
-                dropped_logged: dropped,
-                internal: marks.describe(),
-            },
-        )
-        .with_context(|| format!("cannot read back sorted rows in {tmp_shown}"))?;
-    let mut report = report;
-    if let Some(f) = replay.shard() {
-        report.warnings.push(shard_note(f, &report));
-    }
-    if let Some((n, balance)) = fleet {
-        let mut copies = Vec::with_capacity(n + 1);
-        for _ in 0..=n {
-            match candidates(args, true)? {
-                Ok(p) => copies.push(p),
-                Err(code) => return Ok(Err(code)),
-            }
-        }
-        let shared = copies.pop().unwrap_or_default();
-        let shard = replay.shard().map(ShardFilter::shard);
-        let mut f = Fleet::new(shared, copies, balance, shard)
-            .map_err(|e| anyhow::anyhow!("--keys: {e}"))?;
-        f.run(&store)
-            .with_context(|| format!("cannot read back sorted rows in {tmp_shown}"))?;
-        report.fleet = Some(f.finish(&report));
-        timing.lap(&format!("replay on {n} servers"), store.len());
-    }
-    let rows = store.len();
-    Ok(Ok(Replayed {
-        report,
-        replay,
-        stats,
-        timing,
-        rows,
-    }))
+    Ok(Ok(replayed))
 }
 
 /// `--emit nginx`: the candidates as nginx configuration, to stdout or `--out`.
@@ -870,24 +678,6 @@ fn emit_config(
     Ok(())
 }
 
-/// The report's line on `--keys K/N`: what each candidate left to the other shards.
-fn shard_note(f: &ShardFilter, report: &report::ReplayReport) -> String {
-    let s = f.shard();
-    let left: Vec<String> = report
-        .candidates
-        .iter()
-        .zip(f.skipped())
-        .map(|(c, n)| format!("{} {}", c.label, logscope_core::number::thousands(*n)))
-        .collect();
-    format!(
-        "Shard {s} (--keys): each candidate replayed only the keys with XXH3-64(key) mod {} = {}; requests left to the other shards: {}. Add the {} shards' figures (or concatenate their --decisions) for the whole.",
-        s.n,
-        s.k,
-        left.join(", "),
-        s.n
-    )
-}
-
 /// Where and when the rows spill: `--tmp-dir`, and `LOGSCOPE_REPLAY_RUN_ROWS` (rows per
 /// sorted run; for tests and benchmarks) when set.
 fn spill_options(dir: Option<PathBuf>) -> Result<SpillOptions, String> {
@@ -908,32 +698,6 @@ fn spill_options(dir: Option<PathBuf>) -> Result<SpillOptions, String> {
             })?;
     }
     Ok(o)
-}
-
-/// Phase timings on stderr when `LOGSCOPE_TIMING` is set (for benchmarks; the report
-/// itself never reads the clock).
-struct Timing(Option<std::cell::Cell<std::time::Instant>>);
-
-impl Timing {
-    fn from_env() -> Timing {
-        Timing(
-            std::env::var_os("LOGSCOPE_TIMING")
-                .filter(|v| !v.is_empty())
-                .map(|_| std::cell::Cell::new(std::time::Instant::now())),
-        )
-    }
-
-    fn lap(&self, what: &str, rows: usize) {
-        if let Some(t) = &self.0 {
-            let now = std::time::Instant::now();
-            let s = now.duration_since(t.get()).as_secs_f64();
-            t.set(now);
-            eprintln!(
-                "logscope: timing: {what}: {s:.3} s ({:.2} M rows/s)",
-                rows as f64 / s.max(1e-9) / 1e6
-            );
-        }
-    }
 }
 
 /// The command line's exemptions.

@@ -20,6 +20,7 @@ use logscope_core::forensics::concentration::ConcentrationReport;
 use logscope_core::forensics::doc::{Doc, Figure, Section};
 use logscope_core::forensics::heavy::HeavyReport;
 use logscope_core::forensics::top as top_report;
+use logscope_core::forensics::top::{TopBy, TopSort};
 use logscope_core::number::thousands;
 use logscope_core::rate::Rate;
 use logscope_core::replay::report::Who;
@@ -149,13 +150,13 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
     };
     let (ag, _) = agents::compute(data, &agents_args)?;
     // The first-hour breakdowns over the whole selection: paths and statuses.
-    let breakdown = |by: top::By| {
+    let breakdown = |by: TopBy| {
         top::compute(
             data,
             &top::TopArgs {
                 by,
                 top: 10,
-                sort: top::Sort::Requests,
+                sort: TopSort::Requests,
                 errors: false,
                 filters: args.filters.clone(),
                 out: quiet.clone(),
@@ -195,8 +196,8 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
             Err(code) => return Ok(code),
         }
     };
-    let paths = breakdown(top::By::Path)?;
-    let statuses = breakdown(top::By::Status)?;
+    let paths = breakdown(TopBy::Path)?;
+    let statuses = breakdown(TopBy::Status)?;
 
     let clock = args.filters.build()?.clock;
     let mut doc = Doc {

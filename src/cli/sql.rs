@@ -229,7 +229,7 @@ pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
         }
     }
     let result = QueryResult::new(&res.frame)?;
-    args.out.emit_report(&result, |_| result.doc(), None)?;
+    args.out.emit_report(&result, None)?;
     Ok(exit::OK)
 }
 
@@ -369,7 +369,7 @@ impl QueryResult {
     }
 
     /// The result as a report: a title with the row count and one table.
-    pub fn doc(&self) -> Doc {
+    fn table_doc(&self) -> Doc {
         let heads: Vec<(&str, Align)> = self
             .columns
             .iter()
@@ -435,6 +435,12 @@ impl serde::Serialize for QueryResult {
         m.serialize_entry("rows", &Rows(&self.columns, &self.rows))?;
         m.serialize_entry("row_count", &self.rows.len())?;
         m.end()
+    }
+}
+
+impl logscope_core::forensics::doc::Document for QueryResult {
+    fn doc(&self, _width: usize) -> Doc {
+        self.table_doc()
     }
 }
 

@@ -12,9 +12,11 @@ use clap::Args;
 use logscope_core::classify::Config;
 use logscope_core::sqlgen::{self, AgentRow, Dialect, Twin, Zone};
 
-use super::filters::{ChronoZone, FilterArgs, Selection, read_rules, rules_lookup};
-use super::rows::{RowArgs, for_each_batch};
+use super::filters::{FilterArgs, read_rules, rules_lookup};
+use super::rows::RowArgs;
 use super::usage_error;
+use crate::engine::clock::ChronoZone;
+use crate::engine::selection::Selection;
 use crate::store::scan::Columns;
 
 /// The `--sql` options every report flattens in.
@@ -146,24 +148,25 @@ pub fn parts(
             client: false,
             ..Columns::NONE
         };
-        for_each_batch(data, rows, cols, None, None, |_, b| {
-            let ua = &b.user_agent;
-            if ua.is_coded() {
-                for k in 0..ua.slots() {
-                    if let Some(v) = ua.value(k as u32)
-                        && !distinct.contains(v)
-                    {
-                        distinct.insert(v.to_string());
+        rows.source(data)?
+            .for_each_batch(cols, None, None, |_, b| {
+                let ua = &b.user_agent;
+                if ua.is_coded() {
+                    for k in 0..ua.slots() {
+                        if let Some(v) = ua.value(k as u32)
+                            && !distinct.contains(v)
+                        {
+                            distinct.insert(v.to_string());
+                        }
+                    }
+                } else {
+                    for v in ua.iter().flatten() {
+                        if !distinct.contains(v) {
+                            distinct.insert(v.to_string());
+                        }
                     }
                 }
-            } else {
-                for v in ua.iter().flatten() {
-                    if !distinct.contains(v) {
-                        distinct.insert(v.to_string());
-                    }
-                }
-            }
-        })?;
+            })?;
         for ua in distinct {
             let id = sel.classifier.agents.id(Some(&ua));
             let info = sel.classifier.agents.info(id).clone();
@@ -192,113 +195,4 @@ pub fn print(p: &Parts, script: &sqlgen::Script) -> anyhow::Result<i32> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(super::exit::OK)
-}
-
-/// `logscope heavy --sql`.
-pub fn heavy(data: &Path, a: &super::heavy::HeavyArgs) -> anyhow::Result<i32> {
-    let p = parts(data, &a.sql, &a.filters, &a.rows, true)?;
-    let cap = a.capacity.map(|c| (c.count(), c.window_ms() as i64));
-    let s = sqlgen::heavy::script(&p.twin(), a.by.ms_i64(), cap);
-    print(&p, &s)
-}
-
-/// `logscope concentration --sql`.
-pub fn concentration(
-    data: &Path,
-    a: &super::concentration::ConcentrationArgs,
-) -> anyhow::Result<i32> {
-    use super::concentration::By;
-    if a.asn_db.is_some() || a.by == By::Asn {
-        return Err(refuse(&["--by asn / --asn-db"]));
-    }
-    let p = parts(data, &a.sql, &a.filters, &a.rows, true)?;
-    let lim = a
-        .per_prefix_limit
-        .map(|c| (c.count(), c.window_ms() as i64));
-    let s = sqlgen::concentration::script(&p.twin(), a.by == By::Ip, a.top, lim);
-    print(&p, &s)
-}
-
-/// `logscope agents --sql`.
-pub fn agents(data: &Path, a: &super::agents::AgentsArgs) -> anyhow::Result<i32> {
-    if a.sample > 0 {
-        return Err(refuse(&["--sample"]));
-    }
-    let p = parts(data, &a.sql, &a.filters, &a.rows, true)?;
-    let s = sqlgen::agents::script(&p.twin(), a.top);
-    print(&p, &s)
-}
-
-/// `logscope top --sql`.
-pub fn top(data: &Path, a: &super::top::TopArgs) -> anyhow::Result<i32> {
-    use super::top::{By, Sort};
-    use sqlgen::top::{By as B, Sort as S};
-    let p = parts(data, &a.sql, &a.filters, &a.rows, a.filters.agent.is_some())?;
-    let by = match a.by {
-        By::Path => B::Path,
-        By::Status => B::Status,
-        By::Referer => B::Referer,
-        By::Agent => B::Agent,
-        By::Ip => B::Ip,
-        By::Prefix => B::Prefix,
-        By::Host => B::Host,
-        By::Method => B::Method,
-    };
-    let sort = match a.sort {
-        Sort::Requests => S::Requests,
-        Sort::Bytes => S::Bytes,
-        Sort::Clients => S::Clients,
-        Sort::Errors => S::Errors,
-    };
-    let s = sqlgen::top::script(&p.twin(), by, sort, a.top, a.errors);
-    print(&p, &s)
-}
-
-/// `logscope availability --sql`.
-pub fn availability(data: &Path, a: &super::availability::AvailabilityArgs) -> anyhow::Result<i32> {
-    use super::availability::{ByArg, PolicyArg};
-    use logscope_core::classify::StatusSet;
-    use sqlgen::availability::{Options, Policy};
-    let mut refused = Vec::new();
-    if matches!(a.by, ByArg::Week | ByArg::Hour) {
-        refused.push("--by week/hour (month and day only)");
-    }
-    if a.expect_every.is_some() {
-        refused.push("--expect-every");
-    }
-    if a.min_gap.is_some() {
-        refused.push("--min-gap");
-    }
-    if !refused.is_empty() {
-        return Err(refuse(&refused));
-    }
-    if let Some(p) = &a.probe {
-        regex::Regex::new(p).map_err(|e| {
-            usage_error(format!(
-                "--probe is not a valid regex: {} (e.g. 'Special:BlankPage' or '^/healthz$')",
-                super::filters::regex_problem(&e)
-            ))
-        })?;
-    }
-    let success = match &a.success {
-        Some(s) => StatusSet::parse(s).map_err(|e| usage_error(format!("--success: {e}")))?,
-        None if a.probe.is_some() => StatusSet::from_ranges(&[(200, 399)]),
-        None => StatusSet::from_ranges(&[(100, 499)]),
-    };
-    let policy = StatusSet::parse_or_none(&a.policy_status)
-        .map_err(|e| usage_error(format!("--policy-status: {e} (or none)")))?;
-    let p = parts(data, &a.sql, &a.filters, &a.rows, a.filters.agent.is_some())?;
-    let o = Options {
-        probe: a.probe.as_deref(),
-        day: a.by == ByArg::Day,
-        success: &success,
-        policy: &policy,
-        policy_as: match a.policy {
-            PolicyArg::Exclude => Policy::Exclude,
-            PolicyArg::Success => Policy::Success,
-            PolicyArg::Failure => Policy::Failure,
-        },
-    };
-    let s = sqlgen::availability::script(&p.twin(), &o);
-    print(&p, &s)
 }

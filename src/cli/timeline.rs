@@ -5,14 +5,14 @@
 use std::path::Path;
 
 use clap::Args;
-use logscope_core::classify::Needs;
 use logscope_core::duration::Duration;
-use logscope_core::forensics::timeline::TimelineAcc;
 
 use super::filters::{FilterArgs, duration_arg};
 use super::output::{self, OutputArgs};
-use super::rows::{RowArgs, columns_for, for_each_batch_with};
+use super::rows::RowArgs;
 use super::usage_error;
+use crate::engine::report;
+use crate::reports::timeline::Timeline;
 
 /// Arguments of `logscope timeline`.
 #[derive(Debug, Args)]
@@ -75,41 +75,9 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
             }
         })
         .collect();
-    let (since, until) = sel.period();
-    let mut cols = columns_for(Needs::NONE, &sel.filter, &mut sel.classifier);
-    cols.path = true;
-    cols.agent = true;
-    cols.sizes = true;
-    // No row's line is shown.
-    cols.line = false;
-    let mut acc = TimelineAcc::new(args.by.ms_i64());
-    let prep = sel.prep();
-    let stats = for_each_batch_with(data, &args.rows, cols, since, until, prep, |_, b, pre| {
-        acc.begin_batch(b);
-        sel.each_selected_with(b, Some(&pre), |i, rc, _, clock| {
-            acc.add(b, i, rc, clock.local(b.ts_ms[i]));
-        });
-    })?;
-    let clock = &sel.clock;
-    let report = acc.finish(
-        &sel.classifier,
-        args.top,
-        &|ms| clock.local(ms),
-        clock.name(),
-        &clients,
-        &sel.describe(),
-        &stats.origin,
-    );
-    args.out.emit_report(
-        &report,
-        |w| {
-            if w == usize::MAX {
-                report.doc()
-            } else {
-                report.doc_for_width(w)
-            }
-        },
-        stats.input.as_ref(),
-    )?;
+    let source = args.rows.source(data)?;
+    let timeline = Timeline::new(args.by, args.top, clients);
+    let (report, stats) = report::run(&source, &mut sel, timeline)?;
+    args.out.emit_report(&report, stats.input.as_ref())?;
     Ok(stats.exit_code())
 }

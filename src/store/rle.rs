@@ -1,7 +1,7 @@
 //! Parquet's RLE / bit-packing hybrid encoding of dictionary codes and definition
 //! levels, written from a slice byte for byte as polars-parquet's
-//! `hybrid_rle::encode` writes it from an iterator (BENCHMARKS.md, session 17: 0.34 G
-//! instructions a million log lines here, 0.97 G for polars' encoder and what fed it).
+//! `hybrid_rle::encode` writes it from an iterator (measured: 0.34 G instructions a
+//! million log lines here, 0.97 G for polars' encoder and what fed it).
 
 use polars_parquet::parquet::encoding::bitpacked;
 

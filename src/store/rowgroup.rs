@@ -2,10 +2,10 @@
 //! as one dictionary and a code per row, merged per distinct value from the coded batches
 //! of the parse workers; then encoded and compressed, a column per job, on both cores.
 //!
-//! This replaces polars' frame path for writing (BENCHMARKS.md, session 9): polars built a
-//! string view per row, estimated each column's cardinality and hashed every row again to
-//! make its dictionary, all on the writer thread. The pages and the stored schema are the
-//! ones polars wrote: the same encodings, statistics and `ARROW:schema`.
+//! This replaces polars' frame path for writing: polars built a string view per row,
+//! estimated each column's cardinality and hashed every row again to make its dictionary,
+//! all on the writer thread. The pages and the stored schema are the ones polars wrote:
+//! the same encodings, statistics and `ARROW:schema`.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};

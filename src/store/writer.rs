@@ -20,8 +20,8 @@ use super::manifest::{PartEntry, Segment};
 use super::rowgroup::RowGroup;
 
 /// Rows gathered before a row group is written. 64 Ki rather than 128 Ki: the pending
-/// rows and the encoded pages of one row group are most of an ingest's memory (BENCHMARKS.md, session 8: 310 → 284 MB peak RSS on the 20 M-line
-/// log; reads no slower, files 7 % larger).
+/// rows and the encoded pages of one row group are most of an ingest's memory (measured:
+/// 310 → 284 MB peak RSS on the 20 M-line log; reads no slower, files 7 % larger).
 const ROW_GROUP_ROWS: usize = 64 * 1024;
 
 /// The row group size: [`ROW_GROUP_ROWS`], or `LOGSCOPE_ROW_GROUP_ROWS` (for tests that
@@ -73,9 +73,8 @@ pub fn prepare(batch: &mut Batch) -> Prepared {
 }
 
 /// zstd level 1, not polars' default 3: the same files to within 0.1 % (most pages are
-/// dictionary codes), 20 % less ingest CPU (BENCHMARKS.md, session 9). zstd's fast
-/// (negative) levels were measured in session 10 and left alone: files 20 % (-1) and
-/// 37 % (-3) larger.
+/// dictionary codes), 20 % less ingest CPU (measured). zstd's fast (negative) levels were
+/// measured and left alone: files 20 % (-1) and 37 % (-3) larger.
 const ZSTD_LEVEL: i32 = 1;
 
 /// The dataset's Arrow schema as stored (polars' own conversion of [`schema`]), the

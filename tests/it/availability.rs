@@ -741,9 +741,9 @@ fn honeynet_real_log() {
     let aug = &v["periods"][4];
     assert!(aug["missing"].as_i64().unwrap() > 0);
     assert!(aug["availability"].as_f64().unwrap() < 95.0, "{aug}");
-    // Issue 12 item 7: the quiet nights of this small site (a few hundred requests a
-    // day) are its rhythm, not outages. Before, one request was expected per mean
-    // interval (71 s, pulled down by the storms): 15.49% and 389 "gap" incidents.
+    // The quiet nights of this small site (a few hundred requests a day) are its
+    // rhythm, not outages. Before, one request was expected per mean interval (71 s,
+    // pulled down by the storms): 15.49% and 389 "gap" incidents.
     // Now 1,851 silences are checked against the weekly rhythm and only the multi-day
     // holes (35) count: 94.45%.
     let rh = &v["rhythm"];
@@ -867,7 +867,7 @@ fn html_escapes_hostile_file_names_and_hosts() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Issue 12 item 7: without a probe, silences are judged by the site's own rhythm.
+// Without a probe, silences are judged by the site's own rhythm.
 
 /// A quiet site over six weeks from Monday 2025-03-03 (UTC): 12 page views an hour
 /// from 08:00 to 21:59, 2 an hour at 07:00 and 22:00–23:59, nothing from 00:00 to

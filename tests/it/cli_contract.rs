@@ -1,7 +1,7 @@
-//! The CLI contract (issue 10, "The CLI speaks three dialects"): every bad option value
-//! exits 2 with one message naming the flag and giving an example; every duration flag
-//! takes the one duration grammar; `--until` means the same in every command; a missing
-//! file is named once; help points only to things that exist.
+//! The CLI contract: every bad option value exits 2 with one message naming the flag and
+//! giving an example; every duration flag takes the one duration grammar; `--until` means
+//! the same in every command; a missing file is named once; help points only to things
+//! that exist.
 
 use std::path::Path;
 

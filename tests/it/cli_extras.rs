@@ -1,7 +1,7 @@
-//! What a CLI in this ecosystem is expected to have (issue 10): shell completions and a
-//! man page, `--color auto|always|never`, next-step hints, rules found through
-//! `$LOGSCOPE_CONFIG` / `./logscope.toml` / `$XDG_CONFIG_HOME`, and terminal tables
-//! measured in display columns and fitted to `COLUMNS`.
+//! What a CLI in this ecosystem is expected to have: shell completions and a man page,
+//! `--color auto|always|never`, next-step hints, rules found through `$LOGSCOPE_CONFIG` /
+//! `./logscope.toml` / `$XDG_CONFIG_HOME`, and terminal tables measured in display
+//! columns and fitted to `COLUMNS`.
 
 use std::path::{Path, PathBuf};
 

@@ -300,7 +300,7 @@ fn run_corpus() -> Tally {
 }
 
 /// Nothing crashes (checked per file in `check`), and the measured agreement does not
-/// fall below what this session measured (see the ignored target test below).
+/// fall below what was last measured (see the target test below).
 #[test]
 fn other_projects_parser_tests_never_crash_and_do_not_regress() {
     let t = run_corpus();
@@ -323,7 +323,7 @@ fn other_projects_parser_tests_never_crash_and_do_not_regress() {
 const MEASURED_STORED: usize = 150;
 const MEASURED_SHARE: f64 = 0.999;
 
-/// Issue 11's bar: every expected record stored, ≥ 99 % of the fields agree.
+/// The bar: every expected record stored, ≥ 99 % of the fields agree.
 #[test]
 fn other_projects_parser_tests_agree_field_by_field() {
     let t = run_corpus();

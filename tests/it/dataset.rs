@@ -1,5 +1,5 @@
 //! The dataset's commit protocol, as every reader sees it: crashes at each commit step,
-//! a full disk, damaged parts and manifests, older formats (issue 8 items 5 and 11).
+//! a full disk, damaged parts and manifests, older formats.
 
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,8 @@
-//! Issue 14 item 5: the dataset's schema as DuckDB and Spark read it natively — every
-//! integer a plain signed integer (no `decimal(20,0)`, no unsigned type), `ts` a
-//! timestamp with UTC, text as strings, flags as booleans, and no partition column
-//! read as a string. The types each engine sees are printed (the README's schema table
-//! comes from this output). Without the engine: `SKIPPED: …` (a failure when `CI` is set).
+//! The dataset's schema as DuckDB and Spark read it natively — every integer a plain
+//! signed integer (no `decimal(20,0)`, no unsigned type), `ts` a timestamp with UTC, text
+//! as strings, flags as booleans, and no partition column read as a string. The types
+//! each engine sees are printed (the README's schema table comes from this output).
+//! Without the engine: `SKIPPED: …` (a failure when `CI` is set).
 
 use std::path::Path;
 use std::process::Command;

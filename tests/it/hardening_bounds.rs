@@ -1,8 +1,7 @@
-//! Regression tests for issue 8 (hardening): hardening_bounds — every report is as
-//! large as its data, not as the span between its first and last timestamp, and
-//! nothing is cut silently. Logs with a century between two lines (dates inside the
-//! accepted window) must finish at once and say where the silences are, in every
-//! format.
+//! Regression tests: hardening_bounds — every report is as large as its data, not as the
+//! span between its first and last timestamp, and nothing is cut silently. Logs with a
+//! century between two lines (dates inside the accepted window) must finish at once and
+//! say where the silences are, in every format.
 
 use std::path::{Path, PathBuf};
 

@@ -1,10 +1,9 @@
-//! Regression tests for issue 37 item 4 (hardening II): configurations that exhausted the
-//! stack, the CPU or memory — blocks nested 10,000 deep, includes and imports that
-//! multiply, fail2ban interpolation, tag and `[INCLUDES]` bombs, maps of maps — and
-//! `/dev/zero`, a FIFO or a huge sparse file given to every flag that reads a
-//! configuration. Each is refused within seconds (the binary is killed after
-//! [`GUARD`]) with exit 2 and a message naming file:line (or the file) and the bound.
-//! The bombs are small files generated into a temporary directory.
+//! Regression tests: configurations that exhausted the stack, the CPU or memory — blocks
+//! nested 10,000 deep, includes and imports that multiply, fail2ban interpolation, tag
+//! and `[INCLUDES]` bombs, maps of maps — and `/dev/zero`, a FIFO or a huge sparse file
+//! given to every flag that reads a configuration. Each is refused within seconds (the
+//! binary is killed after [`GUARD`]) with exit 2 and a message naming file:line (or the
+//! file) and the bound. The bombs are small files generated into a temporary directory.
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -1,8 +1,7 @@
-//! Regression tests for issue 37 (hardening II), items 2, 3, 6 and 7: the dataset's
-//! manifest is validated before anything is read from or written into it (a part listed
-//! twice, ingest numbers that would wrap, absurd row counts), a snapshot being read is
-//! not removed under its reader, and a damaged `requests` link or part file says what is
-//! wrong and how to recover.
+//! Regression tests: the dataset's manifest is validated before anything is read from or
+//! written into it (a part listed twice, ingest numbers that would wrap, absurd row
+//! counts), a snapshot being read is not removed under its reader, and a damaged
+//! `requests` link or part file says what is wrong and how to recover.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};

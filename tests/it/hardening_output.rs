@@ -1,7 +1,7 @@
-//! Regression tests for issue 8 (hardening): hardening_output — CSV cells and messages
-//! carry no raw control bytes (item 8), `--out` and `--decisions` replace only their
-//! target, through a fresh temporary file (item 9), and reports over damaged or mostly
-//! bad FILE arguments say so in every format and exit like ingest (item 7).
+//! Regression tests: hardening_output — CSV cells and messages carry no raw control
+//! bytes, `--out` and `--decisions` replace only their target, through a fresh temporary
+//! file, and reports over damaged or mostly bad FILE arguments say so in every format and
+//! exit like ingest.
 
 use std::io::Write;
 use std::path::Path;
@@ -68,7 +68,7 @@ fn control_bytes(csv: &[u8]) -> Vec<u8> {
 }
 
 // ---------------------------------------------------------------------------------------
-// Item 8: CSV and messages escape control bytes.
+// CSV and messages escape control bytes.
 
 #[test]
 fn csv_cells_carry_no_control_bytes() {
@@ -168,7 +168,7 @@ fn paths_in_messages_are_escaped() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Item 9: --out and --decisions touch nothing but their target.
+// --out and --decisions touch nothing but their target.
 
 #[test]
 fn out_leaves_neighbours_and_symlinks_alone() {
@@ -365,7 +365,7 @@ fn out_replaces_only_files_it_would_write_unless_forced() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Item 7: reports over damaged or mostly bad FILE arguments.
+// Reports over damaged or mostly bad FILE arguments.
 
 /// 2,000 combined lines gzipped, cut in the middle of the compressed stream.
 fn truncated_gzip(path: &Path) {
@@ -499,8 +499,8 @@ fn clean_input_has_no_note_and_the_dataset_no_input() {
     assert!(j.get("input").is_none(), "{j}");
 }
 
-/// Issue 37 item 9: a log whose agent and path carry bidi overrides, line and paragraph
-/// separators and HTML entities.
+/// A log whose agent and path carry bidi overrides, line and paragraph separators and
+/// HTML entities.
 fn hostile_unicode_log(dir: &Path) -> std::path::PathBuf {
     let mut s = String::new();
     for i in 0..20 {

@@ -1,6 +1,6 @@
-//! Regression tests for issue 8 (hardening): hardening_parse — user format strings with
-//! non-ASCII text or malformed syntax, timestamps outside the 1970–2099 window, and
-//! clients logged with a zone id, brackets or a port.
+//! Regression tests: hardening_parse — user format strings with non-ASCII text or
+//! malformed syntax, timestamps outside the 1970–2099 window, and clients logged with a
+//! zone id, brackets or a port.
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
-//! Regression tests for issue 37 (hardening II), item 1: a stream cut in the middle of
-//! a line (an interrupted `ssh`, `zcat` or producer) holds that line back exactly as a
-//! plain file does, and the whole stream sent again adds exactly the missing lines.
+//! Regression tests: a stream cut in the middle of a line (an interrupted `ssh`, `zcat`
+//! or producer) holds that line back exactly as a plain file does, and the whole stream
+//! sent again adds exactly the missing lines.
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
-//! Regression tests for issue 8 (hardening): hardening_source — reading inputs:
-//! `--max-line` of any size, truncated and corrupt compressed streams, files that
-//! shrink while read, detection past a long first line and on CR-only files, and
-//! clean messages for files that cannot be opened.
+//! Regression tests: hardening_source — reading inputs: `--max-line` of any size,
+//! truncated and corrupt compressed streams, files that shrink while read, detection past
+//! a long first line and on CR-only files, and clean messages for files that cannot be
+//! opened.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

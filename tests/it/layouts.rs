@@ -1,6 +1,6 @@
-//! Issue 11, items 2–6: one file with several CLF layouts, client fields that are
-//! address lists, unquoted tails, odd identities and leading spaces, and requests that
-//! are not HTTP — each ingested with detection and read back from the dataset.
+//! One file with several CLF layouts, client fields that are address lists, unquoted
+//! tails, odd identities and leading spaces, and requests that are not HTTP — each
+//! ingested with detection and read back from the dataset.
 
 use polars::prelude::*;
 

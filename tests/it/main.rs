@@ -1,6 +1,7 @@
 //! Integration tests through the `logscope` binary: one test target, one module per
 //! command (and per hardening area).
 
+mod architecture;
 mod availability;
 mod ban;
 mod browser;

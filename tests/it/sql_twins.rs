@@ -1,10 +1,10 @@
-//! Issue 14 items 2 and 3: every report's SQL twin (`--sql duckdb`, `--sql spark`) gives
-//! logscope's own numbers when run in the real engines over the same dataset. A small
-//! dataset (IPv4 and IPv6 clients, heavy MediaWiki and static requests, three months
-//! with a 5xx incident and rate-limited 429s) is ingested; each case runs the report
-//! with `--format json` and its twins, DuckDB runs every DuckDB twin in one process and
-//! Spark every Spark twin in one local session (tests/engines/run_*.py), and each figure
-//! is compared with the JSON: counts exactly, shares to 1e-9.
+//! Every report's SQL twin (`--sql duckdb`, `--sql spark`) gives logscope's own numbers
+//! when run in the real engines over the same dataset. A small dataset (IPv4 and IPv6
+//! clients, heavy MediaWiki and static requests, three months with a 5xx incident and
+//! rate-limited 429s) is ingested; each case runs the report with `--format json` and its
+//! twins, DuckDB runs every DuckDB twin in one process and Spark every Spark twin in one
+//! local session (tests/engines/run_*.py), and each figure is compared with the JSON:
+//! counts exactly, shares to 1e-9.
 //!
 //! Without the `duckdb` module, or `pyspark` and Java, that engine's part prints
 //! `SKIPPED: …` (and fails when `CI` is set).

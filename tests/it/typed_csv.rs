@@ -1,10 +1,10 @@
-//! Issue 12 item 4: every command's CSV is data — DuckDB (and spreadsheets) read its
-//! counts, shares and times as numbers and timestamps, not text. Each CSV is loaded
-//! with DuckDB's own type detection (`read_csv`, from Python); numeric columns must
-//! come out numeric, times as timestamps with a zone, and no text column may hold a
-//! display number (`6,161`, `4,207!`, `12.5%`) or a time without a year (`05-01 19:00`).
-//! Without the `duckdb` Python module the test prints `SKIPPED: duckdb not installed`
-//! (and fails when `CI` is set).
+//! Every command's CSV is data — DuckDB (and spreadsheets) read its counts, shares and
+//! times as numbers and timestamps, not text. Each CSV is loaded with DuckDB's own type
+//! detection (`read_csv`, from Python); numeric columns must come out numeric, times as
+//! timestamps with a zone, and no text column may hold a display number (`6,161`,
+//! `4,207!`, `12.5%`) or a time without a year (`05-01 19:00`). Without the `duckdb`
+//! Python module the test prints `SKIPPED: duckdb not installed` (and fails when `CI` is
+//! set).
 
 use std::path::Path;
 use std::process::Command;
@@ -237,7 +237,7 @@ fn every_other_command_csv_loads_as_typed_data() {
         ("concentration", vec!["concentration", log]),
         ("agents", vec!["agents", log]),
     ];
-    // `top` arrives with issue 12 item 3; checked once the command exists.
+    // `top` is checked when the binary has it.
     let has_top = logscope(&tmp.path().join("data"))
         .args(["top", "--help"])
         .output()

@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(r("30 per minute"), Rate::new(30, 60_000).unwrap());
         assert_eq!(r("3/500ms").window_ms(), 500);
         assert_eq!(r("1_600/10m").count(), 1600);
-        // The one duration grammar after the slash (issue 10).
+        // After the slash, the one duration grammar every duration flag takes.
         assert_eq!(r("100/2hours").window_ms(), 7_200_000);
         assert_eq!(r("100/1w").window_ms(), 604_800_000);
         assert_eq!(r("100/1week").window_ms(), 604_800_000);

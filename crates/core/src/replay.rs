@@ -36,6 +36,7 @@ mod fixed_window;
 pub mod fleet;
 mod gcra;
 mod haproxy;
+mod haproxy_program;
 mod key;
 mod leaky_queue;
 mod matcher;
@@ -58,9 +59,9 @@ pub use ban::{
 pub use config::LimitConfigError;
 pub use decision::{Decision, RuleId, Verdict};
 pub use engine::{Counters, Replay};
-pub use haproxy::{
-    Action, Cmp, Cond, FreqCtr, Frontend, HaproxyRate, Program, SLOTS as HAPROXY_SLOTS, StickTable,
-    Term, Test, TrackKey,
+pub use haproxy::{FreqCtr, HaproxyRate, StickTable};
+pub use haproxy_program::{
+    Action, Cmp, Cond, Frontend, Program, SLOTS as HAPROXY_SLOTS, Term, Test, TrackKey,
 };
 pub use key::{DEFAULT_V4_PREFIX, DEFAULT_V6_PREFIX, KEY_NAMES, KeySpec, canonical, prefix_of};
 pub use matcher::{Exempt, Matcher};

@@ -9,13 +9,10 @@ use std::io;
 use serde::Serialize;
 
 use super::config::Config;
-use super::probes::{Budget, DEFAULT_MEAN_BELOW, RUN, Sorted, Sorter};
+use super::probes::{
+    BIAS, Budget, DEFAULT_MEAN_BELOW, RUN, STATUS_BITS, STATUS_MASK, Sorted, Sorter, unpack,
+};
 
-/// Offset added to timestamps before packing (covers ±35,000 years in ms).
-pub(super) const BIAS: i64 = 1 << 50;
-/// Bits of a packed probe that hold the status.
-pub(super) const STATUS_BITS: u32 = 12;
-pub(super) const STATUS_MASK: u64 = (1 << STATUS_BITS) - 1;
 /// Minute entries held before they are sorted and merged (then again at twice as
 /// many), so that lines of interleaved files do not keep one entry each.
 const PRESENCE_RUN: usize = 1 << 16;
@@ -307,10 +304,6 @@ fn compact(presence: &mut Vec<(i64, Presence)>) {
             false
         }
     });
-}
-
-pub(super) fn unpack(p: u64) -> (i64, u16) {
-    ((p >> STATUS_BITS) as i64 - BIAS, (p & STATUS_MASK) as u16)
 }
 
 /// The intervals between consecutive probes, in one pass.

@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 use std::io;
 
-use super::acc::{Cadence, Prepared, STATUS_MASK, unpack};
+use super::acc::{Cadence, Prepared};
 use super::calendar::{self, Calendar, CalendarError, Period};
 use super::config::{Config, Outcome};
 use super::model::{Incident, IncidentKind, NoData, PeriodStats, Report};
 use super::probes::{Budget, Sorted, Sorter};
+use super::probes::{STATUS_MASK, unpack};
 use super::rhythm::{self, Rhythm, RhythmSummary, Tally};
 use super::{MAX_EMPTY_PERIODS, spec};
 

@@ -34,7 +34,11 @@ const READ_BUF: usize = 64 << 10;
 /// Closed sequences at most: at this many they are merged into one.
 const MAX_SEQS: usize = 32;
 /// Low bits of a packed value that hold the status (see `acc.rs`).
-const STATUS_BITS: u32 = super::acc::STATUS_BITS;
+/// Offset added to timestamps before packing (covers ±35,000 years in ms).
+pub(super) const BIAS: i64 = 1 << 50;
+/// Bits of a packed probe that hold the status.
+pub(super) const STATUS_BITS: u32 = 12;
+pub(super) const STATUS_MASK: u64 = (1 << STATUS_BITS) - 1;
 
 /// Where the encoded values live and how many bytes may stay in memory.
 #[derive(Clone, Debug)]
@@ -602,6 +606,11 @@ impl Iterator for Iter<'_> {
     }
 }
 
+/// A packed probe's time (UTC ms) and status.
+pub(super) fn unpack(p: u64) -> (i64, u16) {
+    ((p >> STATUS_BITS) as i64 - BIAS, (p & STATUS_MASK) as u16)
+}
+
 /// A xorshift generator from `seed`, for the tests here and in `acc.rs`.
 #[cfg(test)]
 pub(super) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
@@ -618,7 +627,7 @@ mod tests {
     use super::*;
 
     fn packed(ts: i64, status: u64) -> u64 {
-        ((ts + super::super::acc::BIAS) as u64) << STATUS_BITS | status
+        ((ts + super::BIAS) as u64) << STATUS_BITS | status
     }
 
     /// Whatever the input order and however small the memory budget, the values come

@@ -31,8 +31,8 @@ use serde::Serialize;
 
 use std::io;
 
-use super::acc::unpack;
 use super::probes::Sorted;
+use super::probes::unpack;
 
 /// A silence is downtime when its probability under the rhythm is below this.
 pub const THRESHOLD: f64 = 1e-3;

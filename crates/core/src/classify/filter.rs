@@ -522,7 +522,7 @@ mod tests {
         assert!(StatusSet::parse("300-200").is_err());
         assert!(StatusSet::parse("").is_err());
         assert!(StatusSet::parse("0xx").is_err());
-        // Classes are 1xx to 5xx; codes 0 to 999 (issue 10: `6xx` selected nothing).
+        // Classes are 1xx to 5xx; codes 0 to 999 (`6xx` once selected nothing).
         for bad in [
             "6xx", "9xx", "10xx", "xx", "1000", "65535", "0-1000", "-1", "+5", "none",
         ] {

@@ -497,6 +497,13 @@ impl AgentsReport {
     }
 }
 
+impl crate::forensics::doc::Document for AgentsReport {
+    fn doc(&self, width: usize) -> Doc {
+        let _ = width;
+        AgentsReport::doc(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

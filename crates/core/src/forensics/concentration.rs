@@ -770,6 +770,13 @@ impl ConcentrationReport {
     }
 }
 
+impl crate::forensics::doc::Document for ConcentrationReport {
+    fn doc(&self, width: usize) -> Doc {
+        let _ = width;
+        ConcentrationReport::doc(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,13 @@ use std::fmt::Write;
 use crate::escape;
 use crate::table::{Table, display_width, truncate_to_width};
 
+/// A finished report: JSON from its `Serialize`, the other formats from its [`Doc`].
+pub trait Document: serde::Serialize {
+    /// The report laid out for a terminal `width` columns wide; `usize::MAX` for a page
+    /// (Markdown, CSV, HTML), which has no width.
+    fn doc(&self, width: usize) -> Doc;
+}
+
 /// One table with an optional title and notes under it.
 #[derive(Clone, Debug, Default)]
 pub struct Section {

@@ -957,6 +957,16 @@ fn capitalized(s: &str) -> String {
     }
 }
 
+impl crate::forensics::doc::Document for HeavyReport {
+    fn doc(&self, width: usize) -> Doc {
+        if width == usize::MAX {
+            HeavyReport::doc(self, 0)
+        } else {
+            self.doc_for_width(width)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -401,6 +401,16 @@ impl TimelineReport {
     }
 }
 
+impl crate::forensics::doc::Document for TimelineReport {
+    fn doc(&self, width: usize) -> Doc {
+        if width == usize::MAX {
+            TimelineReport::doc(self)
+        } else {
+            self.doc_for_width(width)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

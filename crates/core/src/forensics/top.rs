@@ -36,8 +36,9 @@ pub const ERROR_STATUS: u16 = 400;
 
 const UNSET: u32 = u32::MAX;
 
-/// What `logscope top` breaks the requests down by.
+/// What `logscope top` breaks the requests down by (`--by`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum TopBy {
     /// The path, without the query string.
@@ -46,13 +47,13 @@ pub enum TopBy {
     Status,
     /// The Referer header as logged.
     Referer,
-    /// The User-Agent header as logged.
+    /// The User-Agent header as logged (`logscope agents` for classes).
     Agent,
-    /// The client address (the real client behind trusted proxies).
+    /// The client address (the real client behind --trust-proxy).
     Ip,
-    /// The client's network (/24 and /48 by default).
+    /// The client's network (/24 and /48; --prefix-v4/--prefix-v6).
     Prefix,
-    /// The Host header (or virtual host).
+    /// The Host header (virtual host).
     Host,
     /// The request method.
     Method,
@@ -113,17 +114,18 @@ impl TopBy {
     }
 }
 
-/// The order of the rows: the largest first, ties by value.
+/// The order of the rows (`--sort`): the largest first, ties by value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum TopSort {
-    /// Requests.
+    /// Most requests first.
     Requests,
-    /// Body bytes sent.
+    /// Most body bytes first (bandwidth).
     Bytes,
-    /// Distinct clients.
+    /// Most distinct clients first.
     Clients,
-    /// Requests with status ≥ 400.
+    /// Most requests with status ≥ 400 first.
     Errors,
 }
 
@@ -1531,6 +1533,16 @@ impl TopReport {
             });
         }
         doc
+    }
+}
+
+impl crate::forensics::doc::Document for TopReport {
+    fn doc(&self, width: usize) -> Doc {
+        if width == usize::MAX {
+            TopReport::doc(self)
+        } else {
+            self.doc_for_width(width)
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 //! What a candidate did with one request: the [`Decision`], the [`Verdict`] that carries
-//! its cause (zone, rule), and the [`RuleId`] naming a rule. Shared by the engine, the
+//! its cause (zone, rule), and the [`ZoneId`] and [`RuleId`] naming a zone and a rule. Shared by the engine, the
 //! policies that decide and the report that tallies, so none of them imports another.
 
-use super::zone::ZoneId;
+/// Index of a zone inside its policy.
+pub type ZoneId = u16;
 
 /// Index of a rule inside its policy.
 pub type RuleId = u16;

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::decision::{Decision, RuleId, Verdict};
-use super::haproxy::{Program, Scratch};
+use super::haproxy_program::{Program, Scratch};
 use super::matcher::{Exempt, Matcher};
 use super::nginx::NginxLimit;
 use super::request::Request;

@@ -14,8 +14,7 @@ use super::spec::{Algorithm, LimitSpec, NginxDelay, SpecError};
 use super::store::{Lookup, Store};
 use super::token_bucket::TokenBucket;
 
-/// Index of a zone inside its policy.
-pub type ZoneId = u16;
+pub use super::decision::ZoneId;
 
 enum Kind {
     Nginx(NginxZone),

@@ -4,39 +4,7 @@
 
 use super::{Script, Twin, key_order};
 
-/// What `logscope top --by` breaks down by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum By {
-    /// The path.
-    Path,
-    /// The status.
-    Status,
-    /// The Referer.
-    Referer,
-    /// The User-Agent string.
-    Agent,
-    /// The client address.
-    Ip,
-    /// The client's network.
-    Prefix,
-    /// The Host.
-    Host,
-    /// The method.
-    Method,
-}
-
-/// `--sort` of `logscope top`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sort {
-    /// Requests.
-    Requests,
-    /// Bytes.
-    Bytes,
-    /// Distinct clients.
-    Clients,
-    /// Errors (status ≥ 400).
-    Errors,
-}
+pub use crate::forensics::top::{TopBy as By, TopSort as Sort};
 
 /// `logscope top --by BY --sort SORT --limit N` (0 = all); `errors`: `--errors`.
 pub fn script(t: &Twin<'_>, by: By, sort: Sort, limit: usize, errors: bool) -> Script {

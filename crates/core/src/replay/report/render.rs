@@ -786,3 +786,10 @@ fn who(c: &CandidateReport, n: usize) -> String {
         format!("{} ({})", c.label, c.name)
     }
 }
+
+impl crate::forensics::doc::Document for crate::replay::report::ReplayReport {
+    fn doc(&self, width: usize) -> Doc {
+        let _ = width;
+        crate::replay::report::ReplayReport::doc(self)
+    }
+}

@@ -1,0 +1,10 @@
+//! The reports, each on the engine's [`Report`](crate::engine::report::Report)
+//! interface: the columns and classes it reads, its fast path (a tally per batch where the
+//! batch is decoded) and how it finishes. The commands in `cli/` parse flags and call
+//! [`run`](crate::engine::report::run) with one of these.
+
+pub mod agents;
+pub mod concentration;
+pub mod heavy;
+pub mod timeline;
+pub mod top;
