@@ -355,7 +355,7 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
     })
 }
 
-/// The report as a [`Doc`] (what `--format html` shows), for `logscope report`.
+/// The report as a `Doc` (what `--format html` shows), for `logscope report`.
 pub fn doc(c: &Computed, max_incidents: usize) -> logscope_core::forensics::doc::Doc {
     let zone = c.zone;
     let short = |ms: i64| fmt_zone(zone, ms, "%Y-%m-%d %H:%M");

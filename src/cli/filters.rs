@@ -5,10 +5,7 @@
 //! `--session-cookie`).
 //!
 //! Use: `#[command(flatten)] filters: FilterArgs`, then [`FilterArgs::build`] gives a
-//! [`Selection`]: the core [`Filter`], a [`Classifier`] and the report's [`Clock`]. Per
-//! row: `let rc = sel.classifier.classify(batch, i); if sel.filter.matches(batch, i, &rc,
-//! &sel.classifier) { … }`. Classification happens at report time, so changing the rules
-//! needs no re-ingest.
+//! [`Selection`]: the core filter, a classifier and the report's [`Clock`].
 
 use std::path::{Path, PathBuf};
 
@@ -190,7 +187,7 @@ pub struct FilterArgs {
 
 impl FilterArgs {
     /// Checks the options and builds the filter, classifier and clock. A bad value is
-    /// a [`UsageError`] (exit 2) naming the flag, with an example.
+    /// a [`super::UsageError`] (exit 2) naming the flag, with an example.
     pub fn build(&self) -> anyhow::Result<Selection> {
         let clock = Clock::parse(&self.tz)?;
         let rules_file = match &self.rules {

@@ -8,6 +8,8 @@ use logscope_core::parse::{self, Format};
 use super::usage_error;
 
 /// How the format of the inputs is chosen.
+// The flags' help shows `<log_format>` as is.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(Debug, Clone, Args)]
 pub struct FormatArgs {
     /// Log format, instead of detecting it per file: combined, common, vhost-combined,

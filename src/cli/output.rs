@@ -226,7 +226,7 @@ impl OutputArgs {
         Ok(())
     }
 
-    /// Emits a finished report: through its [`Doc`] for text (at the terminal's width),
+    /// Emits a finished report: through its `Doc` for text (at the terminal's width),
     /// Markdown, CSV and HTML, serialized as JSON. With FILE inputs (`input`), the notes
     /// on bad lines and damage are added under the title in text, Markdown and HTML,
     /// and JSON gets a top-level `input` object; CSV is left as data.

@@ -106,7 +106,7 @@ impl Layout {
 /// Writes one input's rows of an ingest into per-month part files in the build
 /// directory. Dropping an input (it turned out damaged) removes its files.
 ///
-/// The caller gathers rows into a [`RowGroup`] per month; a full one goes to the
+/// The caller gathers rows into a `RowGroup` per month; a full one goes to the
 /// writer's file thread, which encodes, compresses and writes it while the caller
 /// gathers the next (handing it over waits until the thread is free), so the encoding overlaps
 /// the parse instead of stopping the pipeline at every row group.

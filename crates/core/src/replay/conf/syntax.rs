@@ -272,7 +272,7 @@ impl Cx {
 
 /// Reads `path` into a directive tree, expanding `include` (globs; relative paths are
 /// taken from the including file's directory). Bounded: each file at most
-/// [`conf_file::CONFIG_CAP`], blocks [`MAX_NESTING`] deep, includes 32 deep, and the
+/// [`conf_file::CONFIG_CAP`], blocks `MAX_NESTING` deep, includes 32 deep, and the
 /// whole at most [`conf_file::MAX_FILE_LOADS`] file loads, [`conf_file::MAX_EXPANSIONS`]
 /// directives and [`conf_file::MAX_EXPANDED_BYTES`] read or produced.
 pub fn parse_file(path: &Path) -> Result<Vec<Directive>, ConfError> {
