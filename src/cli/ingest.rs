@@ -1,27 +1,17 @@
 //! `logscope ingest`: parse logs and add what is new to the dataset, atomically.
 
-use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
-use std::ops::ControlFlow;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use clap::Args;
 use logscope_core::escape;
-use logscope_core::pipeline::{self, PipelineOptions};
-use logscope_core::source::{ReadOptions, SourceError};
+use logscope_core::source::ReadOptions;
 
-use super::exit;
 use super::inputs::FormatArgs;
-use crate::engine::inputs;
+use crate::engine::ingest::{self, Event, IngestJob, Ingested};
 use crate::render::summary;
-use crate::store::ingest::{Distinct, FileSummary, IngestSummary, Ledger, Plan};
-use crate::store::writer::prepare;
-use crate::store::{Dataset, LockWait, Manifest, StagedWriter};
+use crate::store::LockWait;
+use crate::store::ingest::IngestSummary;
 
 /// Arguments of `logscope ingest`.
 #[derive(Debug, Args)]
@@ -108,333 +98,119 @@ fn parse_share(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// Runs `logscope ingest`.
+/// Runs `logscope ingest`: the job from the flags, the engine's events on stderr.
 pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
-    let started = Instant::now();
-    let forced = args.format.forced()?;
-    let read = ReadOptions {
-        max_line: args.max_line,
-        hold_unterminated: args.final_line == FinalLine::Hold,
-        ..ReadOptions::default()
+    let job = IngestJob {
+        files: args.files.clone(),
+        format: args.format.forced()?,
+        read: ReadOptions {
+            max_line: args.max_line,
+            hold_unterminated: args.final_line == FinalLine::Hold,
+            ..ReadOptions::default()
+        },
+        parse: args.format.parse_options(),
+        threads: args.threads,
+        wait: if args.no_wait {
+            LockWait::Fail
+        } else {
+            LockWait::Wait
+        },
+        dry_run: args.dry_run,
+        max_bad: args.max_bad,
+        rejects: args.rejects.clone(),
     };
-    // Open everything first: a bad path or an unknown format stops the run before
-    // anything is written.
-    let mut opened = Vec::new();
-    for input in inputs::expand(&args.files)? {
-        opened.push(inputs::open(input, forced.as_ref(), &read)?);
-    }
-
-    let wait = if args.no_wait {
-        LockWait::Fail
-    } else {
-        LockWait::Wait
-    };
-    let quiet = args.quiet;
-    let ds = if args.dry_run {
-        None
-    } else {
-        Some(Dataset::open_write(data, wait, || {
-            if !quiet {
-                eprintln!(
-                    "logscope: another ingest is writing {}; waiting for it to finish…",
-                    data.display()
-                );
-            }
-        })?)
-    };
-    let mut ledger = Ledger::new(match &ds {
-        Some(ds) => ds.manifest()?,
-        None => Manifest::default(),
-    });
-    let ingest_id = ledger.next_ingest();
-    // New parts go into a build directory, visible to no reader until the commit;
-    // dropped on any error (its directory is removed at once).
-    let build = match &ds {
-        Some(ds) => Some(ds.begin(ingest_id)?),
-        None => None,
-    };
-    let mut parts = Vec::new();
-
-    let mut rejects = match &args.rejects {
-        Some(p) => Some(BufWriter::new(
-            File::create(p).with_context(|| format!("--rejects {}", p.display()))?,
-        )),
-        None => None,
-    };
-
-    let total_raw: u64 = opened
-        .iter()
-        .filter_map(|o| o.reader.content_len())
-        .sum::<u64>()
-        .max(1);
-    let progress = Arc::new(AtomicU64::new(0));
     let show_progress = !args.quiet
         && !args.json
         && std::io::stderr().is_terminal()
         && std::env::var_os("CI").is_none();
-    let bar = show_progress.then(|| {
-        let pb = indicatif::ProgressBar::new(total_raw);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
-            )
-            .expect("valid template"),
-        );
-        pb
-    });
-    let ticker_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let ticker = bar.clone().map(|pb| {
-        let p = progress.clone();
-        let stop = ticker_stop.clone();
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                pb.set_position(p.load(Ordering::Relaxed));
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        })
-    });
-
-    let mut files = Vec::new();
-    let mut reasons: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut distinct = Distinct::default();
+    let mut bar: Option<indicatif::ProgressBar> = None;
     let mut shown_bad = 0usize;
-    let mut exit_code = exit::OK;
-    let mut write_error: Option<anyhow::Error> = None;
-
-    // The writer encodes a row group on its file thread, with half as many threads as
-    // the parse (at least one): the caller keeps gathering rows meanwhile.
-    let encode_threads = match args.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
+    // Messages go around the progress bar, keeping it intact.
+    let say = |bar: &Option<indicatif::ProgressBar>, msg: String| match bar {
+        Some(pb) => pb.suspend(|| eprintln!("{msg}")),
+        None => eprintln!("{msg}"),
     };
-    for (input_no, mut o) in opened.into_iter().enumerate() {
-        let mut writer = build
-            .as_ref()
-            .map(|b| StagedWriter::new(b.dir.clone(), ingest_id, input_no, encode_threads));
-        let compression = o.reader.compression();
-        let tracked = match ledger.plan(&o.input, &o.name, compression, &o.head) {
-            Plan::Read(t) => t,
-            // A compressed file already read to its end: skipped without decompressing.
-            Plan::Unchanged { format, lines } => {
-                files.push(FileSummary {
-                    file: o.name,
-                    format,
-                    confidence: o.detection.as_ref().map(|d| d.confidence),
-                    compression: compression.name().to_string(),
-                    lines: 0,
-                    added: 0,
-                    already_seen: lines,
-                    bad: 0,
-                    skipped: 0,
-                    bytes: 0,
-                    damage: None,
-                    unchanged: true,
-                    held_back_bytes: 0,
-                    layouts: Vec::new(),
-                    discarded: false,
-                });
-                continue;
-            }
-        };
-        // Resume where an earlier ingest of the same content stopped.
-        let (skip_bytes, skip_lines) = (tracked.resume_bytes, tracked.resume_lines);
-        if skip_bytes > 0 {
-            o.reader.skip_to(skip_bytes, skip_lines);
+    let outcome = ingest::run(data, &job, &mut |event| match event {
+        Event::Waiting if !args.quiet => eprintln!(
+            "logscope: another ingest is writing {}; waiting for it to finish…",
+            data.display()
+        ),
+        Event::Progress { done, total } if show_progress => {
+            bar.get_or_insert_with(|| progress_bar(total))
+                .set_position(done);
         }
-        let opts = PipelineOptions {
-            threads: args.threads,
-            read: read.clone(),
-            parse: args.format.parse_options(),
-            progress: Some(progress.clone()),
-        };
-        if let Some(len) = o.reader.content_len() {
-            progress.fetch_add(skip_bytes.min(len), Ordering::Relaxed);
-        }
-        let name = o.name.clone();
-        let convert = writer.is_some();
-        let mut input_distinct = Distinct::default();
-        let stats = pipeline::run_map(
-            o.reader,
-            &o.format,
-            &opts,
-            |mut batch| {
-                // Runs on the parse workers: coding the text columns is parallel too.
-                let prepared = convert.then(|| prepare(&mut batch));
-                (batch, prepared)
-            },
-            |(batch, prepared)| {
-                for bad in &batch.bad {
-                    *reasons.entry(bad.reason).or_default() += 1;
-                    if shown_bad < args.show_bad && !args.quiet {
-                        shown_bad += 1;
-                        let msg = format!(
-                            "{}:{}: {}: {}",
-                            escape::terminal_str(&name, 200),
-                            bad.line,
-                            bad.reason,
-                            escape::terminal(&bad.raw, 160)
-                        );
-                        // Keep the progress bar intact around the message.
-                        match &bar {
-                            Some(pb) => pb.suspend(|| eprintln!("{msg}")),
-                            None => eprintln!("{msg}"),
-                        }
-                    }
-                    if let Some(w) = rejects.as_mut()
-                        && let Err(e) = w.write_all(&bad.raw).and_then(|_| w.write_all(b"\n"))
-                    {
-                        write_error = Some(anyhow::Error::new(e).context("writing --rejects"));
-                        return ControlFlow::Break(());
-                    }
-                }
-                input_distinct.add(&batch);
-                if let (Some(w), Some(p)) = (writer.as_mut(), prepared)
-                    && let Err(e) = w.write_prepared(&batch, &name, p)
-                {
-                    write_error = Some(anyhow::Error::new(e));
-                    return ControlFlow::Break(());
-                }
-                ControlFlow::Continue(())
-            },
-        )
-        .map_err(|e: SourceError| anyhow::Error::new(e))?;
-        if let Some(e) = write_error.take() {
-            return Err(e);
-        }
-        // A plain file must still start as it did: one truncated and rewritten while
-        // it was read (copytruncate) would have mixed two contents.
-        let trust = tracked.trust(&stats, &o.head);
-        let (changed, discard) = (trust.changed, trust.discard);
-        let mut damage = stats.damage.as_ref().map(|d| d.to_string());
-        if changed && damage.is_none() {
-            damage = Some(format!(
-                "{}: the file changed while it was read (rotated with copytruncate?)",
-                o.name
-            ));
-        }
-        if let Some(d) = &damage {
-            if !args.quiet {
-                let what = if discard {
-                    "nothing from it was stored (it cannot be trusted) and its resume point was not moved: ingest an intact copy, or run again"
-                } else {
-                    "the complete lines before the damage were added"
-                };
-                eprintln!("logscope: {}; {what}", escape::terminal_str(d, 400));
-            }
-            exit_code = exit_code.max(exit::DAMAGED);
-        }
-        if let Some(w) = writer.take() {
-            if discard {
-                w.abandon()?;
-            } else {
-                parts.extend(w.finish()?);
-            }
-        }
-        if !discard {
-            distinct.merge(input_distinct);
-        }
-        if stats.held_back_bytes > 0 && !args.quiet {
-            eprintln!(
-                "logscope: {}: its last line has no newline yet ({} bytes): held back until it is complete (--final-line take if the input is finished)",
-                escape::terminal_str(&o.name, 200),
-                stats.held_back_bytes
+        Event::BadLine {
+            file,
+            line,
+            reason,
+            raw,
+        } if shown_bad < args.show_bad && !args.quiet => {
+            shown_bad += 1;
+            say(
+                &bar,
+                format!(
+                    "{}:{line}: {reason}: {}",
+                    escape::terminal_str(file, 200),
+                    escape::terminal(raw, 160)
+                ),
             );
         }
-        let parsed = stats.lines - stats.skipped;
-        if parsed > 0 && stats.bad as f64 / parsed as f64 > args.max_bad {
-            if !args.quiet {
-                eprintln!(
-                    "logscope: {}: {} of {} lines are bad ({:.1}% > --max-bad {:.1}%): is the format right? (used {})",
-                    escape::terminal_str(&o.name, 200),
-                    stats.bad,
-                    parsed,
-                    100.0 * stats.bad as f64 / parsed as f64,
-                    100.0 * args.max_bad,
-                    o.format.name()
-                );
-            }
-            if exit_code == exit::OK {
-                exit_code = exit::TOO_MANY_BAD;
-            }
+        Event::Damaged { message, discarded } if !args.quiet => {
+            let what = if discarded {
+                "nothing from it was stored (it cannot be trusted) and its resume point was not moved: ingest an intact copy, or run again"
+            } else {
+                "the complete lines before the damage were added"
+            };
+            say(
+                &bar,
+                format!("logscope: {}; {what}", escape::terminal_str(message, 400)),
+            );
         }
-        // Record how far this content has been consumed.
-        let records = ledger.record(tracked, &o.name, o.format.name(), &o.head, &stats, trust);
-        files.push(FileSummary {
-            file: o.name,
-            format: o.format.name(),
-            confidence: o.detection.as_ref().map(|d| d.confidence),
-            compression: compression.name().to_string(),
-            lines: stats.lines,
-            added: records,
-            already_seen: skip_lines,
-            bad: stats.bad,
-            skipped: stats.skipped,
-            bytes: stats.content_end - skip_bytes.min(stats.content_end),
-            damage,
-            unchanged: false,
-            held_back_bytes: stats.held_back_bytes,
-            discarded: discard,
-            layouts: stats.layouts.named(&o.format.name(), stats.records),
-        });
-    }
-    if let Some(w) = rejects.as_mut() {
-        w.flush().context("writing --rejects")?;
-    }
-
-    let added: u64 = files.iter().map(|f| f.added).sum();
-    let (ingest_id, dataset_rows) = match (ds, build) {
-        (Some(ds), Some(build)) => {
-            // Nothing new (no part, no source changed): the dataset is left untouched.
-            let id = ds.finish_ingest(build, ledger, parts)?.unwrap_or(0);
-            (id, ds.manifest()?.rows())
-        }
-        // --dry-run: nothing written.
-        _ => (0, 0),
-    };
-
-    ticker_stop.store(true, Ordering::Relaxed);
-    if let Some(t) = ticker {
-        let _ = t.join();
-    }
+        Event::HeldBack { file, bytes } if !args.quiet => say(
+            &bar,
+            format!(
+                "logscope: {}: its last line has no newline yet ({bytes} bytes): held back until it is complete (--final-line take if the input is finished)",
+                escape::terminal_str(file, 200)
+            ),
+        ),
+        Event::TooManyBad {
+            file,
+            bad,
+            parsed,
+            format,
+        } if !args.quiet => say(
+            &bar,
+            format!(
+                "logscope: {}: {bad} of {parsed} lines are bad ({:.1}% > --max-bad {:.1}%): is the format right? (used {format})",
+                escape::terminal_str(file, 200),
+                100.0 * bad as f64 / parsed as f64,
+                100.0 * args.max_bad,
+            ),
+        ),
+        _ => {}
+    });
     if let Some(pb) = bar {
         pb.finish_and_clear();
     }
-
-    let mut bad_reasons: Vec<(String, u64)> = reasons
-        .into_iter()
-        .map(|(r, n)| (r.to_string(), n))
-        .collect();
-    bad_reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let (first, last) = distinct.range();
-    let (v4_nets, v6_nets) = distinct.nets();
-    let summary = IngestSummary {
-        dataset: data.display().to_string(),
-        ingest: ingest_id,
-        lines: files.iter().map(|f| f.lines).sum(),
-        added,
-        already_seen: files.iter().map(|f| f.already_seen).sum(),
-        bad: files.iter().map(|f| f.bad).sum(),
-        skipped: files.iter().map(|f| f.skipped).sum(),
-        bytes: files.iter().map(|f| f.bytes).sum(),
-        files,
-        bad_reasons,
-        first: first.map(summary::rfc3339_ms),
-        last: last.map(summary::rfc3339_ms),
-        distinct_ips: distinct.ips(),
-        distinct_v4_24: v4_nets,
-        distinct_v6_48: v6_nets,
-        distinct_hostnames: distinct.hosts(),
-        seconds: started.elapsed().as_secs_f64(),
-        dataset_rows,
-        dry_run: args.dry_run,
-    };
+    let Ingested { summary, exit } = outcome?;
     if args.json {
         println!("{}", escape::json(&serde_json::to_string(&summary)?));
     } else if !args.quiet {
         print!("{}", summary::ingest_text(&summary));
         next_step_hint(&summary);
     }
-    Ok(exit_code)
+    Ok(exit)
+}
+
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new(total);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+        )
+        .expect("valid template"),
+    );
+    pb
 }
 
 /// After the first ingest that put rows into an empty dataset (text mode only: the

@@ -1,10 +1,12 @@
 //! The query engine under the commands: which rows a report looks at ([`selection`],
 //! [`clock`]), where they come from ([`rows`]: log files or the dataset, [`inputs`]),
-//! the one interface every report is built on and its driver ([`report`]), and the errors
+//! the one interface every report is built on and its driver ([`report`]), the replay
+//! pipeline ([`replay`]), the ingest into the dataset ([`ingest`]), and the errors
 //! and exit statuses they share ([`error`]).
 
 pub mod clock;
 pub mod error;
+pub mod ingest;
 pub mod inputs;
 pub mod replay;
 pub mod report;
