@@ -36,6 +36,7 @@ mod nginx;
 mod npm;
 mod program;
 mod proxies;
+mod registry;
 pub mod settle;
 mod w3c;
 
@@ -48,6 +49,7 @@ pub use haproxy::HAPROXY_CLF_FORMAT;
 pub use jsonlines::JsonMap;
 pub use npm::NPM_DEFAULT_HOST_FORMAT;
 use program::{Builder, FieldKind, Program, TextParser, TimeKind, Trailing};
+pub use registry::BUILTINS;
 pub use proxies::{INGRESS_NGINX_FORMAT, INGRESS_NGINX_LEGACY_FORMAT, ISTIO_FORMAT};
 
 /// A client field (`%h`, `$remote_addr`, `c-ip`, …) as an address, `None` for a host
@@ -304,64 +306,6 @@ pub enum Format {
 /// Apache LogFormat of [`Format::Netnea`] (as the data has it, including `%X`).
 pub const NETNEA_FORMAT: &str = r#"%h %{GEOIP_COUNTRY_CODE}e %u [%{%Y-%m-%d %H:%M:%S}t.%{usec_frac}t] "%r" %>s %b "%{Referer}i" "%{User-Agent}i" %v %A %p %R %{BALANCER_WORKER_ROUTE}e %X "%{cookie}n" %{UNIQUE_ID}e %{SSL_PROTOCOL}x %{SSL_CIPHER}x %I %O %{ratio}n%% %D %{ModSecTimeIn}e %{ApplicationTime}e %{ModSecTimeOut}e %{ModSecAnomalyScoreIn}e %{ModSecAnomalyScore}e"#;
 
-/// Makes a built-in format.
-type Ctor = fn() -> Format;
-
-/// Built-in formats and their names.
-const BUILTIN_NAMES: &[(&str, Ctor)] = &[
-    ("combined", || Format::Combined),
-    ("common", || Format::Common),
-    ("vhost-combined", || Format::VhostCombined),
-    ("vhost-common", || Format::VhostCommon),
-    ("combined-xff", || Format::CombinedXff),
-    ("combined-rt", || Format::CombinedRt),
-    ("combined-us", || Format::CombinedUs),
-    ("nginx-msec", || Format::NginxMsec),
-    ("netnea", || Format::Netnea),
-    ("caddy-json", || Format::CaddyJson),
-    ("w3c", || Format::W3c),
-    ("elb", || Format::Elb),
-    ("alb", || Format::Alb),
-    ("ingress-nginx", || Format::IngressNginx),
-    ("haproxy", || Format::Haproxy),
-    ("traefik", || Format::Traefik),
-    ("traefik-json", || Format::TraefikJson),
-    ("envoy", || Format::Envoy),
-    ("nginx-json", || Format::NginxJson),
-    ("istio", || Format::Istio),
-    ("haproxy-clf", || Format::HaproxyClf),
-    ("envoy-json", || Format::EnvoyJson),
-    ("nginx-proxy-manager", || Format::NginxProxyManager),
-];
-
-/// Other accepted spellings.
-const ALIASES: &[(&str, &str)] = &[
-    ("clf", "common"),
-    ("ncsa", "common"),
-    ("apache", "combined"),
-    ("nginx", "combined"),
-    ("vhost_combined", "vhost-combined"),
-    ("vhost_common", "vhost-common"),
-    ("xff", "combined-xff"),
-    ("caddy", "caddy-json"),
-    ("iis", "w3c"),
-    ("cloudfront", "w3c"),
-    ("netnea-extended", "netnea"),
-    ("aws-elb", "elb"),
-    ("aws-alb", "alb"),
-    ("ingress", "ingress-nginx"),
-    ("upstreaminfo", "ingress-nginx"),
-    ("haproxy-http", "haproxy"),
-    ("httplog", "haproxy"),
-    ("traefik-clf", "traefik"),
-    ("istio-proxy", "istio"),
-    ("envoy-istio", "istio"),
-    ("httplog-clf", "haproxy-clf"),
-    ("envoy-gateway", "envoy-json"),
-    ("istio-json", "envoy-json"),
-    ("npm", "nginx-proxy-manager"),
-];
-
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name())
@@ -449,46 +393,23 @@ impl Format {
     /// The format's name: `combined`, `caddy-json`, `nginx:'$remote_addr …'`, ….
     /// [`Format::from_name`] accepts it back.
     pub fn name(&self) -> String {
-        let s = match self {
-            Format::Combined => "combined",
-            Format::Common => "common",
-            Format::VhostCombined => "vhost-combined",
-            Format::VhostCommon => "vhost-common",
-            Format::CombinedXff => "combined-xff",
-            Format::CombinedRt => "combined-rt",
-            Format::CombinedUs => "combined-us",
-            Format::NginxMsec => "nginx-msec",
-            Format::Netnea => "netnea",
-            Format::CaddyJson => "caddy-json",
-            Format::W3c => "w3c",
-            Format::Elb => "elb",
-            Format::Alb => "alb",
-            Format::IngressNginx => "ingress-nginx",
-            Format::Haproxy => "haproxy",
-            Format::Traefik => "traefik",
-            Format::TraefikJson => "traefik-json",
-            Format::Envoy => "envoy",
-            Format::NginxJson => "nginx-json",
-            Format::Istio => "istio",
-            Format::HaproxyClf => "haproxy-clf",
-            Format::EnvoyJson => "envoy-json",
-            Format::NginxProxyManager => "nginx-proxy-manager",
-            Format::Cri(inner) => return format!("cri:{}", inner.name()),
-            Format::Json(m) => return format!("json:'{}'", m.source()),
+        match self {
+            Format::Cri(inner) => format!("cri:{}", inner.name()),
+            Format::Json(m) => format!("json:'{}'", m.source()),
             Format::Custom(c) => {
                 let p = match c.syntax {
                     Syntax::Nginx => "nginx",
                     Syntax::Apache => "apache",
                 };
-                return format!("{p}:'{}'", c.source);
+                format!("{p}:'{}'", c.source)
             }
-        };
-        s.to_string()
+            f => f.row().expect("a built-in has a row").name.to_string(),
+        }
     }
 
     /// All built-in formats (the candidates of [`detect`]).
     pub fn builtins() -> Vec<Format> {
-        BUILTIN_NAMES.iter().map(|(_, f)| f()).collect()
+        BUILTINS.to_vec()
     }
 
     /// Parses a `--format` value: a built-in name (`combined`, `common`, `vhost-combined`,
@@ -532,24 +453,10 @@ impl Format {
                 };
             }
         }
-        let lower = t.to_ascii_lowercase();
-        let name = ALIASES
-            .iter()
-            .find(|(a, _)| *a == lower)
-            .map(|(_, n)| *n)
-            .unwrap_or(&lower);
-        BUILTIN_NAMES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, f)| f())
-            .ok_or_else(|| FormatError::UnknownName {
-                name: s.to_string(),
-                known: BUILTIN_NAMES
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
+        Format::builtin_named(&t.to_ascii_lowercase()).ok_or_else(|| FormatError::UnknownName {
+            name: s.to_string(),
+            known: Format::builtin_names(),
+        })
     }
 
     /// A JSON-lines field map, e.g. `ts=time,client=remote_ip,status=code` (see
@@ -739,7 +646,19 @@ impl Format {
                 self.program().expect("text format"),
                 opts,
             ))),
-            _ => Box::new(TextParser::new(self.program().expect("text format"), opts)),
+            Format::Combined
+            | Format::Common
+            | Format::VhostCombined
+            | Format::VhostCommon
+            | Format::CombinedXff
+            | Format::CombinedRt
+            | Format::CombinedUs
+            | Format::NginxMsec
+            | Format::Netnea
+            | Format::Traefik
+            | Format::Custom(_) => {
+                Box::new(TextParser::new(self.program().expect("text format"), opts))
+            }
         }
     }
 
@@ -781,30 +700,9 @@ impl Format {
     /// Tie-break rank in detection: the more specific format wins.
     fn specificity(&self) -> u8 {
         match self {
-            Format::Common => 1,
-            Format::VhostCommon => 2,
-            Format::Combined => 3,
-            Format::VhostCombined => 4,
-            Format::CombinedXff => 5,
-            Format::CombinedRt | Format::CombinedUs => 6,
-            Format::NginxMsec
-            | Format::Netnea
-            | Format::CaddyJson
-            | Format::W3c
-            | Format::Elb
-            | Format::Alb => 7,
-            Format::IngressNginx
-            | Format::Haproxy
-            | Format::Traefik
-            | Format::TraefikJson
-            | Format::Envoy
-            | Format::NginxJson
-            | Format::Istio
-            | Format::HaproxyClf
-            | Format::EnvoyJson
-            | Format::NginxProxyManager => 7,
             Format::Cri(inner) => inner.specificity(),
             Format::Custom(_) | Format::Json(_) => 8,
+            f => f.row().expect("a built-in has a row").specificity,
         }
     }
 }
