@@ -49,8 +49,8 @@ pub use haproxy::HAPROXY_CLF_FORMAT;
 pub use jsonlines::JsonMap;
 pub use npm::NPM_DEFAULT_HOST_FORMAT;
 use program::{Builder, FieldKind, Program, TextParser, TimeKind, Trailing};
-pub use registry::BUILTINS;
 pub use proxies::{INGRESS_NGINX_FORMAT, INGRESS_NGINX_LEGACY_FORMAT, ISTIO_FORMAT};
+pub use registry::BUILTINS;
 
 /// A client field (`%h`, `$remote_addr`, `c-ip`, …) as an address, `None` for a host
 /// name: IPv4, `IPv4:port`, IPv6, `IPv6%zone`, `[IPv6]`, `[IPv6]:port`; zone and port

@@ -26,6 +26,7 @@
 //! * [`fleet`] — `--servers N --balance RULE`: each server with its own counters
 //!   against one shared counter; [`Shard`] — `--keys K/N`, one shard of the keys.
 
+mod algorithm;
 mod ban;
 mod caddy;
 pub mod conf;
@@ -69,6 +70,7 @@ pub use policy::{Dialect, LimitRef, Policy, PolicyError, Rule, RuleLimit};
 pub use request::{Reorder, ReplayOrder, Request};
 pub use shard::{Shard, ShardError, ShardFilter, shard_key};
 pub use spec::{
-    ALGO_NAMES, Algorithm, CostKind, LimitSpec, NginxDelay, SpecError, SpecProblem, SpecScope,
+    ALGORITHMS, Algorithm, CostKind, LimitSpec, NginxDelay, SpecError, SpecProblem, SpecScope,
+    algo_names,
 };
 pub use zone::{Outcome, Zone, ZoneCounters, ZoneId};

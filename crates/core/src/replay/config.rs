@@ -357,7 +357,7 @@ fn zone_spec(z: ZoneCfg, dialect: Dialect) -> Result<LimitSpec, LimitConfigError
                 &place,
                 format!(
                     "unknown algorithm `{a}`; known: {}",
-                    super::spec::ALGO_NAMES
+                    super::spec::algo_names()
                 ),
             )
         })?;

@@ -3,92 +3,11 @@
 
 use std::fmt;
 
+pub use super::algorithm::{ALGORITHMS, Algorithm, algo_names};
 use super::ban::{BanOptions, Increment, ban_length, milli_text, parse_milli};
 use super::key::{KEY_NAMES, KeySpec};
 use crate::number::thousands;
 use crate::rate::{Rate, RateError, describe_period};
-
-/// The limiter algorithms the replay knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Algorithm {
-    /// Exact sliding-window log: at most N admitted in any window of W ms (half-open).
-    SlidingLog,
-    /// nginx `limit_req`, exactly (integer milli-requests, burst, nodelay, delay=).
-    Nginx,
-    /// Caddy `rate_limit` (mholt/caddy-ratelimit): ring of N timestamps, admit iff the
-    /// oldest is more than W ago (closed window).
-    Caddy,
-    /// Continuous token bucket: capacity b, refill r, starts full.
-    TokenBucket,
-    /// GCRA as the Rust `governor` crate does it (same decisions as the token bucket).
-    Gcra,
-    /// Fixed window aligned to the Unix epoch: N per window, counter reset at the edge.
-    FixedWindow,
-    /// Sliding-window counter: previous window weighted by its overlap plus current.
-    SlidingWindow,
-    /// Leaky bucket as a queue: requests leave at rate r, at most `queue` waiting.
-    LeakyQueue,
-    /// HAProxy stick table `http_req_rate(W)`, denied above N: every request counts,
-    /// refused or not; rate = current period + previous weighted by what remains of it;
-    /// entries expire `expire=` ms after their last request (default: W).
-    Haproxy,
-    /// Ban policy (fail2ban, seed 001): more than N counted requests of a key in any W
-    /// bans the key for `ban=` (see `ban.rs`); optional `challenge=` class.
-    Ban,
-}
-
-/// Names accepted for `algo=`, for messages.
-pub const ALGO_NAMES: &str = "sliding-log, nginx, caddy, token-bucket, gcra, fixed-window, sliding-window, leaky-queue, haproxy, ban";
-
-impl Algorithm {
-    /// Parses an algorithm name (also a few aliases: `log`, `limit_req`, `tb`, `leaky`…).
-    pub fn parse(s: &str) -> Option<Algorithm> {
-        let s = s.trim().to_ascii_lowercase().replace('_', "-");
-        Some(match s.as_str() {
-            "sliding-log" | "log" | "sliding-window-log" | "swl" => Algorithm::SlidingLog,
-            "nginx" | "limit-req" => Algorithm::Nginx,
-            "caddy" | "rate-limit" | "caddy-ratelimit" => Algorithm::Caddy,
-            "token-bucket" | "tb" | "bucket" => Algorithm::TokenBucket,
-            "gcra" | "governor" => Algorithm::Gcra,
-            "fixed-window" | "fixed" | "fw" => Algorithm::FixedWindow,
-            "sliding-window" | "sliding-window-counter" | "swc" => Algorithm::SlidingWindow,
-            "leaky-queue" | "leaky" | "leaky-bucket" | "queue" => Algorithm::LeakyQueue,
-            "haproxy" | "stick-table" | "http-req-rate" => Algorithm::Haproxy,
-            "ban" | "fail2ban" => Algorithm::Ban,
-            _ => return None,
-        })
-    }
-
-    /// The canonical name (`sliding-log`, `nginx`, …).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Algorithm::SlidingLog => "sliding-log",
-            Algorithm::Nginx => "nginx",
-            Algorithm::Caddy => "caddy",
-            Algorithm::TokenBucket => "token-bucket",
-            Algorithm::Gcra => "gcra",
-            Algorithm::FixedWindow => "fixed-window",
-            Algorithm::SlidingWindow => "sliding-window",
-            Algorithm::LeakyQueue => "leaky-queue",
-            Algorithm::Haproxy => "haproxy",
-            Algorithm::Ban => "ban",
-        }
-    }
-
-    /// Whether `burst=` means something for this algorithm.
-    pub fn takes_burst(&self) -> bool {
-        matches!(
-            self,
-            Algorithm::Nginx | Algorithm::TokenBucket | Algorithm::Gcra | Algorithm::LeakyQueue
-        )
-    }
-}
-
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// What a request costs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -816,7 +735,7 @@ pub enum SpecProblem {
     #[error("bad rate `{0}`: {1}")]
     Rate(String, RateError),
     /// Unknown `algo=`.
-    #[error("unknown algorithm `{0}`; known: {ALGO_NAMES}")]
+    #[error("unknown algorithm `{0}`; known: {known}", known = algo_names())]
     UnknownAlgo(String),
     /// Unknown `key=`.
     #[error("unknown key `{0}`; known: {KEY_NAMES}")]
