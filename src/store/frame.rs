@@ -28,31 +28,162 @@ use std::net::IpAddr;
 
 use polars::prelude::{DataType, Field, Schema, TimeUnit, TimeZone};
 
+/// A column of the dataset. Its name, its type and its place in the files follow from
+/// here: the writer ([`super::rowgroup`]), both readers, SQL and the schema are derived
+/// from [`Column::ALL`], and every `match` on a column is exhaustive, so a new column is
+/// a variant and its row in [`Column::ALL`], then what the compiler asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Column {
+    /// Arrival instant.
+    Ts,
+    /// 0 = s, 3 = ms, 6 = µs as logged.
+    TsPrecision,
+    /// The client as logged (address or host name).
+    Client,
+    /// High half of the client address.
+    IpHi,
+    /// Low half of the client address.
+    IpLo,
+    /// `%l`.
+    Ident,
+    /// `%u`.
+    User,
+    /// Request method.
+    Method,
+    /// Request path.
+    Path,
+    /// Query string.
+    Query,
+    /// Protocol.
+    Protocol,
+    /// Status.
+    Status,
+    /// Response bytes.
+    Bytes,
+    /// Referer.
+    Referer,
+    /// User agent.
+    UserAgent,
+    /// Host.
+    Host,
+    /// Request time in µs.
+    RequestTimeUs,
+    /// X-Forwarded-For.
+    Xff,
+    /// A cookie was sent.
+    HasCookie,
+    /// The client field was a list.
+    ClientList,
+    /// The input's name.
+    File,
+    /// Line number in the input.
+    Line,
+}
+
+/// What a column holds, as every engine reads it natively.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Timestamp, ms, UTC.
+    Timestamp,
+    /// 32-bit signed integer.
+    Int32,
+    /// 64-bit signed integer.
+    Int64,
+    /// Boolean.
+    Bool,
+    /// UTF-8 text in the stored form.
+    Text,
+}
+
+impl Column {
+    /// Every column, in file order.
+    pub const ALL: [Column; 22] = [
+        Column::Ts,
+        Column::TsPrecision,
+        Column::Client,
+        Column::IpHi,
+        Column::IpLo,
+        Column::Ident,
+        Column::User,
+        Column::Method,
+        Column::Path,
+        Column::Query,
+        Column::Protocol,
+        Column::Status,
+        Column::Bytes,
+        Column::Referer,
+        Column::UserAgent,
+        Column::Host,
+        Column::RequestTimeUs,
+        Column::Xff,
+        Column::HasCookie,
+        Column::ClientList,
+        Column::File,
+        Column::Line,
+    ];
+
+    /// Its name in the files and in SQL, and its type.
+    pub const fn spec(self) -> (&'static str, Kind) {
+        match self {
+            Column::Ts => ("ts", Kind::Timestamp),
+            Column::TsPrecision => ("ts_precision", Kind::Int32),
+            Column::Client => ("client", Kind::Text),
+            Column::IpHi => ("ip_hi", Kind::Int64),
+            Column::IpLo => ("ip_lo", Kind::Int64),
+            Column::Ident => ("ident", Kind::Text),
+            Column::User => ("user", Kind::Text),
+            Column::Method => ("method", Kind::Text),
+            Column::Path => ("path", Kind::Text),
+            Column::Query => ("query", Kind::Text),
+            Column::Protocol => ("protocol", Kind::Text),
+            Column::Status => ("status", Kind::Int32),
+            Column::Bytes => ("bytes", Kind::Int64),
+            Column::Referer => ("referer", Kind::Text),
+            Column::UserAgent => ("user_agent", Kind::Text),
+            Column::Host => ("host", Kind::Text),
+            Column::RequestTimeUs => ("request_time_us", Kind::Int64),
+            Column::Xff => ("xff", Kind::Text),
+            Column::HasCookie => ("has_cookie", Kind::Bool),
+            Column::ClientList => ("client_list", Kind::Bool),
+            Column::File => ("file", Kind::Text),
+            Column::Line => ("line", Kind::Int64),
+        }
+    }
+
+    /// Its name in the files and in SQL.
+    pub const fn name(self) -> &'static str {
+        self.spec().0
+    }
+
+    /// Its type.
+    pub const fn kind(self) -> Kind {
+        self.spec().1
+    }
+
+    /// Its place in the files (its index in [`Column::ALL`]).
+    pub fn index(self) -> usize {
+        Column::ALL
+            .iter()
+            .position(|&c| c == self)
+            .expect("every column is in ALL")
+    }
+
+    /// The column of that name.
+    pub fn named(name: &str) -> Option<Column> {
+        Column::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
 /// Names of the columns, in file order.
-pub const COLUMNS: &[&str] = &[
-    "ts",
-    "ts_precision",
-    "client",
-    "ip_hi",
-    "ip_lo",
-    "ident",
-    "user",
-    "method",
-    "path",
-    "query",
-    "protocol",
-    "status",
-    "bytes",
-    "referer",
-    "user_agent",
-    "host",
-    "request_time_us",
-    "xff",
-    "has_cookie",
-    "client_list",
-    "file",
-    "line",
-];
+pub const COLUMNS: [&str; Column::ALL.len()] = {
+    let mut out = [""; Column::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = Column::ALL[i].name();
+        i += 1;
+    }
+    out
+};
 
 /// The 128-bit form of an address (IPv4 as IPv4-mapped IPv6) as two signed halves.
 pub fn ip_halves(ip: IpAddr) -> (i64, i64) {
@@ -78,19 +209,19 @@ pub fn ip_of_halves(hi: i64, lo: i64) -> IpAddr {
     }
 }
 
-/// The type of each column of [`COLUMNS`], as polars names it.
+/// The type of each column of [`Column::ALL`], as polars names it.
 pub fn schema() -> Schema {
-    COLUMNS
+    Column::ALL
         .iter()
         .map(|&c| {
-            let dtype = match c {
-                "ts" => DataType::Datetime(TimeUnit::Milliseconds, Some(TimeZone::UTC)),
-                "ts_precision" | "status" => DataType::Int32,
-                "ip_hi" | "ip_lo" | "bytes" | "request_time_us" | "line" => DataType::Int64,
-                "has_cookie" | "client_list" => DataType::Boolean,
-                _ => DataType::String,
+            let dtype = match c.kind() {
+                Kind::Timestamp => DataType::Datetime(TimeUnit::Milliseconds, Some(TimeZone::UTC)),
+                Kind::Int32 => DataType::Int32,
+                Kind::Int64 => DataType::Int64,
+                Kind::Bool => DataType::Boolean,
+                Kind::Text => DataType::String,
             };
-            Field::new(c.into(), dtype)
+            Field::new(c.name().into(), dtype)
         })
         .collect()
 }
@@ -130,6 +261,22 @@ pub fn month_name(k: MonthKey) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_column_table_names_every_column_once_in_file_order() {
+        use super::{COLUMNS, Column, Kind};
+        for (i, c) in Column::ALL.into_iter().enumerate() {
+            assert_eq!(c.index(), i);
+            assert_eq!(COLUMNS[i], c.name());
+            assert_eq!(Column::named(c.name()), Some(c));
+        }
+        let text = Column::ALL
+            .iter()
+            .filter(|c| c.kind() == Kind::Text)
+            .count();
+        assert_eq!(text, 12);
+        assert_eq!(super::schema().len(), Column::ALL.len());
+    }
+
     use super::*;
 
     #[test]

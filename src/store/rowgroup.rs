@@ -30,7 +30,7 @@ use polars_parquet::write::{
 };
 use rustc_hash::FxHashMap;
 
-use super::frame::{COLUMNS, ip_halves};
+use super::frame::{COLUMNS, Column, Kind, ip_halves};
 use super::rle::{self, Pad};
 
 /// A text column of a row group: its distinct values in order of first appearance, a
@@ -460,35 +460,48 @@ impl Zstd {
     }
 }
 
-/// Where each text column of the dataset is in [`COLUMNS`], and in [`RowGroup::text`].
-const TEXT: [&str; 12] = [
-    "client",
-    "ident",
-    "user",
-    "method",
-    "path",
-    "query",
-    "protocol",
-    "referer",
-    "user_agent",
-    "host",
-    "xff",
-    "file",
-];
+/// The dataset's text columns in [`Column::ALL`] order: [`RowGroup::text`] holds their
+/// dictionaries in this order (`file` last).
+const TEXT: [Column; 12] = {
+    let mut out = [Column::File; 12];
+    let (mut i, mut t) = (0, 0);
+    while i < Column::ALL.len() {
+        if matches!(Column::ALL[i].kind(), Kind::Text) {
+            out[t] = Column::ALL[i];
+            t += 1;
+        }
+        i += 1;
+    }
+    assert!(t == out.len(), "TEXT holds every text column");
+    out
+};
 
-fn text_of(b: &Batch, t: usize) -> &TextColumn {
-    match t {
-        0 => &b.client,
-        1 => &b.ident,
-        2 => &b.user,
-        3 => &b.method,
-        4 => &b.path,
-        5 => &b.query,
-        6 => &b.protocol,
-        7 => &b.referer,
-        8 => &b.user_agent,
-        9 => &b.host,
-        _ => &b.xff,
+/// A batch's column of a text column of the dataset (`file` is not in a batch: every
+/// row of a batch has its input's name).
+fn text_of(b: &Batch, c: Column) -> &TextColumn {
+    match c {
+        Column::Client => &b.client,
+        Column::Ident => &b.ident,
+        Column::User => &b.user,
+        Column::Method => &b.method,
+        Column::Path => &b.path,
+        Column::Query => &b.query,
+        Column::Protocol => &b.protocol,
+        Column::Referer => &b.referer,
+        Column::UserAgent => &b.user_agent,
+        Column::Host => &b.host,
+        Column::Xff => &b.xff,
+        Column::File
+        | Column::Ts
+        | Column::TsPrecision
+        | Column::IpHi
+        | Column::IpLo
+        | Column::Status
+        | Column::Bytes
+        | Column::RequestTimeUs
+        | Column::HasCookie
+        | Column::ClientList
+        | Column::Line => unreachable!("{} is not a batch's text column", c.name()),
     }
 }
 
@@ -568,8 +581,8 @@ impl RowGroup {
             self.append_rows(b, rows);
         }
         let (file_dict, others) = self.text.split_last_mut().expect("TEXT is not empty");
-        for (t, d) in others.iter_mut().enumerate() {
-            d.append(text_of(b, t), rows);
+        for (&c, d) in TEXT.iter().zip(others.iter_mut()) {
+            d.append(text_of(b, c), rows);
         }
         file_dict.append_constant(file, rows.len());
     }
@@ -610,8 +623,9 @@ impl RowGroup {
     /// Column `c` of [`COLUMNS`]: dictionary-coded, or an Arrow array of the schema's
     /// type and its encoding.
     fn column(&self, c: usize, schema: &ArrowSchema) -> PolarsResult<Data<'_>> {
-        let name = COLUMNS[c];
-        if let Some(t) = TEXT.iter().position(|&n| n == name) {
+        let column = Column::ALL[c];
+        let name = column.name();
+        if let Some(t) = TEXT.iter().position(|&n| n == column) {
             return Ok(self.text[t].data());
         }
         let dtype = schema
@@ -627,37 +641,48 @@ impl RowGroup {
         // A client's text is parsed for its address: rows of one client share it.
         let client = &self.text[0];
         let by_client = Hint::Follows(&client.codes, client.ends.len());
-        let a: Box<dyn Array> = match name {
+        let a: Box<dyn Array> = match column {
             // The arrival times rise but for completion-time jitter: their deltas take
             // a few bits a row, where a dictionary held nearly every value once.
-            "ts" => {
+            Column::Ts => {
                 return Ok(Data::Arrow(
                     PrimitiveArray::<i64>::new(dtype, self.ts.clone().into(), None).boxed(),
                     Encoding::DeltaBinaryPacked,
                 ));
             }
             // IPv4 clients' `ip_hi` is one run of 0.
-            "ip_hi" => return Ok(int_data(dtype, n, Hint::None, |i| at(&self.ip_hi, i))),
-            "ip_lo" => return Ok(int_data(dtype, n, by_client, |i| at(&self.ip_lo, i))),
-            "bytes" => return Ok(int_data(dtype, n, Hint::None, |i| at(&self.bytes, i))),
-            "request_time_us" => {
+            Column::IpHi => return Ok(int_data(dtype, n, Hint::None, |i| at(&self.ip_hi, i))),
+            Column::IpLo => return Ok(int_data(dtype, n, by_client, |i| at(&self.ip_lo, i))),
+            Column::Bytes => return Ok(int_data(dtype, n, Hint::None, |i| at(&self.bytes, i))),
+            Column::RequestTimeUs => {
                 return Ok(int_data(dtype, n, Hint::None, |i| {
                     at(&self.request_time_us, i)
                 }));
             }
             // One input's line numbers rise by one a row: as deltas, which take next to
             // nothing (plain, 40 MB of a 5 M-line log went through zstd).
-            "line" => {
+            Column::Line => {
                 return Ok(Data::Arrow(
                     PrimitiveArray::<i64>::from_vec(self.line.clone()).boxed(),
                     Encoding::DeltaBinaryPacked,
                 ));
             }
-            "ts_precision" => return Ok(small_int_data(&self.precision)),
-            "status" => return Ok(small_int_data(&self.status)),
-            "has_cookie" => BooleanArray::from(&self.has_cookie).boxed(),
-            "client_list" => BooleanArray::from_slice(&self.client_list).boxed(),
-            _ => return Err(PolarsError::ColumnNotFound(name.into())),
+            Column::TsPrecision => return Ok(small_int_data(&self.precision)),
+            Column::Status => return Ok(small_int_data(&self.status)),
+            Column::HasCookie => BooleanArray::from(&self.has_cookie).boxed(),
+            Column::ClientList => BooleanArray::from_slice(&self.client_list).boxed(),
+            Column::Client
+            | Column::Ident
+            | Column::User
+            | Column::Method
+            | Column::Path
+            | Column::Query
+            | Column::Protocol
+            | Column::Referer
+            | Column::UserAgent
+            | Column::Host
+            | Column::Xff
+            | Column::File => unreachable!("text columns are dictionaries"),
         };
         Ok(Data::Arrow(a, encoding))
     }
@@ -699,7 +724,7 @@ impl RowGroup {
         threads: usize,
     ) -> PolarsResult<Vec<Vec<CompressedPage>>> {
         let mut order: Vec<usize> = (0..COLUMNS.len()).collect();
-        order.sort_by_key(|&c| !TEXT.contains(&COLUMNS[c]));
+        order.sort_by_key(|&c| !TEXT.contains(&Column::ALL[c]));
         let next = AtomicUsize::new(0);
         let job = |c: usize, zstd: &mut Zstd| -> PolarsResult<Vec<CompressedPage>> {
             self.pages(c, schema, parquet, options)?

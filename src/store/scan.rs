@@ -9,6 +9,7 @@ use polars::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::checksum::Sums;
+use super::frame::Column;
 use super::pages::{self, Decoded, Ints, PageError};
 use super::slices;
 use super::{Dataset, StoreError};
@@ -88,38 +89,39 @@ impl Columns {
     };
 
     fn names(&self, version: u32) -> Vec<&'static str> {
-        let mut names = vec!["ts"];
-        let groups: [(bool, &[&'static str]); 13] = [
-            (self.status, &["status"]),
-            (self.client, &["client", "ip_hi", "ip_lo"]),
-            (true, &["file"]),
-            (self.line, &["line"]),
-            (self.request, &["method", "path"]),
-            (self.path && !self.request, &["path"]),
-            (self.query, &["query"]),
-            (self.protocol, &["protocol"]),
-            (self.identity, &["user", "ident", "has_cookie"]),
-            (self.agent, &["user_agent"]),
-            (self.referer, &["referer"]),
-            (self.host, &["host"]),
-            (self.xff, &["xff"]),
+        use Column as C;
+        let mut columns = vec![C::Ts];
+        let groups: [(bool, &[Column]); 13] = [
+            (self.status, &[C::Status]),
+            (self.client, &[C::Client, C::IpHi, C::IpLo]),
+            (true, &[C::File]),
+            (self.line, &[C::Line]),
+            (self.request, &[C::Method, C::Path]),
+            (self.path && !self.request, &[C::Path]),
+            (self.query, &[C::Query]),
+            (self.protocol, &[C::Protocol]),
+            (self.identity, &[C::User, C::Ident, C::HasCookie]),
+            (self.agent, &[C::UserAgent]),
+            (self.referer, &[C::Referer]),
+            (self.host, &[C::Host]),
+            (self.xff, &[C::Xff]),
         ];
         for (on, cols) in groups {
             if on {
-                names.extend(cols);
+                columns.extend(cols);
             }
         }
         if self.sizes {
-            names.push("bytes");
+            columns.push(C::Bytes);
         }
         if self.timing {
-            names.extend(["request_time_us", "ts_precision"]);
+            columns.extend([C::RequestTimeUs, C::TsPrecision]);
         }
         // Format 2 has no `client_list` (no row of it was read from a list).
         if self.xff && version >= 3 {
-            names.push("client_list");
+            columns.push(C::ClientList);
         }
-        names
+        columns.into_iter().map(Column::name).collect()
     }
 }
 
@@ -324,33 +326,45 @@ pub(super) fn polars_slice(
         })
 }
 
-/// The dataset's text columns that a [`Batch`] carries, with their batch field.
-const TEXT: [&str; 10] = [
-    "method",
-    "path",
-    "query",
-    "protocol",
-    "user",
-    "ident",
-    "user_agent",
-    "referer",
-    "host",
-    "xff",
+/// The dataset's text columns that a [`Batch`] carries, besides `client` (read only
+/// for the rows whose client is not an address).
+const TEXT: [Column; 10] = [
+    Column::Method,
+    Column::Path,
+    Column::Query,
+    Column::Protocol,
+    Column::User,
+    Column::Ident,
+    Column::UserAgent,
+    Column::Referer,
+    Column::Host,
+    Column::Xff,
 ];
 
-fn text_field<'b>(b: &'b mut Batch, name: &str) -> &'b mut TextColumn {
-    match name {
-        "method" => &mut b.method,
-        "path" => &mut b.path,
-        "query" => &mut b.query,
-        "protocol" => &mut b.protocol,
-        "user" => &mut b.user,
-        "ident" => &mut b.ident,
-        "user_agent" => &mut b.user_agent,
-        "referer" => &mut b.referer,
-        "host" => &mut b.host,
-        "client" => &mut b.client,
-        _ => &mut b.xff,
+fn text_field(b: &mut Batch, c: Column) -> &mut TextColumn {
+    match c {
+        Column::Method => &mut b.method,
+        Column::Path => &mut b.path,
+        Column::Query => &mut b.query,
+        Column::Protocol => &mut b.protocol,
+        Column::User => &mut b.user,
+        Column::Ident => &mut b.ident,
+        Column::UserAgent => &mut b.user_agent,
+        Column::Referer => &mut b.referer,
+        Column::Host => &mut b.host,
+        Column::Client => &mut b.client,
+        Column::Xff => &mut b.xff,
+        Column::File
+        | Column::Ts
+        | Column::TsPrecision
+        | Column::IpHi
+        | Column::IpLo
+        | Column::Status
+        | Column::Bytes
+        | Column::RequestTimeUs
+        | Column::HasCookie
+        | Column::ClientList
+        | Column::Line => unreachable!("{} is not a batch's text column", c.name()),
     }
 }
 
@@ -583,8 +597,12 @@ fn frame_to_batches(
         // `client` matters only where it is not an address (the address is the client):
         // rows with an address leave it null.
         let names_only = b.ip.iter().any(Option::is_none);
-        for name in TEXT.iter().copied().chain(names_only.then_some("client")) {
-            let col = text_field(&mut b, name);
+        for column in TEXT
+            .iter()
+            .copied()
+            .chain(names_only.then_some(Column::Client))
+        {
+            let (name, col) = (column.name(), text_field(&mut b, column));
             match df.column(name).ok().and_then(|c| c.str().ok()) {
                 Some(ca) => coded_text(ca, &keep, &mut map, col),
                 None => *col = TextColumn::absent(),
@@ -842,8 +860,12 @@ fn decoded_to_batches(
         b.ip_codes = ip_codes(int("ip_hi"), int("ip_lo"), &keep);
         let names_only = b.ip.iter().any(Option::is_none);
         let whole = single && matches!(keep, Keep::Range(0, z) if z == ts.values.len());
-        for name in TEXT.iter().copied().chain(names_only.then_some("client")) {
-            let col = text_field(&mut b, name);
+        for column in TEXT
+            .iter()
+            .copied()
+            .chain(names_only.then_some(Column::Client))
+        {
+            let (name, col) = (column.name(), text_field(&mut b, column));
             let text = texts.iter_mut().find(|(n, _)| *n == name);
             *col = match text {
                 Some((_, t)) if whole && t.is_some() => match t.take() {
