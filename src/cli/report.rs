@@ -25,10 +25,13 @@ use logscope_core::number::thousands;
 use logscope_core::rate::Rate;
 use logscope_core::replay::report::Who;
 
+use logscope_core::forensics::concentration::GroupBy;
+
 use super::filters::{FilterArgs, duration_arg, rate_arg};
-use super::output::{self, OutputArgs};
 use super::rows::RowArgs;
-use super::{agents, availability, concentration, heavy, replay, top, usage_error};
+use super::{availability, replay, usage_error};
+use crate::engine::report;
+use crate::reports::{self, concentration::Concentration, heavy::Heavy, top::Top};
 
 /// Arguments of `logscope report`.
 #[derive(Debug, Args)]
@@ -102,21 +105,15 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
             "report reads its inputs once per part, so it cannot read standard input; ingest it first (zcat old.log.gz | logscope ingest -), then run logscope report without FILE",
         ));
     }
-    let quiet = OutputArgs {
-        format: output::OutputFormat::Json,
-        out: None,
-        force: false,
-    };
+    // Every part runs over the same rows, each with its own selection (a run prepares
+    // the selection's classifier for the columns it reads).
+    let source = args.rows.source(data)?;
     // Heavy requests over the whole selection.
-    let heavy_args = heavy::HeavyArgs {
-        by: args.by,
-        capacity: args.capacity,
-        filters: args.filters.clone(),
-        out: quiet.clone(),
-        rows: args.rows.clone(),
-        sql: Default::default(),
-    };
-    let (hv, stats) = heavy::compute(data, &heavy_args)?;
+    let (hv, stats) = report::run(
+        &source,
+        &mut args.filters.build()?,
+        Heavy::new(args.by, args.capacity),
+    )?;
     // The incident: from the first to the last bucket over capacity.
     let incident = incident_span(&hv, args.by.ms_i64());
     // Concentration and agents of the heavy requests, in the incident when there is one.
@@ -128,43 +125,16 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         focus.since = Some(logscope_core::time::format_rfc3339_ms(start));
         focus.until = Some(logscope_core::time::format_rfc3339_ms(end));
     }
-    let conc_args = concentration::ConcentrationArgs {
-        filters: focus.clone(),
-        out: quiet.clone(),
-        rows: args.rows.clone(),
-        by: concentration::By::Prefix,
-        top: 20,
-        per_prefix_limit: None,
-        asn_db: None,
-        sql: Default::default(),
-    };
-    let (conc, _) = concentration::compute(data, &conc_args)?;
-    let agents_args = agents::AgentsArgs {
-        filters: focus,
-        out: quiet.clone(),
-        rows: args.rows.clone(),
-        top: 10,
-        sample: 0,
-        seed: 1,
-        sql: Default::default(),
-    };
-    let (ag, _) = agents::compute(data, &agents_args)?;
+    let (conc, _) = report::run(
+        &source,
+        &mut focus.build()?,
+        Concentration::new(GroupBy::Prefix, None, None, 20),
+    )?;
+    let (ag, _) = reports::agents::run(&source, &mut focus.build()?, 0, 1, 10)?;
     // The first-hour breakdowns over the whole selection: paths and statuses.
-    let breakdown = |by: TopBy| {
-        top::compute(
-            data,
-            &top::TopArgs {
-                by,
-                top: 10,
-                sort: TopSort::Requests,
-                errors: false,
-                filters: args.filters.clone(),
-                out: quiet.clone(),
-                rows: args.rows.clone(),
-                sql: Default::default(),
-            },
-        )
-        .map(|(r, _)| r)
+    let breakdown = |by: TopBy| -> anyhow::Result<top_report::TopReport> {
+        let top = Top::new(by, TopSort::Requests, 10);
+        Ok(report::run(&source, &mut args.filters.build()?, top)?.0)
     };
     let avail = {
         use clap::{Args as _, FromArgMatches as _};
