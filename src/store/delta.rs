@@ -4,22 +4,63 @@
 
 use polars_parquet::parquet::encoding::bitpacked::Unpackable;
 
-/// An unsigned LEB128 number at `*at`, which moves past it.
-fn uleb(buf: &[u8], at: &mut usize) -> Result<u64, String> {
-    let mut v = 0u64;
-    for k in 0..10 {
-        let b = *buf.get(*at).ok_or("a delta page ends inside a number")?;
-        *at += 1;
-        v |= u64::from(b & 0x7f) << (7 * k);
-        if b & 0x80 == 0 {
-            return Ok(v);
+/// What is wrong with a damaged DELTA_BINARY_PACKED page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeltaError {
+    /// The page ends inside, or a number runs past 64 bits, in its header or a block's
+    /// least delta.
+    Number,
+    /// Blocks and miniblocks of sizes the format does not allow.
+    Blocks {
+        /// Values per block.
+        block: usize,
+        /// Miniblocks per block.
+        miniblocks: usize,
+    },
+    /// Fewer values than the page's rows.
+    Short {
+        /// Values the page holds.
+        total: usize,
+        /// Values asked for.
+        wanted: usize,
+    },
+    /// The page ends in a block's bit widths.
+    Widths,
+    /// A miniblock of values wider than 64 bits.
+    Width(usize),
+    /// The page ends inside a miniblock's values.
+    Values,
+}
+
+impl std::fmt::Display for DeltaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeltaError::Number => {
+                f.write_str("a delta page ends inside a number, or one runs past 64 bits")
+            }
+            DeltaError::Blocks { block, miniblocks } => write!(
+                f,
+                "a delta page's blocks of {block} values in {miniblocks} parts"
+            ),
+            DeltaError::Short { total, wanted } => {
+                write!(f, "a delta page holds {total} values, not {wanted}")
+            }
+            DeltaError::Widths => f.write_str("a delta page ends in its bit widths"),
+            DeltaError::Width(w) => write!(f, "a delta page's values of {w} bits"),
+            DeltaError::Values => f.write_str("a delta page ends inside its values"),
         }
     }
-    Err("a delta page's number runs past 64 bits".into())
+}
+
+impl std::error::Error for DeltaError {}
+
+/// An unsigned LEB128 number at `*at`, which moves past it.
+fn uleb(buf: &[u8], at: &mut usize) -> Result<u64, DeltaError> {
+    logscope_core::varint::get(buf, at).ok_or(DeltaError::Number)
 }
 
 /// A zigzag-coded signed number at `*at`.
-fn zigzag(buf: &[u8], at: &mut usize) -> Result<i64, String> {
+fn zigzag(buf: &[u8], at: &mut usize) -> Result<i64, DeltaError> {
     let u = uleb(buf, at)?;
     Ok((u >> 1) as i64 ^ -((u & 1) as i64))
 }
@@ -44,7 +85,7 @@ fn unpack(data: &[u8], k: usize, width: usize) -> u64 {
 }
 
 /// The first `n` values of the page body `buf` (more may follow: they are not read).
-pub fn decode(buf: &[u8], n: usize) -> Result<Vec<i64>, String> {
+pub fn decode(buf: &[u8], n: usize) -> Result<Vec<i64>, DeltaError> {
     let mut out = Vec::with_capacity(n);
     decode_into(buf, n, &mut out)?;
     Ok(out)
@@ -53,7 +94,7 @@ pub fn decode(buf: &[u8], n: usize) -> Result<Vec<i64>, String> {
 /// [`decode`], appending the values to `out` (on an error, `out` may hold some of
 /// them). Miniblocks of 32-value groups at most 32 bits wide (the writer's `ts`, `bytes`
 /// and `line`) are unpacked 32 values at a time.
-pub fn decode_into(buf: &[u8], n: usize, out: &mut Vec<i64>) -> Result<(), String> {
+pub fn decode_into(buf: &[u8], n: usize, out: &mut Vec<i64>) -> Result<(), DeltaError> {
     let mut at = 0;
     let block = uleb(buf, &mut at)? as usize;
     let miniblocks = uleb(buf, &mut at)? as usize;
@@ -67,12 +108,10 @@ pub fn decode_into(buf: &[u8], n: usize, out: &mut Vec<i64>) -> Result<(), Strin
         || !block.is_multiple_of(miniblocks)
         || !per_mini.is_multiple_of(32)
     {
-        return Err(format!(
-            "a delta page's blocks of {block} values in {miniblocks} parts"
-        ));
+        return Err(DeltaError::Blocks { block, miniblocks });
     }
     if total < n {
-        return Err(format!("a delta page holds {total} values, not {n}"));
+        return Err(DeltaError::Short { total, wanted: n });
     }
     if n == 0 {
         return Ok(());
@@ -84,9 +123,7 @@ pub fn decode_into(buf: &[u8], n: usize, out: &mut Vec<i64>) -> Result<(), Strin
     let mut group = [0u32; 32];
     while out.len() < end {
         let min_delta = zigzag(buf, &mut at)?;
-        let widths = buf
-            .get(at..at + miniblocks)
-            .ok_or("a delta page ends in its bit widths")?;
+        let widths = buf.get(at..at + miniblocks).ok_or(DeltaError::Widths)?;
         at += miniblocks;
         for &w in widths {
             if out.len() >= end {
@@ -94,12 +131,10 @@ pub fn decode_into(buf: &[u8], n: usize, out: &mut Vec<i64>) -> Result<(), Strin
             }
             let w = usize::from(w);
             if w > 64 {
-                return Err(format!("a delta page's values of {w} bits"));
+                return Err(DeltaError::Width(w));
             }
             let bytes = per_mini * w / 8;
-            let data = buf
-                .get(at..at + bytes)
-                .ok_or("a delta page ends inside its values")?;
+            let data = buf.get(at..at + bytes).ok_or(DeltaError::Values)?;
             at += bytes;
             let want = per_mini.min(end - out.len());
             if w <= 32 {
@@ -238,13 +273,7 @@ mod tests {
     /// `values` encoded in blocks of `block` values of `minis` miniblocks (the layouts
     /// other writers choose), straight from the format's description.
     fn encode_as(values: &[i64], block: usize, minis: usize) -> Vec<u8> {
-        fn uleb_out(out: &mut Vec<u8>, mut v: u64) {
-            while v >= 0x80 {
-                out.push(v as u8 | 0x80);
-                v >>= 7;
-            }
-            out.push(v as u8);
-        }
+        use logscope_core::varint::put as uleb_out;
         let zz = |v: i64| ((v << 1) ^ (v >> 63)) as u64;
         let mut out = Vec::new();
         uleb_out(&mut out, block as u64);

@@ -446,9 +446,9 @@ fn ints_page(page: &DataPage, width: usize, dict: &[i64], out: &mut Ints) -> Res
             // The common page: no nulls, decoded straight into the column.
             if valid.is_none() && out.valid.is_none() {
                 return super::delta::decode_into(values, present, &mut out.values)
-                    .map_err(PageError::Damaged);
+                    .map_err(|e| PageError::Damaged(e.to_string()));
             }
-            super::delta::decode(values, present).map_err(PageError::Damaged)?
+            super::delta::decode(values, present).map_err(|e| PageError::Damaged(e.to_string()))?
         }
         e => return Err(PageError::Unsupported(format!("{e:?} integers"))),
     };

@@ -26,6 +26,6 @@ pub mod source;
 pub mod sqlgen;
 pub mod table;
 pub mod time;
-mod varint;
+pub mod varint;
 
 pub use record::{Precision, Record};

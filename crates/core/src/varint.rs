@@ -1,8 +1,9 @@
-//! LEB128 varints for the temporary files of sorted rows and probes.
+//! Unsigned LEB128 varints: the temporary files of sorted rows and probes, and the
+//! dataset's Parquet pages (RLE headers, DELTA_BINARY_PACKED headers).
 
 /// Appends `v` as a LEB128 varint.
 #[inline]
-pub(crate) fn put(buf: &mut Vec<u8>, mut v: u64) {
+pub fn put(buf: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         buf.push(v as u8 | 0x80);
         v >>= 7;
@@ -13,7 +14,7 @@ pub(crate) fn put(buf: &mut Vec<u8>, mut v: u64) {
 /// The varint at `b[*i..]`, with `*i` past it; `None` when the bytes end first or it
 /// is longer than a `u64`.
 #[inline(always)]
-pub(crate) fn get(b: &[u8], i: &mut usize) -> Option<u64> {
+pub fn get(b: &[u8], i: &mut usize) -> Option<u64> {
     let mut v = 0u64;
     let mut shift = 0;
     loop {
