@@ -2,6 +2,7 @@
 
 pub mod agents;
 pub mod availability;
+pub mod capacity;
 pub mod concentration;
 pub mod detect;
 pub mod filters;
@@ -78,6 +79,8 @@ pub enum Command {
     Info(info::InfoArgs),
     /// Heavy requests per time bucket: requests, distinct IPs and prefixes, top prefix.
     Heavy(heavy::HeavyArgs),
+    /// What the backend could take: held and stall load per window, peak throughput.
+    Capacity(capacity::CapacityArgs),
     /// How concentrated the traffic is: top prefixes or IPs, shares, HHI, Gini.
     Concentration(concentration::ConcentrationArgs),
     /// User-agent mix (families, devices, declared bots) of a selection vs all traffic.
@@ -141,6 +144,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Detect(args) => detect::run(args),
         Command::Info(args) => info::run(&data, args),
         Command::Heavy(args) => heavy::run(&data, args),
+        Command::Capacity(args) => capacity::run(&data, args),
         Command::Concentration(args) => concentration::run(&data, args),
         Command::Agents(args) => agents::run(&data, args),
         Command::Availability(args) => availability::run(&data, args),

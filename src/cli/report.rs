@@ -25,12 +25,15 @@ use logscope_core::number::thousands;
 use logscope_core::rate::Rate;
 use logscope_core::replay::report::Who;
 
+use logscope_core::forensics::capacity::{CapacityReport, Scope};
 use logscope_core::forensics::concentration::GroupBy;
+use logscope_core::forensics::doc::Document as _;
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
 use super::rows::RowArgs;
 use super::{availability, replay, usage_error};
 use crate::engine::report;
+use crate::reports::capacity::Capacity;
 use crate::reports::{self, concentration::Concentration, heavy::Heavy, top::Top};
 
 /// Arguments of `logscope report`.
@@ -166,6 +169,17 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
             Err(code) => return Ok(code),
         }
     };
+    // What the backend took per window, over the heavy requests when there are some.
+    let scope = if hv.heavy > 0 {
+        Scope::Heavy
+    } else {
+        Scope::All
+    };
+    let (cap, _) = report::run(
+        &source,
+        &mut args.filters.build()?,
+        Capacity::new(args.by, scope),
+    )?;
     let paths = breakdown(TopBy::Path)?;
     let statuses = breakdown(TopBy::Status)?;
 
@@ -179,6 +193,9 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         doc.lines.extend(replay_findings(r));
     }
     if let Some(line) = top_finding(&paths, &statuses) {
+        doc.lines.push(line);
+    }
+    if let Some(line) = capacity_finding(&cap) {
         doc.lines.push(line);
     }
     doc.lines.push(format!("Source: {}.", stats.origin));
@@ -204,6 +221,16 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
             file: "agents.svg".into(),
             figure: agents_chart(&ag),
         });
+    }
+    let cap_doc = cap.doc(usize::MAX);
+    let has_cap = cap.requests > 0;
+    if has_cap {
+        for f in &cap_doc.figures {
+            charts.push(Chart {
+                file: "capacity.svg".into(),
+                figure: f.clone(),
+            });
+        }
     }
     // The breakdowns' own charts.
     for (name, part) in [("paths", &paths), ("statuses", &statuses)] {
@@ -258,6 +285,7 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
     for (part, keep) in [
         (avail_doc, has_avail),
         (hv.doc(0), hv.requests > 0),
+        (cap_doc, has_cap),
         (conc.doc(), conc.requests > 0),
         (ag.doc(), ag.selected > 0),
         (paths.doc(), paths.requests > 0),
@@ -304,6 +332,39 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         escape::path(&dir.join("report.md"))
     );
     Ok(stats.exit_code())
+}
+
+/// The capacity estimate in one sentence, when the log tells one.
+fn capacity_finding(cap: &CapacityReport) -> Option<String> {
+    let e = &cap.capacity;
+    let what = if e.scope == "heavy" {
+        "heavy requests"
+    } else {
+        "requests"
+    };
+    let line = match (e.reached, e.held_per_window, e.stall_per_window) {
+        (true, Some(h), Some(s)) => format!(
+            "The backend held {} {what} per {} and stalled at {}",
+            thousands(h),
+            e.window,
+            thousands(s)
+        ),
+        (false, Some(h), _) => format!(
+            "The backend never stalled: it handled up to {} {what} per {} fine (its capacity is not reached)",
+            thousands(h),
+            e.window
+        ),
+        _ => return None,
+    };
+    let peak = match (e.capacity_per_window, e.requests_per_second) {
+        (Some(c), Some(r)) => format!(
+            "; its peak throughput while saturated was {} per {} ({r:.1} requests/s)",
+            thousands(c),
+            e.window
+        ),
+        _ => String::new(),
+    };
+    Some(format!("{line}{peak} (confidence {}).", cap.confidence))
 }
 
 /// `reports/NAME` for a bare name, else the path as given.

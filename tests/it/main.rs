@@ -6,6 +6,7 @@ mod availability;
 mod ban;
 mod browser;
 mod caddy_conf;
+mod capacity;
 mod charts;
 mod cli_contract;
 mod cli_extras;

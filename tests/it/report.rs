@@ -98,12 +98,14 @@ fn the_incident_post_states_the_findings_with_charts() {
             text.contains("100.0% claimed to be mobile browsers"),
             "{text}"
         );
+        // The capacity part: a storm without failures never stalled the backend.
+        assert!(text.contains("The backend never stalled"), "{text}");
     }
     // One self-contained page: charts inline, no script, no network.
     assert!(!html.contains("<script"));
     assert!(!html.contains("src=") && !html.contains("href=\"http"));
-    assert_eq!(html.matches("<svg ").count(), 7, "{html}");
-    assert_eq!(html.matches("class=\"chart\" data-kind=").count(), 7);
+    assert_eq!(html.matches("<svg ").count(), 8, "{html}");
+    assert_eq!(html.matches("class=\"chart\" data-kind=").count(), 8);
     assert!(html.contains("data-kind=\"time-series\""));
     assert!(html.contains("data-kind=\"lorenz\""));
     assert!(html.contains("class=\"shade\""), "the incident is shaded");
@@ -113,6 +115,7 @@ fn the_incident_post_states_the_findings_with_charts() {
     // Markdown: the charts as SVG files beside it, no local path in the post.
     for f in [
         "heavy.svg",
+        "capacity.svg",
         "concentration.svg",
         "networks.svg",
         "agents.svg",

@@ -8,6 +8,7 @@
 
 pub mod agents;
 pub mod asn;
+pub mod capacity;
 pub mod concentration;
 pub mod doc;
 pub mod heavy;

@@ -1,0 +1,274 @@
+//! `logscope capacity` against a simulated backend of known capacity: C workers, a FIFO
+//! queue with a backlog and a timeout, service times per request class, offered a load
+//! that ramps past the capacity. Its log (nginx `$msec … $request_time`, written in
+//! completion order as nginx writes it) goes through the binary; the estimate must find
+//! the capacity the simulation was built with.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::common::{Rng, logscope};
+
+/// A backend: `workers` in parallel, at most `backlog` waiting, a request waiting longer
+/// than `timeout_ms` answered 504 by the proxy in front, one refused when the backlog is
+/// full answered 503 at once.
+struct Backend {
+    workers: usize,
+    backlog: usize,
+    timeout_ms: u64,
+}
+
+/// One logged request: arrival, completion (ms), status, heavy or not.
+struct Logged {
+    arrival: u64,
+    done: u64,
+    status: u16,
+    heavy: bool,
+}
+
+impl Backend {
+    /// Serves `arrivals` (ms, sorted; heavy flag; service time ms) in FIFO order.
+    fn serve(&self, arrivals: &[(u64, bool, u64)]) -> Vec<Logged> {
+        let mut free: BinaryHeap<Reverse<u64>> = (0..self.workers).map(|_| Reverse(0)).collect();
+        // Start times of admitted requests not yet started (FIFO: non-decreasing).
+        let mut waiting: VecDeque<u64> = VecDeque::new();
+        let mut out = Vec::with_capacity(arrivals.len());
+        for &(a, heavy, service) in arrivals {
+            while waiting.front().is_some_and(|&s| s <= a) {
+                waiting.pop_front();
+            }
+            if waiting.len() >= self.backlog {
+                out.push(Logged {
+                    arrival: a,
+                    done: a,
+                    status: 503,
+                    heavy,
+                });
+                continue;
+            }
+            let Reverse(at) = *free.peek().expect("workers");
+            let start = at.max(a);
+            if start - a > self.timeout_ms {
+                out.push(Logged {
+                    arrival: a,
+                    done: a + self.timeout_ms,
+                    status: 504,
+                    heavy,
+                });
+                continue;
+            }
+            free.pop();
+            free.push(Reverse(start + service));
+            if start > a {
+                waiting.push_back(start);
+            }
+            out.push(Logged {
+                arrival: a,
+                done: start + service,
+                status: 200,
+                heavy,
+            });
+        }
+        out
+    }
+}
+
+/// Poisson arrivals, `per_minute(m)` heavy requests in minute `m` over `minutes`, plus
+/// a steady light load; heavy requests take `heavy_ms` on average, light ones 10 ms.
+fn arrivals(
+    rng: &mut Rng,
+    minutes: u64,
+    light_per_minute: u64,
+    per_minute: impl Fn(u64) -> u64,
+    heavy_ms: u64,
+) -> Vec<(u64, bool, u64)> {
+    let mut out = Vec::new();
+    for m in 0..minutes {
+        for (n, heavy) in [(per_minute(m), true), (light_per_minute, false)] {
+            for _ in 0..n {
+                let t = m * 60_000 + rng.below(60_000);
+                // Service time uniform in [mean/2, 3·mean/2].
+                let mean = if heavy { heavy_ms } else { 10 };
+                let s = mean / 2 + rng.below(mean + 1);
+                out.push((t, heavy, s));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The log, in completion order: `$remote_addr $msec [$time_local] "$request" $status
+/// $body_bytes_sent "$http_referer" "$http_user_agent" $request_time`.
+fn write_log(path: &Path, served: &[Logged]) {
+    const T0: u64 = 1_789_999_980_000; // 2026-09-21T14:13:00Z
+    let mut order: Vec<&Logged> = served.iter().collect();
+    order.sort_by_key(|l| (l.done, l.arrival));
+    let mut s = String::new();
+    for (i, l) in order.iter().enumerate() {
+        let done = T0 + l.done;
+        let secs = done / 1000;
+        let local = chrono::DateTime::from_timestamp(secs as i64, 0)
+            .unwrap()
+            .format("%d/%b/%Y:%H:%M:%S +0000");
+        let path = if l.heavy {
+            "/w/index.php?title=Main_Page&diff=12345&oldid=12344"
+        } else {
+            "/wiki/Main_Page"
+        };
+        let rt = l.done - l.arrival;
+        writeln!(
+            s,
+            "10.0.{}.{} {secs}.{:03} [{local}] \"GET {path} HTTP/1.1\" {} 512 \"-\" \"Mozilla/5.0\" {}.{:03}",
+            (i / 250) % 250,
+            i % 250 + 1,
+            done % 1000,
+            l.status,
+            rt / 1000,
+            rt % 1000
+        )
+        .unwrap();
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+fn capacity_json(log: &Path, extra: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = logscope(&dir.path().join("data"))
+        .args(["capacity", "--by", "1m", "--format", "json"])
+        .args(extra)
+        .arg(log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn num(v: &serde_json::Value, k: &str) -> Option<f64> {
+    v["capacity"][k].as_f64()
+}
+
+#[test]
+fn a_storm_ramping_past_a_known_capacity_is_held_then_stalls_at_it() {
+    // 2 workers, heavy requests of 200 ms on average: 600 heavy a minute saturate them
+    // (light ones take 10 ms each, 60 a minute: 1% of the time).
+    let backend = Backend {
+        workers: 2,
+        backlog: 40,
+        timeout_ms: 10_000,
+    };
+    let capacity = 2.0 * 60_000.0 / 200.0; // 600 heavy requests a minute
+    let mut rng = Rng(0x5eed_cafe_f00d_1234);
+    // A quiet half hour, then a storm ramping by 20 a minute from 300 to 900.
+    let ramp = |m: u64| if m < 30 { 150 } else { 300 + 20 * (m - 30) };
+    let load = arrivals(&mut rng, 60, 60, ramp, 200);
+    let served = backend.serve(&load);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("storm.log");
+    write_log(&log, &served);
+
+    let v = capacity_json(&log, &["--scope", "heavy"]);
+    assert_eq!(v["capacity"]["reached"], true, "{v:#}");
+    assert_eq!(v["capacity"]["window"], "1m");
+    assert_eq!(v["capacity"]["scope"], "heavy");
+    assert_eq!(v["request_times"], true);
+    let held = num(&v, "held_per_window").unwrap();
+    let stall = num(&v, "stall_per_window").unwrap();
+    let peak = num(&v, "capacity_per_window").unwrap();
+    // Held: just under the capacity; the stall just above it; the peak throughput at it.
+    assert!(
+        (held - capacity).abs() <= 0.10 * capacity,
+        "held {held} vs capacity {capacity}"
+    );
+    assert!(
+        stall >= held && (stall - capacity).abs() <= 0.10 * capacity,
+        "stall {stall} vs capacity {capacity}"
+    );
+    assert!(
+        (peak - capacity).abs() <= 0.10 * capacity,
+        "peak throughput {peak} vs capacity {capacity}"
+    );
+    // The evidence: every window of the hour, the saturated ones at the end.
+    let windows = v["capacity"]["windows"].as_array().unwrap();
+    assert!(windows.len() >= 60, "{}", windows.len());
+    let first_bad = windows.iter().position(|w| w["saturated"] == true).unwrap();
+    assert!(first_bad >= 30, "saturated before the storm: {first_bad}");
+    for w in &windows[..30] {
+        assert_eq!(w["state"], "healthy", "{w}");
+        let c = w["concurrency"].as_f64().unwrap();
+        // 150 heavy × 0.2 s + 60 light × 0.01 s over 60 s: about half a worker.
+        assert!((0.3..0.8).contains(&c), "{w}");
+    }
+    // The same log read twice gives the same bytes.
+    let again = capacity_json(&log, &["--scope", "heavy"]);
+    assert_eq!(v, again);
+}
+
+#[test]
+fn a_site_that_never_saturated_says_not_reached() {
+    let backend = Backend {
+        workers: 4,
+        backlog: 40,
+        timeout_ms: 10_000,
+    };
+    let mut rng = Rng(42);
+    let load = arrivals(&mut rng, 30, 120, |m| 100 + 5 * m, 100);
+    let served = backend.serve(&load);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calm.log");
+    write_log(&log, &served);
+    let v = capacity_json(&log, &[]);
+    assert_eq!(v["capacity"]["reached"], false, "{v:#}");
+    assert!(v["capacity"]["capacity_per_window"].is_null());
+    assert!(v["capacity"]["stall_per_window"].is_null());
+    // The highest load it handled fine: the last minute's 245 heavy + 120 light.
+    let held = num(&v, "held_per_window").unwrap();
+    assert!((330.0..=400.0).contains(&held), "{held}");
+
+    // In text: "not reached", never a capacity.
+    let out = logscope(&dir.path().join("data"))
+        .args(["capacity", "--by", "1m"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("capacity not reached"), "{text}");
+    assert!(!text.contains("peak throughput"), "{text}");
+}
+
+#[test]
+fn without_request_times_it_says_what_cannot_be_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = logscope(&dir.path().join("data"))
+        .args(["capacity", "--by", "1h", "--format", "json"])
+        .arg(super::common::fixture("logs/elastic-apache.log"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["request_times"], false);
+    assert_eq!(v["confidence"], "low");
+    let reasons = v["reasons"].to_string();
+    assert!(reasons.contains("cannot be told"), "{reasons}");
+    for w in v["capacity"]["windows"].as_array().unwrap() {
+        assert!(w["concurrency"].is_null() && w["p95_ms"].is_null(), "{w}");
+    }
+}
+
+#[test]
+fn bad_flags_exit_2_with_an_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = logscope(&dir.path().join("data"))
+        .args(["capacity", "--scope", "people"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--scope"), "{err}");
+}
