@@ -535,7 +535,11 @@ fn table(z: &Zone, name: String) -> Result<Table, String> {
         Algorithm::Nginx => n + spec.burst(),
         Algorithm::TokenBucket | Algorithm::Gcra => spec.burst().max(1),
         Algorithm::LeakyQueue => n + spec.burst(),
-        _ => n,
+        Algorithm::SlidingLog
+        | Algorithm::Caddy
+        | Algorithm::FixedWindow
+        | Algorithm::SlidingWindow
+        | Algorithm::Ban => n,
     };
     if spec.algorithm != Algorithm::Haproxy {
         let how = match spec.algorithm {
@@ -547,7 +551,12 @@ fn table(z: &Zone, name: String) -> Result<Table, String> {
                 "the rate plus the queue per window (HAProxy refuses, it does not queue)"
                     .to_string()
             }
-            _ => format!("{n} per {}", time(w)),
+            Algorithm::Haproxy
+            | Algorithm::SlidingLog
+            | Algorithm::Caddy
+            | Algorithm::FixedWindow
+            | Algorithm::SlidingWindow
+            | Algorithm::Ban => format!("{n} per {}", time(w)),
         };
         notes.push(format!(
             "APPROXIMATE: replayed as {}; HAProxy has no such limiter: the nearest is {how}, counting every request, refused or not (a client that keeps sending stays refused), so its decisions differ",
