@@ -7,7 +7,7 @@ use regex::bytes::Regex;
 
 use super::super::syntax::ConfError;
 use super::lexer::{Env, EnvUse, Node, Tok, lex, parse_nodes, substitute_env};
-use crate::conf_file::{self, Budget, CONFIG_CAP};
+use crate::conf_file::{self, Budget, BudgetError, CONFIG_CAP};
 
 /// Reads a Caddyfile or an imported file (a regular file of at most
 /// [`conf_file::CONFIG_CAP`]); `at` is the `import` naming it.
@@ -71,7 +71,7 @@ pub(super) fn load(path: &Path, text: &str, env: Env<'_>) -> Result<Source, Conf
     budget.spend(0, text.len() as u64).map_err(|m| ConfError {
         file: path.to_path_buf(),
         line: 0,
-        message: m,
+        message: m.to_string(),
     })?;
     let nodes = expand(
         rest,
@@ -122,17 +122,19 @@ pub(super) fn expand(
             let Some(target) = n.args.first() else {
                 return Err(n.err("import needs a snippet name or a file"));
             };
-            budget.spend(1, 0).map_err(|m| n.err(m))?;
+            budget.spend(1, 0).map_err(|m| n.err(m.to_string()))?;
             let args: Vec<String> = n.args[1..].iter().map(|a| a.text.clone()).collect();
             let body = if let Some((_, b)) = snippets.iter().find(|(s, _)| *s == target.text) {
                 let (count, bytes) = size_of(b);
-                budget.spend(count, bytes).map_err(|m| n.err(m))?;
+                budget
+                    .spend(count, bytes)
+                    .map_err(|m| n.err(m.to_string()))?;
                 b.clone()
             } else {
                 let base = n.file.parent().map(Path::to_path_buf).unwrap_or_default();
                 let pat = base.join(&target.text);
                 let mut paths: Vec<PathBuf> = if target.text.contains('*') {
-                    budget.load(0).map_err(|m| n.err(m))?;
+                    budget.load(0).map_err(|m| n.err(m.to_string()))?;
                     glob_files(&pat)
                 } else {
                     vec![pat.clone()]
@@ -144,12 +146,16 @@ pub(super) fn expand(
                     if *files > 256 {
                         return Err(n.err("more than 256 imported files"));
                     }
-                    budget.load(0).map_err(|m| n.err(m))?;
+                    budget.load(0).map_err(|m| n.err(m.to_string()))?;
                     let text = read_text(&p, Some((n.file.as_path(), n.name.line)))?;
-                    budget.spend(0, text.len() as u64).map_err(|m| n.err(m))?;
+                    budget
+                        .spend(0, text.len() as u64)
+                        .map_err(|m| n.err(m.to_string()))?;
                     let nodes = parse_source(&text, &p, env, depth + 1, uses)?;
                     let (count, bytes) = size_of(&nodes);
-                    budget.spend(count, bytes).map_err(|m| n.err(m))?;
+                    budget
+                        .spend(count, bytes)
+                        .map_err(|m| n.err(m.to_string()))?;
                     body.extend(nodes);
                 }
                 body
@@ -160,7 +166,7 @@ pub(super) fn expand(
                 body.into_iter()
                     .map(|b| with_args(b, &args, budget))
                     .collect::<Result<_, _>>()
-                    .map_err(|m| n.err(m))?
+                    .map_err(|m| n.err(m.to_string()))?
             };
             out.extend(expand(body, snippets, env, depth + 1, uses, files, budget)?);
             continue;
@@ -175,8 +181,12 @@ pub(super) fn expand(
 
 /// `{args[N]}` / `{args.N}` replaced by the import's arguments; the text added is
 /// spent from `budget` before it is made.
-pub(super) fn with_args(mut n: Node, args: &[String], budget: &mut Budget) -> Result<Node, String> {
-    let mut sub = |t: &mut Tok| -> Result<(), String> {
+pub(super) fn with_args(
+    mut n: Node,
+    args: &[String],
+    budget: &mut Budget,
+) -> Result<Node, BudgetError> {
+    let mut sub = |t: &mut Tok| -> Result<(), BudgetError> {
         if !t.text.contains("{args") {
             return Ok(());
         }
