@@ -60,7 +60,7 @@ pub fn parse(text: &str, file: &str, name: &str) -> Result<HaproxyCfg, HaproxyCf
     let mut sections: Vec<Section> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
-        let w = words(raw).map_err(|m| err(line, m))?;
+        let w = words(raw).map_err(|m| err(line, m.to_string()))?;
         let Some(first) = w.first() else { continue };
         if SECTIONS.contains(&first.as_str()) {
             let sname = w.get(1).cloned().unwrap_or_default();

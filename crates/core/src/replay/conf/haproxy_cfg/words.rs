@@ -11,9 +11,29 @@ pub(super) struct Section {
     pub(super) stmts: Vec<Stmt>,
 }
 
+/// A quote not closed on its line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Unterminated {
+    /// `"…`
+    DoubleQuote,
+    /// `'…`
+    SingleQuote,
+}
+
+impl std::fmt::Display for Unterminated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Unterminated::DoubleQuote => "unterminated double quote",
+            Unterminated::SingleQuote => "unterminated single quote",
+        })
+    }
+}
+
+impl std::error::Error for Unterminated {}
+
 /// Splits one line into words as HAProxy does: blanks separate, `"…"` (with `\`
 /// escapes) and `'…'` quote, `\` escapes one character, `#` starts a comment.
-pub(super) fn words(line: &str) -> Result<Vec<String>, String> {
+pub(super) fn words(line: &str) -> Result<Vec<String>, Unterminated> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut has = false;
@@ -37,7 +57,7 @@ pub(super) fn words(line: &str) -> Result<Vec<String>, String> {
                 has = true;
                 loop {
                     match it.next() {
-                        None => return Err("unterminated double quote".into()),
+                        None => return Err(Unterminated::DoubleQuote),
                         Some('"') => break,
                         Some('\\') => {
                             if let Some(n) = it.next() {
@@ -52,7 +72,7 @@ pub(super) fn words(line: &str) -> Result<Vec<String>, String> {
                 has = true;
                 loop {
                     match it.next() {
-                        None => return Err("unterminated single quote".into()),
+                        None => return Err(Unterminated::SingleQuote),
                         Some('\'') => break,
                         Some(x) => cur.push(x),
                     }
