@@ -206,38 +206,61 @@ impl Budget {
         }
     }
 
-    /// Spends `count` expansions producing `bytes` bytes; the message of the bound
-    /// passed when one is.
-    pub fn spend(&mut self, count: u64, bytes: u64) -> Result<(), String> {
+    /// Spends `count` expansions producing `bytes` bytes; the bound passed when one is.
+    pub fn spend(&mut self, count: u64, bytes: u64) -> Result<(), BudgetError> {
         self.count = self.count.saturating_add(count);
         self.bytes = self.bytes.saturating_add(bytes);
         if self.count > self.max_count {
-            return Err(format!(
-                "the configuration expands to more than {} directives or substitutions (includes, imports and interpolations together; an expansion bomb?)",
-                self.max_count
-            ));
+            return Err(BudgetError::Expansions(self.max_count));
         }
         if self.bytes > self.max_bytes {
-            return Err(format!(
-                "the configuration expands to more than {} (includes, imports and interpolations together; an expansion bomb?)",
-                size_text(self.max_bytes)
-            ));
+            return Err(BudgetError::Bytes(self.max_bytes));
         }
         Ok(())
     }
 
     /// Spends one file load of `bytes` bytes.
-    pub fn load(&mut self, bytes: u64) -> Result<(), String> {
+    pub fn load(&mut self, bytes: u64) -> Result<(), BudgetError> {
         self.files += 1;
         if self.files > self.max_files {
-            return Err(format!(
-                "more than {} files loaded (includes together, a file included twice counted twice; an include bomb?)",
-                self.max_files
-            ));
+            return Err(BudgetError::Files(self.max_files));
         }
         self.spend(0, bytes)
     }
 }
+
+/// A bound of a [`Budget`] passed: each variant holds the bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetError {
+    /// More directives or substitutions than this.
+    Expansions(u64),
+    /// More expanded bytes than this.
+    Bytes(u64),
+    /// More file loads than this.
+    Files(u64),
+}
+
+impl std::fmt::Display for BudgetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BudgetError::Expansions(n) => write!(
+                f,
+                "the configuration expands to more than {n} directives or substitutions (includes, imports and interpolations together; an expansion bomb?)"
+            ),
+            BudgetError::Bytes(n) => write!(
+                f,
+                "the configuration expands to more than {} (includes, imports and interpolations together; an expansion bomb?)",
+                size_text(*n)
+            ),
+            BudgetError::Files(n) => write!(
+                f,
+                "more than {n} files loaded (includes together, a file included twice counted twice; an include bomb?)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BudgetError {}
 
 #[cfg(test)]
 mod tests {
@@ -269,11 +292,26 @@ mod tests {
     fn budget_counts_and_bytes() {
         let mut b = Budget::new(2, 10, 1);
         assert!(b.spend(2, 10).is_ok());
-        assert!(b.spend(1, 0).unwrap_err().contains("more than 2"));
+        assert!(
+            b.spend(1, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("more than 2")
+        );
         let mut b = Budget::new(100, 10, 1);
-        assert!(b.spend(1, 11).unwrap_err().contains("more than 10 bytes"));
+        assert!(
+            b.spend(1, 11)
+                .unwrap_err()
+                .to_string()
+                .contains("more than 10 bytes")
+        );
         let mut b = Budget::new(100, 100, 1);
         assert!(b.load(1).is_ok());
-        assert!(b.load(1).unwrap_err().contains("more than 1 files"));
+        assert!(
+            b.load(1)
+                .unwrap_err()
+                .to_string()
+                .contains("more than 1 files")
+        );
     }
 }

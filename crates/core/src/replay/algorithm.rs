@@ -1,8 +1,8 @@
 //! The limiter algorithms the replay knows, and their registry: one row each (the name
 //! `algo=` takes, its other spellings, whether `burst=` applies). Adding an algorithm is
-//! one file with its [`super::engine`]-facing `Algo` implementation, a variant here with
-//! its row, and the arms the compiler then asks for: the zone that runs it
-//! (`zone.rs`), its description (`spec.rs`) and the configs that write it (`conf/emit*.rs`).
+//! one file with its `Algo` implementation (`gcra.rs` is the model), a variant here with
+//! its row, and the arms the compiler then asks for: the zone that runs it (`zone.rs`),
+//! its description (`spec.rs`) and HAProxy's nearest limiter (`conf/emit_haproxy.rs`).
 
 use std::fmt;
 

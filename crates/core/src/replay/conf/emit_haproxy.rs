@@ -155,13 +155,79 @@ fn literal_regex(s: &str) -> String {
     regex_text(&regex::escape(s))
 }
 
-fn utf8(b: &[u8]) -> Result<&str, String> {
-    std::str::from_utf8(b).map_err(|_| {
-        format!(
-            "the value {:?} is not UTF-8",
-            String::from_utf8_lossy(b).into_owned()
-        )
-    })
+/// Why a part of a candidate is not written as HAProxy configuration (the text of a
+/// NOTE that leaves it out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Inexpressible {
+    /// A value that is not UTF-8 (shown lossily).
+    NotUtf8(String),
+    /// A value with a control character: what it is and the value.
+    ControlCharacter { what: &'static str, value: String },
+    /// A matcher on the status.
+    StatusMatcher,
+    /// logscope's heavy class.
+    HeavyClass,
+    /// logscope's identity class.
+    IdentityClass,
+    /// A `not` inside a `not`.
+    NestedNot,
+    /// A key per user.
+    UserKey,
+    /// A key per status.
+    StatusKey,
+    /// A cost other than requests: its unit and its name.
+    Cost {
+        unit: &'static str,
+        name: &'static str,
+    },
+    /// A window longer than HAProxy's 32-bit periods.
+    LongWindow,
+    /// A test of several conditions (the matcher, described).
+    SeveralConditions(String),
+}
+
+impl std::fmt::Display for Inexpressible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Inexpressible::NotUtf8(v) => write!(f, "the value {v:?} is not UTF-8"),
+            Inexpressible::ControlCharacter { what, value } => {
+                write!(f, "the {what} {value:?} holds a control character")
+            }
+            Inexpressible::StatusMatcher => {
+                f.write_str("a status matcher: HAProxy decides before the response exists")
+            }
+            Inexpressible::HeavyClass => f.write_str(
+                "logscope's heavy class (its rules are not an HAProxy ACL; write your own for the heavy paths)",
+            ),
+            Inexpressible::IdentityClass => f.write_str(
+                "identified/anonymous clients (logscope's identity class is not an HAProxy ACL; write your own, e.g. on a session cookie)",
+            ),
+            Inexpressible::NestedNot => f.write_str("a `not` inside a `not`"),
+            Inexpressible::UserKey => f.write_str(
+                "a per-user key: HAProxy does not see logscope's user (write your own key, e.g. req.hdr(authorization))",
+            ),
+            Inexpressible::StatusKey => {
+                f.write_str("a per-status key: HAProxy decides before the status is known")
+            }
+            Inexpressible::Cost { unit, name } => write!(
+                f,
+                "it counts {unit} (cost={name}); HAProxy's http_req_rate counts requests"
+            ),
+            Inexpressible::LongWindow => {
+                f.write_str("a window longer than 49 days (HAProxy periods are 32-bit ms)")
+            }
+            Inexpressible::SeveralConditions(m) => {
+                write!(f, "a test of several conditions ({m})")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Inexpressible {}
+
+fn utf8(b: &[u8]) -> Result<&str, Inexpressible> {
+    std::str::from_utf8(b)
+        .map_err(|_| Inexpressible::NotUtf8(String::from_utf8_lossy(b).into_owned()))
 }
 
 /// `-i` and the regex without its leading `(?i)`.
@@ -198,7 +264,7 @@ fn regex_criterion(fetch: &str, re: &str) -> String {
 
 /// A list of literal values (path, prefix) as a criterion: as is when every value is
 /// plain text, else as one anchored regex.
-fn list_criterion(fetch: &str, vals: &[Vec<u8>], exact: bool) -> Result<String, String> {
+fn list_criterion(fetch: &str, vals: &[Vec<u8>], exact: bool) -> Result<String, Inexpressible> {
     let mut text = Vec::with_capacity(vals.len());
     for v in vals {
         text.push(utf8(v)?.to_string());
@@ -320,7 +386,7 @@ fn condition(d: &Dnf, extra: &str) -> String {
 
 /// The criteria of a matcher's own conditions (AND-ed): each one ACL line with its name
 /// hint, negated or not; `Err` when HAProxy cannot test one of them.
-fn criteria(m: &Matcher) -> Result<Vec<(bool, &'static str, String)>, String> {
+fn criteria(m: &Matcher) -> Result<Vec<(bool, &'static str, String)>, Inexpressible> {
     let mut out = Vec::new();
     if !m.path_prefix.is_empty() {
         out.push((
@@ -338,12 +404,15 @@ fn criteria(m: &Matcher) -> Result<Vec<(bool, &'static str, String)>, String> {
     if let Some(re) = &m.query_regex {
         out.push((false, "query", regex_criterion("query", re.as_str())));
     }
-    let texts = |what: &str, v: &[Vec<u8>]| -> Result<Vec<String>, String> {
+    let texts = |what: &'static str, v: &[Vec<u8>]| -> Result<Vec<String>, Inexpressible> {
         let mut o = Vec::new();
         for x in v {
             let t = utf8(x)?;
             if !plain(t) {
-                return Err(format!("the {what} {t:?} holds a control character"));
+                return Err(Inexpressible::ControlCharacter {
+                    what,
+                    value: t.to_string(),
+                });
             }
             o.push(t.to_string());
         }
@@ -357,7 +426,7 @@ fn criteria(m: &Matcher) -> Result<Vec<(bool, &'static str, String)>, String> {
         ));
     }
     if !m.status.is_empty() {
-        return Err("a status matcher: HAProxy decides before the response exists".into());
+        return Err(Inexpressible::StatusMatcher);
     }
     if !m.host.is_empty() {
         out.push((
@@ -387,10 +456,10 @@ fn criteria(m: &Matcher) -> Result<Vec<(bool, &'static str, String)>, String> {
         out.push((!b, "cookie", "req.hdr(cookie) -m found".to_string()));
     }
     if m.heavy.is_some() {
-        return Err("logscope's heavy class (its rules are not an HAProxy ACL; write your own for the heavy paths)".into());
+        return Err(Inexpressible::HeavyClass);
     }
     if m.identified.is_some() {
-        return Err("identified/anonymous clients (logscope's identity class is not an HAProxy ACL; write your own, e.g. on a session cookie)".into());
+        return Err(Inexpressible::IdentityClass);
     }
     if !m.cidr.is_empty() {
         let v: Vec<String> = m.cidr.iter().map(|n| n.to_string()).collect();
@@ -400,7 +469,7 @@ fn criteria(m: &Matcher) -> Result<Vec<(bool, &'static str, String)>, String> {
 }
 
 /// Requests `m` matches, as a condition.
-fn matches(fe: &mut Fe, m: &Matcher) -> Result<Dnf, String> {
+fn matches(fe: &mut Fe, m: &Matcher) -> Result<Dnf, Inexpressible> {
     let own: Vec<Lit> = criteria(m)?
         .into_iter()
         .map(|(neg, h, c)| (neg, fe.acl(h, &[c])))
@@ -408,7 +477,7 @@ fn matches(fe: &mut Fe, m: &Matcher) -> Result<Dnf, String> {
     let mut d: Dnf = vec![own];
     for n in &m.not {
         if !n.not.is_empty() {
-            return Err("a `not` inside a `not`".into());
+            return Err(Inexpressible::NestedNot);
         }
         let sub = criteria(n)?;
         if sub.is_empty() {
@@ -424,14 +493,14 @@ fn matches(fe: &mut Fe, m: &Matcher) -> Result<Dnf, String> {
 }
 
 /// Requests `m` does not match, as a condition.
-fn not_matches(fe: &mut Fe, m: &Matcher) -> Result<Dnf, String> {
+fn not_matches(fe: &mut Fe, m: &Matcher) -> Result<Dnf, Inexpressible> {
     let mut d: Dnf = Vec::new();
     for (neg, h, c) in criteria(m)? {
         d.push(vec![(!neg, fe.acl(h, &[c]))]);
     }
     for n in &m.not {
         if !n.not.is_empty() {
-            return Err("a `not` inside a `not`".into());
+            return Err(Inexpressible::NestedNot);
         }
         let sub: Vec<Lit> = criteria(n)?
             .into_iter()
@@ -470,7 +539,7 @@ fn not_exempt(fe: &mut Fe, e: &Exempt) -> (Vec<Lit>, Vec<String>) {
 }
 
 /// What a stick table is keyed by: `(type, key expression)`.
-fn key_expr(k: &KeySpec) -> Result<(&'static str, String), String> {
+fn key_expr(k: &KeySpec) -> Result<(&'static str, String), Inexpressible> {
     Ok(match k {
         KeySpec::Site => ("string len 32", "str(site)".into()),
         KeySpec::Ip => ("ipv6", "src".into()),
@@ -483,13 +552,10 @@ fn key_expr(k: &KeySpec) -> Result<(&'static str, String), String> {
         KeySpec::Uri => ("string len 200", "url".into()),
         KeySpec::Query => ("string len 200", "query".into()),
         KeySpec::User => {
-            return Err(
-                "a per-user key: HAProxy does not see logscope's user (write your own key, e.g. req.hdr(authorization))"
-                    .into(),
-            );
+            return Err(Inexpressible::UserKey);
         }
         KeySpec::Status => {
-            return Err("a per-status key: HAProxy decides before the status is known".into());
+            return Err(Inexpressible::StatusKey);
         }
     })
 }
@@ -507,19 +573,18 @@ struct Table {
 }
 
 /// The nearest `http_req_rate` table of a zone, with NOTEs where it is not exact.
-fn table(z: &Zone, name: String) -> Result<Table, String> {
+fn table(z: &Zone, name: String) -> Result<Table, Inexpressible> {
     let spec = z.spec();
     if spec.cost != CostKind::Requests {
-        return Err(format!(
-            "it counts {} (cost={}); HAProxy's http_req_rate counts requests",
-            spec.cost.unit(),
-            spec.cost.name()
-        ));
+        return Err(Inexpressible::Cost {
+            unit: spec.cost.unit(),
+            name: spec.cost.name(),
+        });
     }
     let (ty, key) = key_expr(&spec.key)?;
     let (n, w) = (spec.rate.count(), spec.rate.window_ms());
     if w > u64::from(u32::MAX) {
-        return Err("a window longer than 49 days (HAProxy periods are 32-bit ms)".into());
+        return Err(Inexpressible::LongWindow);
     }
     let mut notes = Vec::new();
     let mut expire = w;
@@ -535,7 +600,11 @@ fn table(z: &Zone, name: String) -> Result<Table, String> {
         Algorithm::Nginx => n + spec.burst(),
         Algorithm::TokenBucket | Algorithm::Gcra => spec.burst().max(1),
         Algorithm::LeakyQueue => n + spec.burst(),
-        _ => n,
+        Algorithm::SlidingLog
+        | Algorithm::Caddy
+        | Algorithm::FixedWindow
+        | Algorithm::SlidingWindow
+        | Algorithm::Ban => n,
     };
     if spec.algorithm != Algorithm::Haproxy {
         let how = match spec.algorithm {
@@ -547,7 +616,12 @@ fn table(z: &Zone, name: String) -> Result<Table, String> {
                 "the rate plus the queue per window (HAProxy refuses, it does not queue)"
                     .to_string()
             }
-            _ => format!("{n} per {}", time(w)),
+            Algorithm::Haproxy
+            | Algorithm::SlidingLog
+            | Algorithm::Caddy
+            | Algorithm::FixedWindow
+            | Algorithm::SlidingWindow
+            | Algorithm::Ban => format!("{n} per {}", time(w)),
         };
         notes.push(format!(
             "APPROXIMATE: replayed as {}; HAProxy has no such limiter: the nearest is {how}, counting every request, refused or not (a client that keeps sending stays refused), so its decisions differ",
@@ -611,7 +685,7 @@ fn emit_rules(out: &mut String, p: &Policy, suffix: &str, port: usize, taken: &m
         head.push("APPROXIMATE: a Caddy-dialect candidate (every matching rule applies, zones tried most permissive first, later zones not charged after a refusal); here every matching rule's table is tracked and each deny follows in rule order".into());
     }
     // Tables.
-    let mut tables: Vec<Result<Table, String>> = Vec::new();
+    let mut tables: Vec<Result<Table, Inexpressible>> = Vec::new();
     for z in p.zones() {
         let name = unique(format!("{}{suffix}", ident(z.name())), taken);
         tables.push(table(z, name));
@@ -903,7 +977,7 @@ fn emit_program(
 }
 
 /// A program condition as `if …`/`unless …` over named ACLs (counter tests inline).
-fn program_cond(fe: &mut Fe, c: &Cond) -> Result<String, String> {
+fn program_cond(fe: &mut Fe, c: &Cond) -> Result<String, Inexpressible> {
     if c.or.is_empty() {
         return Ok(if c.unless {
             " if FALSE".into()
@@ -944,10 +1018,7 @@ fn program_cond(fe: &mut Fe, c: &Cond) -> Result<String, String> {
                                 lines.push(c.clone());
                             }
                             _ => {
-                                return Err(format!(
-                                    "a test of several conditions ({})",
-                                    m.describe()
-                                ));
+                                return Err(Inexpressible::SeveralConditions(m.describe()));
                             }
                         }
                     }

@@ -102,7 +102,7 @@ impl Spend {
             Err(message) => {
                 *self.over.borrow_mut() = Some(Fail2banError::Limit {
                     at: at.to_string(),
-                    message,
+                    message: message.to_string(),
                 });
                 false
             }

@@ -266,7 +266,9 @@ impl Cx {
     /// Spends one directive of `d`'s size; an error at `d` past the bound.
     fn directive(&mut self, d: &Directive) -> Result<(), ConfError> {
         let bytes = d.name.len() + d.args.iter().map(|a| a.text.len()).sum::<usize>();
-        self.budget.spend(1, bytes as u64).map_err(|m| d.error(m))
+        self.budget
+            .spend(1, bytes as u64)
+            .map_err(|m| d.error(m.to_string()))
     }
 }
 
@@ -298,10 +300,12 @@ fn parse_path(
     };
     if by.is_some() {
         // Counted before the file is read: a bomb of empty files is bounded too.
-        cx.budget.load(0).map_err(at)?;
+        cx.budget.load(0).map_err(|m| at(m.to_string()))?;
     }
     let bytes = conf_file::read(path, CONFIG_CAP).map_err(|e| at(e.problem()))?;
-    cx.budget.spend(0, bytes.len() as u64).map_err(at)?;
+    cx.budget
+        .spend(0, bytes.len() as u64)
+        .map_err(|m| at(m.to_string()))?;
     parse_text(&bytes, path, depth, nest, cx)
 }
 
@@ -468,8 +472,8 @@ fn include(
     let mut out = Vec::new();
     if has_glob(pat) {
         // A directory read whatever it matches: counted as a load.
-        cx.budget.load(0).map_err(|m| d.error(m))?;
-        let files = glob(&full).map_err(|m| d.error(m))?;
+        cx.budget.load(0).map_err(|m| d.error(m.to_string()))?;
+        let files = glob(&full).map_err(|m| d.error(m.to_string()))?;
         for f in files {
             out.extend(parse_path(&f, depth + 1, nest, cx, Some(d))?);
         }
@@ -495,11 +499,37 @@ fn has_glob(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
 
+/// Why a glob was not expanded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum GlobError {
+    /// A pattern component longer than [`MAX_GLOB_COMPONENT`].
+    LongComponent,
+    /// More than [`MAX_GLOB_ENTRIES`] directory entries looked at (the pattern, shown).
+    TooManyEntries(String),
+}
+
+impl std::fmt::Display for GlobError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GlobError::LongComponent => write!(
+                f,
+                "include: a glob component longer than {MAX_GLOB_COMPONENT} bytes"
+            ),
+            GlobError::TooManyEntries(pattern) => write!(
+                f,
+                "include {pattern}: the glob looks at more than {MAX_GLOB_ENTRIES} directory entries"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for GlobError {}
+
 /// Expands a glob (`*`, `?`, `[…]` in any component), sorted like glob(3); no match is
 /// an empty list (nginx accepts that too).
 /// Bounded: a pattern component of at most [`MAX_GLOB_COMPONENT`] bytes, and at most
 /// [`MAX_GLOB_ENTRIES`] directory entries looked at (`/*/*/*/*.conf` walks the disk).
-fn glob(pattern: &Path) -> Result<Vec<PathBuf>, String> {
+fn glob(pattern: &Path) -> Result<Vec<PathBuf>, GlobError> {
     let mut current: Vec<PathBuf> = vec![PathBuf::new()];
     let comps: Vec<_> = pattern.components().collect();
     let mut seen = 0usize;
@@ -509,9 +539,7 @@ fn glob(pattern: &Path) -> Result<Vec<PathBuf>, String> {
         let mut next = Vec::new();
         if has_glob(&text) {
             if text.len() > MAX_GLOB_COMPONENT {
-                return Err(format!(
-                    "include: a glob component longer than {MAX_GLOB_COMPONENT} bytes"
-                ));
+                return Err(GlobError::LongComponent);
             }
             for dir in &current {
                 let d = if dir.as_os_str().is_empty() {
@@ -532,10 +560,7 @@ fn glob(pattern: &Path) -> Result<Vec<PathBuf>, String> {
                     .filter(|n| !n.starts_with('.') && wild_match(text.as_bytes(), n.as_bytes()))
                     .collect();
                 if seen > MAX_GLOB_ENTRIES {
-                    return Err(format!(
-                        "include {}: the glob looks at more than {MAX_GLOB_ENTRIES} directory entries",
-                        crate::escape::path(pattern)
-                    ));
+                    return Err(GlobError::TooManyEntries(crate::escape::path(pattern)));
                 }
                 names.sort();
                 for n in names {

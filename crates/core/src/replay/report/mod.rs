@@ -18,7 +18,7 @@
 //! Files: `options.rs` (what the report is asked for), `model.rs` (the typed result),
 //! `labels.rs` (stamps, bucket labels, letters), `acc.rs` (the accumulator),
 //! `finish.rs` (accumulator → report), `render.rs` (the report for people),
-//! `decisions.rs` (the `--decisions` CSV), `rows.rs` (the rows and their order).
+//! `decisions.rs` (the `--decisions` CSV), `rows/` (the rows and their order).
 
 mod acc;
 mod buckets;

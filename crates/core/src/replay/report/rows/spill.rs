@@ -15,7 +15,9 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
-use super::{NO_VALUE, NONE, Needs, Row};
+use super::needs::Needs;
+use super::row::{NO_VALUE, NONE, Row};
+use super::who::Who;
 use crate::varint::put as put_var;
 
 const HAS_RT: u8 = 1;
@@ -362,7 +364,7 @@ impl<'a> RunReader<'a> {
         r.status = u16::try_from(c.var()?).map_err(|_| damaged())?;
         r.flags = c.byte()?;
         r.who = c.byte()?;
-        if usize::from(r.who) >= super::Who::ALL.len() {
+        if usize::from(r.who) >= Who::ALL.len() {
             return Err(damaged());
         }
         let n = self.needs;

@@ -1,84 +1,19 @@
-//! `--haproxy-cfg FILE`: a real haproxy.cfg read into a replay [`Policy`] that runs each
-//! frontend's `http-request` rules in order over its stick tables, as HAProxy 2.6 does.
-//!
-//! Read: `stick-table type ip|ipv6|string|integer|binary [len N] size N [expire T]
-//! [store http_req_rate(P),http_req_cnt,gpc0,…]` (a table is named after its section);
-//! `acl NAME criterion [flags] values`; `http-request track-scN KEY [table T] [if|unless
-//! COND]` with KEY `src`, `src,ipmask(N[,M])`, `str(CONST)`, `req.hdr(user-agent)`,
-//! `req.hdr(referer)`, `path`, `url`; `http-request sc-inc-gpc0(N)`; `http-request deny
-//! [deny_status N]` (also `tarpit`, `reject`, `silent-drop`: refused); `http-request
-//! return|allow` (final, passed). Conditions: `{ sc_http_req_rate(N) gt X }`,
-//! `sc0_http_req_rate`, `sc_get_gpc0(N)`, `sc0_get_gpc0` with `gt ge lt le eq`;
-//! `path`, `path_beg`, `path_end`, `path_sub`, `path_reg`, `path_dir` (and `path -m …`,
-//! `-i`), `method`, `src`, `hdr(user-agent)`/`hdr(referer)` forms, `TRUE`/`FALSE`,
-//! named ACLs, `!`, `||`/`or`, `unless`.
-//!
-//! A statement that could change what is counted or refused but is not replayed is
-//! listed ([`HaproxyCfg::unsupported`], with file:line) and left out; statements that
-//! cannot (logging, headers, timeouts, binds, set-var…) are skipped silently. A
-//! malformed statement is a [`HaproxyCfgError`] with file:line.
-//!
-//! Requests are sent to the frontend named by their `host` field (the HAProxy log
-//! parser puts `%ft` there); with one frontend, every request goes to it.
+//! A haproxy.cfg's sections built into a policy: stick tables, ACLs, `http-request`
+//! rules and their conditions.
 
 use std::collections::HashMap;
-use std::fmt;
-use std::path::Path;
 
-use ipnet::IpNet;
-use regex::bytes::Regex;
-
+use super::error::{HaproxyCfgError, Unsupported};
+use super::fetch::{
+    ScWhat, base_name, call, call_arg, cond_tables, fetch_match, sc_fetch, size, split_top,
+    thresholds, time_ms, track_key,
+};
+use super::words::{Section, Stmt};
 use crate::rate::Rate;
 use crate::replay::{
     Action, Algorithm, Cmp, Cond, Dialect, Frontend, KeySpec, LimitRef, LimitSpec, Matcher, Policy,
     Program, StickTable, Term, Test, TrackKey, Zone, ZoneId,
 };
-
-/// A haproxy.cfg that could not be read: where and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HaproxyCfgError {
-    /// The file as given.
-    pub file: String,
-    /// The line (1-based; 0 = the file as a whole).
-    pub line: usize,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl std::error::Error for HaproxyCfgError {}
-
-impl fmt::Display for HaproxyCfgError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file, self.message)
-        } else {
-            write!(f, "{}:{}: {}", self.file, self.line, self.message)
-        }
-    }
-}
-
-/// A statement read but not replayed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unsupported {
-    /// The file.
-    pub file: String,
-    /// The line (1-based).
-    pub line: usize,
-    /// The statement's first words.
-    pub statement: String,
-    /// Why it is left out and what that may change.
-    pub why: String,
-}
-
-impl fmt::Display for Unsupported {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}: not replayed: `{}`: {}",
-            self.file, self.line, self.statement, self.why
-        )
-    }
-}
 
 /// A haproxy.cfg read into a policy.
 pub struct HaproxyCfg {
@@ -90,171 +25,24 @@ pub struct HaproxyCfg {
     pub frontends: Vec<String>,
 }
 
-/// Reads `path`: a regular file of at most [`crate::conf_file::CONFIG_CAP`] (haproxy.cfg
-/// has no includes; its statements are one line each, with no nesting).
-pub fn read_file(path: &Path) -> Result<HaproxyCfg, HaproxyCfgError> {
-    let shown = crate::escape::path(path);
-    let text = crate::conf_file::read_text(path, crate::conf_file::CONFIG_CAP).map_err(|e| {
-        HaproxyCfgError {
-            file: shown.clone(),
-            line: 0,
-            message: e.problem(),
-        }
-    })?;
-    let name = path
-        .file_name()
-        .map_or_else(|| shown.clone(), |n| n.to_string_lossy().into_owned());
-    parse(&text, &shown, &name)
-}
-
-struct Stmt {
-    line: usize,
-    words: Vec<String>,
-}
-
-struct Section {
-    kind: String,
-    name: String,
-    stmts: Vec<Stmt>,
-}
-
-/// Splits one line into words as HAProxy does: blanks separate, `"…"` (with `\`
-/// escapes) and `'…'` quote, `\` escapes one character, `#` starts a comment.
-fn words(line: &str) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut has = false;
-    let mut it = line.chars().peekable();
-    while let Some(c) = it.next() {
-        match c {
-            ' ' | '\t' => {
-                if has {
-                    out.push(std::mem::take(&mut cur));
-                    has = false;
-                }
-            }
-            '#' => break,
-            '\\' => {
-                has = true;
-                if let Some(n) = it.next() {
-                    cur.push(n);
-                }
-            }
-            '"' => {
-                has = true;
-                loop {
-                    match it.next() {
-                        None => return Err("unterminated double quote".into()),
-                        Some('"') => break,
-                        Some('\\') => {
-                            if let Some(n) = it.next() {
-                                cur.push(n);
-                            }
-                        }
-                        Some(x) => cur.push(x),
-                    }
-                }
-            }
-            '\'' => {
-                has = true;
-                loop {
-                    match it.next() {
-                        None => return Err("unterminated single quote".into()),
-                        Some('\'') => break,
-                        Some(x) => cur.push(x),
-                    }
-                }
-            }
-            _ => {
-                has = true;
-                cur.push(c);
-            }
-        }
-    }
-    if has {
-        out.push(cur);
-    }
-    Ok(out)
-}
-
-const SECTIONS: &[&str] = &[
-    "global",
-    "defaults",
-    "frontend",
-    "backend",
-    "listen",
-    "peers",
-    "resolvers",
-    "userlist",
-    "mailers",
-    "program",
-    "http-errors",
-    "ring",
-    "cache",
-    "fcgi-app",
-    "crt-store",
-    "traces",
-];
-
-/// Reads haproxy.cfg text; `file` names it in messages, `name` names the candidate.
-pub fn parse(text: &str, file: &str, name: &str) -> Result<HaproxyCfg, HaproxyCfgError> {
-    let err = |line: usize, message: String| HaproxyCfgError {
-        file: file.to_string(),
-        line,
-        message,
-    };
-    let mut sections: Vec<Section> = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let w = words(raw).map_err(|m| err(line, m))?;
-        let Some(first) = w.first() else { continue };
-        if SECTIONS.contains(&first.as_str()) {
-            let sname = w.get(1).cloned().unwrap_or_default();
-            if matches!(first.as_str(), "frontend" | "backend" | "listen") && sname.is_empty() {
-                return Err(err(line, format!("`{first}` needs a name")));
-            }
-            sections.push(Section {
-                kind: first.clone(),
-                name: sname,
-                stmts: Vec::new(),
-            });
-            continue;
-        }
-        let Some(sec) = sections.last_mut() else {
-            return Err(err(
-                line,
-                format!(
-                    "`{first}` outside any section (global, defaults, frontend, backend, listen)"
-                ),
-            ));
-        };
-        sec.stmts.push(Stmt { line, words: w });
-    }
-    Builder {
-        file: file.to_string(),
-        unsupported: Vec::new(),
-    }
-    .build(&sections, name)
-}
-
 /// A frontend's name, the tables it tracks, and its deny lines with the tables each reads.
-type FrontendRules = (String, Vec<ZoneId>, Vec<(usize, Vec<ZoneId>)>);
+pub(super) type FrontendRules = (String, Vec<ZoneId>, Vec<(usize, Vec<ZoneId>)>);
 
 /// A table as declared.
-struct TableDecl {
-    name: String,
-    period: Option<u32>,
-    counts: bool,
-    expire: u64,
+pub(super) struct TableDecl {
+    pub(super) name: String,
+    pub(super) period: Option<u32>,
+    pub(super) counts: bool,
+    pub(super) expire: u64,
 }
 
-struct Builder {
-    file: String,
-    unsupported: Vec<Unsupported>,
+pub(super) struct Builder {
+    pub(super) file: String,
+    pub(super) unsupported: Vec<Unsupported>,
 }
 
 /// Stream-level statements that cannot change what is counted or refused.
-const HARMLESS_HTTP_REQUEST: &[&str] = &[
+pub(super) const HARMLESS_HTTP_REQUEST: &[&str] = &[
     "set-var",
     "unset-var",
     "set-header",
@@ -283,7 +71,7 @@ const HARMLESS_HTTP_REQUEST: &[&str] = &[
 ];
 
 impl Builder {
-    fn err(&self, line: usize, message: impl Into<String>) -> HaproxyCfgError {
+    pub(super) fn err(&self, line: usize, message: impl Into<String>) -> HaproxyCfgError {
         HaproxyCfgError {
             file: self.file.clone(),
             line,
@@ -291,7 +79,7 @@ impl Builder {
         }
     }
 
-    fn skip(&mut self, s: &Stmt, why: impl Into<String>) {
+    pub(super) fn skip(&mut self, s: &Stmt, why: impl Into<String>) {
         let statement: Vec<&str> = s.words.iter().take(6).map(String::as_str).collect();
         let mut statement = statement.join(" ");
         if s.words.len() > 6 {
@@ -305,7 +93,11 @@ impl Builder {
         });
     }
 
-    fn build(mut self, sections: &[Section], name: &str) -> Result<HaproxyCfg, HaproxyCfgError> {
+    pub(super) fn build(
+        mut self,
+        sections: &[Section],
+        name: &str,
+    ) -> Result<HaproxyCfg, HaproxyCfgError> {
         // Tables first: a frontend may name a backend's table declared later.
         let mut tables: Vec<TableDecl> = Vec::new();
         for sec in sections {
@@ -543,7 +335,7 @@ impl Builder {
         })
     }
 
-    fn table(&mut self, s: &Stmt, name: &str) -> Result<TableDecl, HaproxyCfgError> {
+    pub(super) fn table(&mut self, s: &Stmt, name: &str) -> Result<TableDecl, HaproxyCfgError> {
         let w = &s.words;
         let mut t = TableDecl {
             name: name.to_string(),
@@ -635,7 +427,7 @@ impl Builder {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn http_request(
+    pub(super) fn http_request(
         &mut self,
         s: &Stmt,
         acls: &HashMap<String, Result<Vec<Test>, String>>,
@@ -766,7 +558,7 @@ impl Builder {
     }
 
     /// `if|unless TERMS`: `Ok(Err(why))` when a term is unsupported.
-    fn cond(
+    pub(super) fn cond(
         &mut self,
         w: &[String],
         line: usize,
@@ -849,7 +641,7 @@ impl Builder {
     }
 
     /// One ACL criterion with its flags and values: `Ok(Err(why))` when unsupported.
-    fn test(
+    pub(super) fn test(
         &mut self,
         w: &[String],
         line: usize,
@@ -947,412 +739,6 @@ impl Builder {
                 Ok(Ok(Test::Req(Box::new(m))))
             }
             None => Err(self.err(line, format!("`{fetch}` needs a value to match"))),
-        }
-    }
-}
-
-/// The zones a deny's condition reads (through the slots tracked before it).
-fn cond_tables(cond: &Cond, before: &[Action]) -> Vec<ZoneId> {
-    let mut out = Vec::new();
-    for t in cond.or.iter().flatten().flat_map(|t| &t.any) {
-        if let Test::Rate { slot, .. } | Test::Gpc0 { slot, .. } = t {
-            for a in before {
-                if let Action::Track { slot: s, table, .. } = a
-                    && s == slot
-                    && !out.contains(table)
-                {
-                    out.push(*table);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// `(table, N)` for each `rate gt N` (or `ge N+1`) test of a condition.
-fn thresholds(cond: &Cond, before: &[Action]) -> Vec<(ZoneId, u64)> {
-    let mut out = Vec::new();
-    for t in cond.or.iter().flatten().flat_map(|t| &t.any) {
-        if let Test::Rate { slot, cmp, value } = t {
-            let v = match cmp {
-                Cmp::Gt => *value,
-                Cmp::Ge => value.saturating_sub(1),
-                _ => continue,
-            };
-            for a in before {
-                if let Action::Track { slot: s, table, .. } = a
-                    && s == slot
-                {
-                    out.push((*table, v));
-                }
-            }
-        }
-    }
-    out
-}
-
-enum ScWhat {
-    Rate,
-    Gpc0,
-}
-
-/// `sc_http_req_rate(N)`, `scN_http_req_rate`, `sc_get_gpc0(N)`, `scN_get_gpc0`.
-fn sc_fetch(f: &str) -> Option<(Option<u8>, ScWhat)> {
-    for (name, what) in [("http_req_rate", ScWhat::Rate), ("get_gpc0", ScWhat::Gpc0)] {
-        if let Some(rest) = f.strip_prefix(&format!("sc_{name}")) {
-            let arg = call_arg(rest)?;
-            if arg.contains(',') {
-                return None;
-            }
-            return Some((arg.trim().parse().ok(), what));
-        }
-        if let Some(rest) = f.strip_prefix("sc")
-            && let Some((n, tail)) = rest.split_once('_')
-            && tail == name
-        {
-            return Some((n.parse().ok(), what));
-        }
-    }
-    None
-}
-
-/// `(x)` → `x`.
-fn call_arg(s: &str) -> Option<&str> {
-    s.strip_prefix('(')?.strip_suffix(')')
-}
-
-/// `name(arg)` → (`name`, `Some(arg)`); `name` → (`name`, `None`).
-fn call(s: &str) -> (&str, Option<&str>) {
-    match s.find('(') {
-        Some(i) => (&s[..i], call_arg(&s[i..])),
-        None => (s, None),
-    }
-}
-
-/// A comma-separated list, commas inside parentheses kept.
-fn split_top(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut cur = String::new();
-    for c in s.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            _ => {}
-        }
-        if c == ',' && depth == 0 {
-            out.push(std::mem::take(&mut cur));
-        } else {
-            cur.push(c);
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// The key of a `track-scN`.
-fn track_key(k: &str) -> Result<TrackKey, String> {
-    let parts = split_top(k);
-    let base = parts.first().map_or("", String::as_str);
-    let convs = &parts[1.min(parts.len())..];
-    let unsupported = || {
-        format!(
-            "track key `{k}` is not replayed (supported: src, src,ipmask(N), str(…), req.hdr(user-agent), req.hdr(referer), path, url)"
-        )
-    };
-    let (name, arg) = call(base);
-    let field = match (name, arg) {
-        ("src", None) => KeySpec::Ip,
-        ("str", Some(c)) if convs.is_empty() => return Ok(TrackKey::Const(c.as_bytes().to_vec())),
-        ("req.hdr" | "hdr" | "req.fhdr" | "hdr_val", Some(h)) if convs.is_empty() => {
-            match h.to_ascii_lowercase().as_str() {
-                "user-agent" => KeySpec::Agent,
-                "referer" => KeySpec::Referer,
-                _ => {
-                    return Err(format!(
-                        "track key `{k}`: the header `{h}` is not in the log (only User-Agent and Referer can be keys)"
-                    ));
-                }
-            }
-        }
-        ("path", None) if convs.is_empty() => KeySpec::Path,
-        ("url", None) if convs.is_empty() => KeySpec::Uri,
-        _ => return Err(unsupported()),
-    };
-    match convs {
-        [] => Ok(TrackKey::Field(field)),
-        [c] if field == KeySpec::Ip => {
-            let (cn, ca) = call(c);
-            let Some(ca) = ca.filter(|_| cn == "ipmask") else {
-                return Err(unsupported());
-            };
-            let (m4, m6) = match ca.split_once(',') {
-                Some((a, b)) => (a.trim(), Some(b.trim())),
-                None => (ca.trim(), None),
-            };
-            let v4 = m4
-                .parse::<u8>()
-                .ok()
-                .filter(|&n| n <= 32)
-                .ok_or_else(unsupported)?;
-            let v6 = match m6 {
-                Some(m) => m
-                    .parse::<u8>()
-                    .ok()
-                    .filter(|&n| n <= 128)
-                    .ok_or_else(unsupported)?,
-                None => 128,
-            };
-            Ok(TrackKey::Field(KeySpec::Prefix { v4, v6 }))
-        }
-        _ => Err(unsupported()),
-    }
-}
-
-/// A request-level ACL criterion as a matcher; `Ok(None)` when it has no value.
-fn fetch_match(
-    fetch: &str,
-    mtype: Option<&str>,
-    icase: bool,
-    vals: &[&str],
-) -> Result<Option<Matcher>, String> {
-    let (name, arg) = call(fetch);
-    let mut m = Matcher::default();
-    if matches!(fetch, "always_true" | "always_false") {
-        return Err(format!("`{fetch}` is written TRUE/FALSE here"));
-    }
-    let regex = |pat: String| -> Result<Regex, String> {
-        let pat = if icase { format!("(?i){pat}") } else { pat };
-        Regex::new(&pat).map_err(|e| format!("bad regex: {e}"))
-    };
-    let alt = |vals: &[&str]| -> String {
-        vals.iter()
-            .map(|v| regex::escape(v))
-            .collect::<Vec<_>>()
-            .join("|")
-    };
-    let kind = |suffix: &str| -> Option<String> {
-        match (suffix, mtype) {
-            ("", None) => Some("str".into()),
-            ("", Some(t)) => Some(t.to_string()),
-            (s, _) => Some(s.to_string()),
-        }
-    };
-    let is_path = name == "path" || name.starts_with("path_");
-    let is_hdr = matches!(name, "hdr" | "req.hdr" | "req.fhdr")
-        || name.starts_with("hdr_")
-        || name.starts_with("req.hdr_");
-    if vals.is_empty() {
-        return Ok(None);
-    }
-    if is_path && arg.is_none() {
-        let how = kind(
-            name.strip_prefix("path")
-                .unwrap_or("")
-                .trim_start_matches('_'),
-        )
-        .unwrap_or_default();
-        match how.as_str() {
-            "str" if !icase => m.path = vals.iter().map(|v| v.as_bytes().to_vec()).collect(),
-            "str" => m.path_regex = Some(regex(format!("^(?:{})$", alt(vals)))?),
-            "beg" if !icase => m.path_prefix = vals.iter().map(|v| v.as_bytes().to_vec()).collect(),
-            "beg" => m.path_regex = Some(regex(format!("^(?:{})", alt(vals)))?),
-            "end" => m.path_regex = Some(regex(format!("(?:{})$", alt(vals)))?),
-            "sub" => m.path_regex = Some(regex(format!("(?:{})", alt(vals)))?),
-            "reg" => m.path_regex = Some(regex(format!("(?:{})", vals.join("|")))?),
-            "dir" => m.path_regex = Some(regex(format!("(?:^|/)(?:{})(?:/|$)", alt(vals)))?),
-            other => return Err(format!("`{fetch}` with match `{other}` is not replayed")),
-        }
-        return Ok(Some(m));
-    }
-    if name == "method" && arg.is_none() {
-        m.method = vals.iter().map(|v| v.as_bytes().to_vec()).collect();
-        return Ok(Some(m));
-    }
-    if name == "src" && arg.is_none() {
-        for v in vals {
-            let net = v
-                .parse::<IpNet>()
-                .or_else(|_| v.parse::<std::net::IpAddr>().map(IpNet::from))
-                .map_err(|_| format!("`src {v}`: not an address or network"))?;
-            m.cidr.push(net);
-        }
-        return Ok(Some(m));
-    }
-    if is_hdr {
-        let Some(h) = arg else {
-            return Err(format!("`{fetch}` without a header name is not replayed"));
-        };
-        let suffix = name.rsplit_once('_').map_or("", |(_, s)| s).to_string();
-        let how = kind(if name.contains('_') { &suffix } else { "" }).unwrap_or_default();
-        let pat = match how.as_str() {
-            "str" => format!("^(?:{})$", alt(vals)),
-            "beg" => format!("^(?:{})", alt(vals)),
-            "end" => format!("(?:{})$", alt(vals)),
-            "sub" => format!("(?:{})", alt(vals)),
-            "reg" => format!("(?:{})", vals.join("|")),
-            other => return Err(format!("`{fetch}` with match `{other}` is not replayed")),
-        };
-        match h.to_ascii_lowercase().as_str() {
-            "user-agent" => m.ua_regex = Some(regex(pat)?),
-            "referer" => m.referer_regex = Some(regex(pat)?),
-            _ => {
-                return Err(format!(
-                    "`{fetch}`: the header `{h}` is not in the log (User-Agent and Referer are)"
-                ));
-            }
-        }
-        return Ok(Some(m));
-    }
-    Err(format!("the ACL criterion `{fetch}` is not replayed"))
-}
-
-/// HAProxy times: a number with `us`, `ms`, `s`, `m`, `h` or `d` (default ms).
-fn time_ms(s: &str) -> Option<u64> {
-    let i = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let n: u64 = s[..i].parse().ok()?;
-    let mul = match &s[i..] {
-        "" | "ms" => 1,
-        "us" => return Some(n / 1000),
-        "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        _ => return None,
-    };
-    n.checked_mul(mul)
-}
-
-/// `100k`, `1m`, `1g`, `5000`.
-fn size(s: &str) -> Option<u64> {
-    let i = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let n: u64 = s[..i].parse().ok()?;
-    let mul = match &s[i..] {
-        "" => 1,
-        "k" | "K" => 1 << 10,
-        "m" | "M" => 1 << 20,
-        "g" | "G" => 1 << 30,
-        _ => return None,
-    };
-    n.checked_mul(mul)
-}
-
-fn base_name(file: &str) -> &str {
-    file.rsplit('/').next().unwrap_or(file)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn words_quotes_and_comments() {
-        assert_eq!(
-            words(r#"http-request deny string "rate limited" hdr X 'a b' # note"#).unwrap(),
-            [
-                "http-request",
-                "deny",
-                "string",
-                "rate limited",
-                "hdr",
-                "X",
-                "a b"
-            ]
-        );
-        assert!(words("x \"open").is_err());
-    }
-
-    #[test]
-    fn times_and_sizes() {
-        assert_eq!(time_ms("10000"), Some(10_000));
-        assert_eq!(time_ms("10s"), Some(10_000));
-        assert_eq!(time_ms("1m"), Some(60_000));
-        assert_eq!(time_ms("30000ms"), Some(30_000));
-        assert_eq!(time_ms("x"), None);
-        assert_eq!(size("100k"), Some(102_400));
-    }
-
-    const CFG: &str = "\
-frontend fe
-    bind :80
-    acl api path_beg /api/
-    http-request track-sc0 src table st
-    http-request track-sc1 src,ipmask(24) table st24 if api
-    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 2 }
-    http-request deny if api { sc1_http_req_rate gt 5 }
-    http-request track-sc2 hdr(x-forwarded-for) table st
-    tcp-request connection track-sc0 src
-backend st
-    stick-table type ip size 1m expire 10s store http_req_rate(10s)
-backend st24
-    stick-table type ip size 1m expire 10s store http_req_rate(10s),gpc0
-";
-
-    #[test]
-    fn reads_tables_tracks_denies_and_lists_what_it_skips() {
-        let c = parse(CFG, "t/haproxy.cfg", "haproxy.cfg").unwrap();
-        assert_eq!(c.frontends, ["fe"]);
-        let p = &c.policy;
-        assert_eq!(p.zones().len(), 2);
-        assert_eq!(p.zones()[1].spec().key, KeySpec::Prefix { v4: 24, v6: 128 });
-        let names: Vec<&str> = p.rules().iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(
-            names,
-            ["fe", "fe deny (haproxy.cfg:6)", "fe deny (haproxy.cfg:7)"]
-        );
-        let lines: Vec<usize> = c.unsupported.iter().map(|u| u.line).collect();
-        assert_eq!(lines, [8, 9], "{:?}", c.unsupported);
-        assert!(
-            c.unsupported[0]
-                .to_string()
-                .starts_with("t/haproxy.cfg:8: not replayed")
-        );
-        assert!(p.describe().contains("HAProxy"), "{}", p.describe());
-    }
-
-    #[test]
-    fn syntax_errors_name_file_and_line() {
-        for (text, line, want) in [
-            (
-                "frontend fe\n  http-request track-sc0 src table nope\n",
-                2,
-                "no stick-table `nope`",
-            ),
-            (
-                "frontend fe\n  http-request deny if { sc_http_req_rate(0) gt }\n",
-                2,
-                "needs `gt N`",
-            ),
-            (
-                "frontend fe\n  http-request deny if { path_beg /a\n",
-                2,
-                "without its `}`",
-            ),
-            (
-                "frontend fe\n  http-request deny if nope\n",
-                2,
-                "no ACL named `nope`",
-            ),
-            (
-                "backend b\n  stick-table size 1k\n",
-                2,
-                "`type` is required",
-            ),
-            (
-                "backend b\n  stick-table type ip store http_req_rate\n",
-                2,
-                "needs a period",
-            ),
-            ("  bind :80\n", 1, "outside any section"),
-            ("frontend fe\n  bind :80\n", 0, "nothing to replay"),
-        ] {
-            let e = parse(text, "h.cfg", "h")
-                .err()
-                .unwrap_or_else(|| panic!("{text}"));
-            assert_eq!(e.line, line, "{text}: {e}");
-            assert!(e.to_string().contains(want), "{text}: {e}");
         }
     }
 }
