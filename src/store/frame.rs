@@ -29,7 +29,7 @@ use std::net::IpAddr;
 use polars::prelude::{DataType, Field, Schema, TimeUnit, TimeZone};
 
 /// A column of the dataset. Its name, its type and its place in the files follow from
-/// here: the writer ([`super::rowgroup`]), both readers, SQL and the schema are derived
+/// here: the writer (`rowgroup.rs`), both readers, SQL and the schema are derived
 /// from [`Column::ALL`], and every `match` on a column is exhaustive, so a new column is
 /// a variant and its row in [`Column::ALL`], then what the compiler asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,4 +1,4 @@
-//! `--haproxy-cfg FILE`: a real haproxy.cfg read into a replay [`Policy`] that runs each
+//! `--haproxy-cfg FILE`: a real haproxy.cfg read into a replay [`Policy`](crate::replay::Policy) that runs each
 //! frontend's `http-request` rules in order over its stick tables, as HAProxy 2.6 does.
 //!
 //! Read: `stick-table type ip|ipv6|string|integer|binary [len N] size N [expire T]
