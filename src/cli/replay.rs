@@ -204,6 +204,13 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "N/WINDOW", value_parser = rate_arg, help_heading = "Report")]
     pub capacity: Option<Rate>,
 
+    /// Replay the requests each candidate admits (and, as `none`, all of them) through a
+    /// FIFO queue of C workers with service times taken from the log (the logged request
+    /// time without its queueing, separated by the same C workers), and report the p50/p95
+    /// wait and the utilisation per class, e.g. --workers 8.
+    #[arg(long, value_name = "C", value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = "Report")]
+    pub workers: Option<u32>,
+
     /// Width of the refusals-over-time buckets: 1m, 10m, 1h, 1d [default: the capacity
     /// window, else a width giving at most 48 rows].
     #[arg(long, value_name = "WIDTH", value_parser = duration_arg, help_heading = "Report")]
@@ -555,6 +562,7 @@ fn compute_with(
             refusal_statuses: args.refusal_status.clone(),
             v4_len: sel.classifier.v4_len,
             v6_len: sel.classifier.v6_len,
+            workers: args.workers.map(|c| c as usize),
         },
         policies,
         shard: shard_filter,

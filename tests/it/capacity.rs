@@ -23,6 +23,7 @@ struct Backend {
 /// One logged request: arrival, completion (ms), status, heavy or not.
 struct Logged {
     arrival: u64,
+    service: u64,
     done: u64,
     status: u16,
     heavy: bool,
@@ -42,6 +43,7 @@ impl Backend {
             if waiting.len() >= self.backlog {
                 out.push(Logged {
                     arrival: a,
+                    service: 0,
                     done: a,
                     status: 503,
                     heavy,
@@ -53,6 +55,7 @@ impl Backend {
             if start - a > self.timeout_ms {
                 out.push(Logged {
                     arrival: a,
+                    service: 0,
                     done: a + self.timeout_ms,
                     status: 504,
                     heavy,
@@ -66,6 +69,7 @@ impl Backend {
             }
             out.push(Logged {
                 arrival: a,
+                service,
                 done: start + service,
                 status: 200,
                 heavy,
@@ -100,9 +104,9 @@ fn arrivals(
     out
 }
 
-/// The log, in completion order: `$remote_addr $msec [$time_local] "$request" $status
+/// The log, in completion order (returned: the requests in the order of its lines): `$remote_addr $msec [$time_local] "$request" $status
 /// $body_bytes_sent "$http_referer" "$http_user_agent" $request_time`.
-fn write_log(path: &Path, served: &[Logged]) {
+fn write_log<'a>(path: &Path, served: &'a [Logged]) -> Vec<&'a Logged> {
     const T0: u64 = 1_789_999_980_000; // 2026-09-21T14:13:00Z
     let mut order: Vec<&Logged> = served.iter().collect();
     order.sort_by_key(|l| (l.done, l.arrival));
@@ -119,11 +123,21 @@ fn write_log(path: &Path, served: &[Logged]) {
             "/wiki/Main_Page"
         };
         let rt = l.done - l.arrival;
+        // The heavy requests come from one crawler, the light ones from many people.
+        let (ip, agent) = if l.heavy {
+            (
+                "203.0.113.9".to_string(),
+                "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)",
+            )
+        } else {
+            (
+                format!("10.0.{}.{}", (i / 250) % 250, i % 250 + 1),
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36",
+            )
+        };
         writeln!(
             s,
-            "10.0.{}.{} {secs}.{:03} [{local}] \"GET {path} HTTP/1.1\" {} 512 \"-\" \"Mozilla/5.0\" {}.{:03}",
-            (i / 250) % 250,
-            i % 250 + 1,
+            "{ip} {secs}.{:03} [{local}] \"GET {path} HTTP/1.1\" {} 512 \"-\" \"{agent}\" {}.{:03}",
             done % 1000,
             l.status,
             rt / 1000,
@@ -132,6 +146,7 @@ fn write_log(path: &Path, served: &[Logged]) {
         .unwrap();
     }
     std::fs::write(path, s).unwrap();
+    order
 }
 
 fn capacity_json(log: &Path, extra: &[&str]) -> serde_json::Value {
@@ -271,4 +286,238 @@ fn bad_flags_exit_2_with_an_example() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--scope"), "{err}");
+}
+
+/// Nearest-rank quantile of sorted values.
+fn quantile(sorted: &[u64], q: f64) -> f64 {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1] as f64
+}
+
+/// Waits (ms) of requests taken in arrival order by `c` FIFO workers.
+fn fifo_waits(c: usize, mut reqs: Vec<(u64, u64)>) -> Vec<u64> {
+    reqs.sort();
+    let mut free: BinaryHeap<Reverse<u64>> = (0..c).map(|_| Reverse(0)).collect();
+    let mut waits: Vec<u64> = reqs
+        .iter()
+        .map(|&(a, s)| {
+            let Reverse(f) = free.pop().unwrap();
+            let start = f.max(a);
+            free.push(Reverse(start + s));
+            start - a
+        })
+        .collect();
+    waits.sort();
+    waits
+}
+
+fn close(logscope: f64, truth: f64, what: &str) {
+    // Two significant digits in the histogram: within 5%, or a millisecond.
+    assert!(
+        (logscope - truth).abs() <= 0.05 * truth + 1.0,
+        "{what}: logscope {logscope} ms vs independent {truth} ms"
+    );
+}
+
+#[test]
+fn waits_under_each_candidate_match_an_independent_queue() {
+    // Two workers, a crawler's heavy requests (400 a minute of ~250 ms) and people's
+    // light ones: ρ ≈ 0.9 without a limit. No request fails (a deep backlog, a long
+    // timeout), so every service time can be separated from the logged queueing.
+    let backend = Backend {
+        workers: 2,
+        backlog: 100_000,
+        timeout_ms: 3_600_000,
+    };
+    let mut rng = Rng(7);
+    let load = arrivals(&mut rng, 20, 600, |_| 400, 250);
+    let served = backend.serve(&load);
+    assert!(served.iter().all(|l| l.status == 200));
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("busy.log");
+    let lines = write_log(&log, &served);
+    let decisions = dir.path().join("decisions.csv");
+    let out = logscope(&dir.path().join("data"))
+        .args([
+            "replay",
+            "--workers",
+            "2",
+            "--limit",
+            "100/1m,key=ip",
+            "--format",
+            "json",
+        ])
+        .arg("--decisions")
+        .arg(&decisions)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = &v["waiting"];
+    assert_eq!(w["workers"], 2);
+    assert_eq!(w["service_estimated"], 0, "{w}");
+    assert_eq!(w["baseline"]["name"], "none");
+
+    // The baseline: every request, with its true service time.
+    let all: Vec<(u64, u64)> = served.iter().map(|l| (l.arrival, l.service)).collect();
+    let truth = fifo_waits(2, all.clone());
+    let base = &w["baseline"]["wait"]["all"];
+    close(
+        base["p50_ms"].as_f64().unwrap(),
+        quantile(&truth, 0.5),
+        "none p50",
+    );
+    close(
+        base["p95_ms"].as_f64().unwrap(),
+        quantile(&truth, 0.95),
+        "none p95",
+    );
+    let busy: u64 = all.iter().map(|r| r.1).sum();
+    let span = all.iter().map(|r| r.0).max().unwrap() - all.iter().map(|r| r.0).min().unwrap();
+    let rho = busy as f64 / (2.0 * span as f64);
+    assert!(
+        (base["utilisation"].as_f64().unwrap() - rho).abs() < 0.01,
+        "{base} vs {rho}"
+    );
+    assert!(rho > 0.8, "{rho}");
+
+    // The candidate: the requests it did not refuse, by line.
+    let csv = std::fs::read_to_string(&decisions).unwrap();
+    let refused: std::collections::HashSet<usize> = csv
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains(",refuse,"))
+        .map(|l| l.split(',').nth(1).unwrap().parse::<usize>().unwrap())
+        .collect();
+    assert!(!refused.is_empty());
+    let admitted: Vec<(u64, u64)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !refused.contains(&(i + 1)))
+        .map(|(_, l)| (l.arrival, l.service))
+        .collect();
+    let truth = fifo_waits(2, admitted);
+    let cand = &v["candidates"][0]["wait"];
+    close(
+        cand["all"]["p50_ms"].as_f64().unwrap(),
+        quantile(&truth, 0.5),
+        "candidate p50",
+    );
+    close(
+        cand["all"]["p95_ms"].as_f64().unwrap(),
+        quantile(&truth, 0.95),
+        "candidate p95",
+    );
+    // The limit takes the crawler down to 100 a minute: people wait far less.
+    let people = |w: &serde_json::Value| w["browser"]["p95_ms"].as_f64().unwrap();
+    let (before, after) = (people(&w["baseline"]["wait"]), people(cand));
+    assert!(
+        after * 3.0 < before,
+        "people's p95 {after} ms vs {before} ms"
+    );
+    assert!(cand["declared-bot"]["requests"].as_u64().unwrap() < 100 * 21);
+    for k in ["internal", "identified", "declared-bot", "browser", "other"] {
+        assert!(cand[k]["utilisation"].is_number(), "{k}: {cand}");
+    }
+    // ρ/(1−ρ) at 98% is 49.
+    assert_eq!(w["factors"][4]["factor"], 49.0);
+}
+
+/// Seed 000: one worker; people at 40 light requests a second (5 ms each), a crawler
+/// sending 2 heavy queries a second of ~500 ms. A count limit of 5 a second passes the
+/// crawler and people wait seconds; a cost bucket charged in server time passes about 30%
+/// of the crawler and every person, and brings their median wait to tens of ms — once
+/// the service time is separated from the logged queueing (`--workers 1`). Charging the
+/// logged request time instead refuses the people too.
+#[test]
+fn a_cost_bucket_in_server_time_brings_peoples_waits_back() {
+    let backend = Backend {
+        workers: 1,
+        backlog: 100,
+        timeout_ms: 30_000,
+    };
+    let mut rng = Rng(0x5eed_0000);
+    let load = arrivals(&mut rng, 10, 40 * 60, |_| 2 * 60, 500)
+        .into_iter()
+        .map(|(a, heavy, s)| (a, heavy, if heavy { 450 + s % 101 } else { 3 + s % 5 }))
+        .collect::<Vec<_>>();
+    let served = backend.serve(&load);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("seed000.log");
+    write_log(&log, &served);
+    let cost = "300/1s,cost=request-time,burst=1000,key=ip,algo=token-bucket";
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = logscope(&dir.path().join("data"))
+            .args([
+                "replay",
+                "--format",
+                "json",
+                "--limit",
+                "5/s,key=ip",
+                "--limit",
+                cost,
+            ])
+            .args(extra)
+            .arg(&log)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let class = |c: &serde_json::Value, k: &str| -> (u64, u64) {
+        let row = c["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["class"] == k)
+            .unwrap_or_else(|| panic!("{k}: {c}"))
+            .clone();
+        (
+            row["refused"].as_u64().unwrap(),
+            row["covered"].as_u64().unwrap(),
+        )
+    };
+
+    let v = run(&["--workers", "1"]);
+    let (count, bucket) = (&v["candidates"][0], &v["candidates"][1]);
+    let people_p50 = |c: &serde_json::Value| c["wait"]["browser"]["p50_ms"].as_f64().unwrap();
+    // The count limit passes the crawler: the worker is saturated, people wait seconds.
+    let (refused, covered) = class(count, "declared-bot");
+    assert!(refused * 10 < covered, "{count}");
+    assert!(people_p50(count) > 1_000.0, "{}", count["wait"]);
+    // The cost bucket passes about 30% of the crawler and every person.
+    let (refused, covered) = class(bucket, "declared-bot");
+    let passed = 1.0 - refused as f64 / covered as f64;
+    eprintln!(
+        "crawler passed {passed}, people's p50 {} ms",
+        people_p50(bucket)
+    );
+    assert!((0.2..0.4).contains(&passed), "crawler passed {passed}");
+    assert_eq!(class(bucket, "browser").0, 0, "{bucket}");
+    assert!(people_p50(bucket) < 100.0, "{}", bucket["wait"]);
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("charges the service time"),
+        "{}",
+        v["warnings"]
+    );
+
+    // Charged the logged request time (queueing included), the bucket refuses people.
+    let v = run(&[]);
+    let (refused, covered) = class(&v["candidates"][1], "browser");
+    assert!(
+        refused * 2 > covered,
+        "people refused {refused} of {covered}"
+    );
+    assert!(v["warnings"].to_string().contains("give --workers C"));
 }

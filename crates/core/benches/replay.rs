@@ -207,6 +207,7 @@ fn bench_report(c: &mut Criterion) {
                     refusal_statuses: vec![429],
                     v4_len: 24,
                     v6_len: 48,
+                    workers: None,
                 };
                 let mut acc = ReportAcc::new(&ps, opts);
                 let mut replay = Replay::new(ps);

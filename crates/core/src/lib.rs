@@ -19,6 +19,7 @@ pub mod net;
 pub mod number;
 pub mod parse;
 pub mod pipeline;
+pub mod quantile;
 pub mod rate;
 pub mod record;
 pub mod replay;

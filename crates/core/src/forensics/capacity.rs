@@ -27,6 +27,7 @@ use serde::Serialize;
 use super::doc::{Doc, Figure, Section};
 use super::{duration_label, local_label};
 use crate::number::thousands;
+use crate::quantile::Histogram;
 use crate::table::{Align, Cell, Table};
 
 /// Share of failed requests from which a window is degraded (not healthy).
@@ -62,56 +63,6 @@ pub fn failed(status: u16) -> bool {
     status >= 500 || status == 499
 }
 
-/// Request times in µs, bucketed to two significant digits (≤ 5% off).
-#[derive(Clone, Debug, Default)]
-struct Times {
-    buckets: BTreeMap<u16, u64>,
-    n: u64,
-}
-
-impl Times {
-    fn bucket(us: u64) -> u16 {
-        if us < 100 {
-            return us as u16;
-        }
-        let digits = us.ilog10(); // ≥ 2
-        let lead = us / 10u64.pow(digits - 1); // 10..=99
-        (100 + (digits - 2) * 90 + (lead as u32 - 10)) as u16
-    }
-
-    /// The middle of a bucket, µs.
-    fn value(b: u16) -> f64 {
-        if b < 100 {
-            return f64::from(b);
-        }
-        let k = u32::from(b - 100);
-        let (digits, lead) = (k / 90 + 2, k % 90 + 10);
-        let unit = 10f64.powi(digits as i32 - 1);
-        (f64::from(lead) + 0.5) * unit
-    }
-
-    fn add(&mut self, us: u64) {
-        *self.buckets.entry(Self::bucket(us)).or_default() += 1;
-        self.n += 1;
-    }
-
-    /// The `q` quantile in ms (nearest rank), `None` without times.
-    fn quantile_ms(&self, q: f64) -> Option<f64> {
-        if self.n == 0 {
-            return None;
-        }
-        let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
-        let mut seen = 0;
-        for (&b, &c) in &self.buckets {
-            seen += c;
-            if seen >= rank {
-                return Some(round3(Self::value(b) / 1000.0));
-            }
-        }
-        None
-    }
-}
-
 fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
@@ -134,7 +85,7 @@ struct Win {
     /// Σ request time (µs) of the requests that arrived.
     busy_us: u64,
     /// Request times of the requests that arrived.
-    times: Times,
+    times: Histogram,
 }
 
 /// Gathers windows, one request at a time.
@@ -257,7 +208,7 @@ impl CapacityAcc {
                 } else {
                     0.0
                 }),
-                concurrency: (timed && win.times.n > 0)
+                concurrency: (timed && !win.times.is_empty())
                     .then(|| round3(win.busy_us as f64 / 1000.0 / w as f64)),
                 p50_ms: if timed {
                     win.times.quantile_ms(0.5)
@@ -731,28 +682,6 @@ impl super::doc::Document for CapacityReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn buckets_keep_two_significant_digits() {
-        for us in [
-            0u64,
-            7,
-            99,
-            100,
-            123,
-            999,
-            1000,
-            1049,
-            55_555,
-            1_234_567,
-            999_999_999,
-        ] {
-            let v = Times::value(Times::bucket(us));
-            let err = (v - us as f64).abs() / (us as f64).max(1.0);
-            assert!(err <= 0.05 || us < 100, "{us} → {v}");
-        }
-        assert!(Times::bucket(u64::MAX) > Times::bucket(1_000_000));
-    }
 
     /// A backend that takes 100 per window, offered a ramp: held below 100, stalled
     /// above, the peak throughput at 100.

@@ -481,6 +481,7 @@ mod tests {
             gaps: vec![],
             warnings: vec![],
             fleet: None,
+            waiting: None,
         };
         f.finish(&r).candidates.remove(0)
     }

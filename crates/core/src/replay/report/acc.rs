@@ -12,6 +12,7 @@ use super::buckets::TimeBuckets;
 use super::model::LoggedFate;
 use super::options::ReportOptions;
 use super::rows::{RowMeta, Who};
+use super::waits::WaitAcc;
 use crate::classify::ClientKey;
 use crate::net::canonical;
 use crate::rate::Rate;
@@ -99,11 +100,16 @@ pub struct ReportAcc {
     pub(super) v4_mask: u32,
     /// Whether any candidate has a ban zone.
     watch_bans: bool,
+    /// `--workers`: the queue replay.
+    pub(super) waits: Option<WaitAcc>,
+    /// The service time of the row being replayed ([`ReportAcc::separate`]).
+    service: Option<u64>,
 }
 
 impl ReportAcc {
     /// An accumulator for these candidates.
     pub fn new(policies: &[Policy], opts: ReportOptions) -> ReportAcc {
+        let waits = opts.workers.map(|c| WaitAcc::new(c, policies.len()));
         let cands: Vec<CandAcc> = policies
             .iter()
             .map(|p| CandAcc {
@@ -145,9 +151,27 @@ impl ReportAcc {
             watch_bans: policies
                 .iter()
                 .any(|p| p.zones().iter().any(|z| z.ban().is_some())),
+            waits,
+            service: None,
             cands,
             v4_mask,
         }
+    }
+
+    /// With `--workers`: the service time of the row about to be replayed (µs), its
+    /// logged request time without the logged backend's queueing (see `waits.rs`), which
+    /// `cost=request-time` then charges. Call once per row, before [`ReportAcc::add`].
+    pub fn separate(&mut self, m: &RowMeta) -> Option<u64> {
+        let w = self.waits.as_mut()?;
+        let s = w.service(
+            m.arrival_ms.saturating_mul(1000),
+            m.request_time_us,
+            crate::forensics::capacity::failed(m.status),
+            m.who,
+            m.heavy,
+        );
+        self.service = Some(s);
+        Some(s)
     }
 
     /// Whether [`ReportAcc::note_bans`] has anything to do.
@@ -201,6 +225,15 @@ impl ReportAcc {
             self.agent_total.resize(a + 1, 0);
         }
         self.agent_total[a] += 1;
+        if let Some(w) = self.waits.as_mut() {
+            let s = self.service.take().unwrap_or(0);
+            w.add(
+                t,
+                s,
+                m.who,
+                verdicts.iter().map(|v| v.decision != Decision::Refuse),
+            );
+        }
         self.time.add(local_ms, t, |b| {
             b.requests += 1;
             for (cell, v) in b.cells.iter_mut().zip(verdicts) {

@@ -54,6 +54,22 @@ impl ReportAcc {
         let time = std::mem::replace(&mut self.time, TimeBuckets::new(Some(1), None, 0));
         let (bucket_ms, buckets) = time.finish(span);
         let mut warnings: Vec<String> = self.approximate_warning().into_iter().collect();
+        let server_time = replay.policies().iter().any(|p| {
+            p.zones()
+                .iter()
+                .any(|z| z.spec().cost == crate::replay::CostKind::RequestTime)
+        });
+        if server_time && self.waits.is_none() {
+            warnings.push(
+                "cost=request-time charges the logged request time, which on a saturated backend is mostly queueing: give --workers C (the backend's workers) to charge the service time instead"
+                    .into(),
+            );
+        } else if server_time {
+            warnings.push(
+                "cost=request-time charges the service time: the logged request time without the queueing of the backend's --workers (see \"Waiting\")"
+                    .into(),
+            );
+        }
         let labels: Vec<String> = (0..self.cands.len()).map(letter).collect();
         let tops = self.top_keys(cls);
         let totals = self.traffic_of(&tops, store)?;
@@ -66,9 +82,15 @@ impl ReportAcc {
             ctx: &ctx,
         };
         let cands = std::mem::take(&mut self.cands);
+        let (waiting, waits) = match self.waits.as_ref().map(|w| w.finish()) {
+            Some((w, c)) => (Some(w), c),
+            None => (None, Vec::new()),
+        };
+        let mut waits = waits.into_iter();
         let mut candidates = Vec::with_capacity(cands.len());
         for (c, (ca, top)) in cands.into_iter().zip(tops).enumerate() {
-            let report = self.candidate(c, ca, top, &shared);
+            let mut report = self.candidate(c, ca, top, &shared);
+            report.wait = waits.next();
             warnings.extend(report.warnings.iter().cloned());
             candidates.push(report);
         }
@@ -103,6 +125,7 @@ impl ReportAcc {
             gaps,
             warnings,
             fleet: None,
+            waiting,
         })
     }
 
@@ -302,6 +325,7 @@ impl ReportAcc {
             zones: zone_rows(p),
             bans,
             warnings,
+            wait: None,
         }
     }
 

@@ -30,6 +30,7 @@ mod model;
 mod options;
 mod render;
 mod rows;
+mod waits;
 
 use std::io::Write;
 
@@ -45,6 +46,7 @@ pub use options::{ReportContext, ReportOptions, auto_bucket};
 pub use rows::{
     Fed, FedNames, InternalMarks, Needs, RowInput, RowMeta, RowStore, SpillOptions, Who,
 };
+pub use waits::{ClassWait, Factor, NamedWait, Wait, Waiting, factors};
 
 use super::{Policy, Replay, Verdict};
 #[cfg(test)]
@@ -136,7 +138,15 @@ impl<'a> Feed<'a> {
         if s != self.slot.0 {
             self.slot = (s, (self.local)(s * SLOT) - s * SLOT);
         }
-        self.replay.decide(req);
+        // With --workers, a cost in server time charges the service time, not the
+        // queueing the logged request time also holds.
+        match self.acc.separate(meta) {
+            Some(s) => self.replay.decide(&super::Request {
+                request_time_us: Some(s),
+                ..*req
+            }),
+            None => self.replay.decide(req),
+        };
         // Read where the replay keeps them: no copy per row.
         let (verdicts, policies) = (self.replay.verdicts(), self.replay.policies());
         self.acc.add(meta, t + self.slot.1, verdicts);

@@ -50,6 +50,10 @@ pub struct ReplayReport {
     /// against one shared counter (absent from JSON without `--servers`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fleet: Option<FleetReport>,
+    /// `--workers C`: the queue replay's settings, the baseline `none` (every request
+    /// admitted) and the waiting-factor table (absent from JSON without `--workers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<super::Waiting>,
 }
 
 /// Requests already refused in the log.
@@ -137,6 +141,10 @@ pub struct CandidateReport {
     pub bans: Option<BanSummary>,
     /// Warnings about this candidate.
     pub warnings: Vec<String>,
+    /// `--workers C`: the waits of the requests it admits, in all and per class (absent
+    /// from JSON without `--workers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait: Option<super::Wait>,
 }
 
 /// What a ban candidate's bans did.

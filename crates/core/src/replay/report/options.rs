@@ -20,6 +20,9 @@ pub struct ReportOptions {
     pub v4_len: u8,
     /// IPv6 prefix length.
     pub v6_len: u8,
+    /// `--workers C`: replay the admitted requests of each candidate (and all of them)
+    /// through a FIFO queue of C workers and report the waits.
+    pub workers: Option<usize>,
 }
 
 /// Bucket widths tried by [`auto_bucket`].

@@ -107,6 +107,18 @@ impl ReplayReport {
         if let Some(f) = &self.fleet {
             sections.push(f.section());
         }
+        if let Some(w) = &self.waiting {
+            let cands: Vec<(String, &super::Wait)> = self
+                .candidates
+                .iter()
+                .filter_map(|c| {
+                    c.wait
+                        .as_ref()
+                        .map(|w| (format!("{}: {}", c.label, c.name), w))
+                })
+                .collect();
+            sections.extend(super::waits::sections(w, &cands));
+        }
         Doc {
             title: if n == 1 {
                 "Replay: what the candidate limiter would have done".into()

@@ -84,6 +84,7 @@ fn run_specs(specs: &[&str], reqs: &[Req], capacity: Option<Rate>, internal: &[&
         refusal_statuses: vec![429],
         v4_len: 24,
         v6_len: 48,
+        workers: None,
     };
     let mut acc = ReportAcc::new(&policies, opts);
     let mut replay = Replay::new(policies);
@@ -250,6 +251,7 @@ fn internal_services_and_exemptions() {
             refusal_statuses: vec![429],
             v4_len: 24,
             v6_len: 48,
+            workers: None,
         },
     );
     let mut replay = Replay::new(policies);
@@ -608,6 +610,7 @@ mod spilling {
             refusal_statuses: vec![429],
             v4_len: 24,
             v6_len: 48,
+            workers: None,
         };
         let mut acc = ReportAcc::new(&policies, opts);
         let mut replay = Replay::new(policies);

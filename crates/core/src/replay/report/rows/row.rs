@@ -57,6 +57,8 @@ impl Row {
                 .unwrap_or(Who::Other),
             logged_refusal: self.flags & LOGGED_REFUSAL != 0,
             second_resolution: self.flags & SECOND != 0,
+            request_time_us: (self.rt_us != NO_VALUE).then_some(self.rt_us),
+            heavy: self.flags & HEAVY != 0,
         }
     }
 
@@ -100,6 +102,10 @@ pub struct RowMeta {
     pub logged_refusal: bool,
     /// The log stamps this row in whole seconds.
     pub second_resolution: bool,
+    /// Request time as logged, µs.
+    pub request_time_us: Option<u64>,
+    /// A heavy request.
+    pub heavy: bool,
 }
 
 /// The interned names a [`Request`] is built from.

@@ -610,18 +610,7 @@ impl RowStore {
     /// The report-side facts of a row.
     #[inline]
     fn meta(r: &Row) -> RowMeta {
-        RowMeta {
-            file: r.file,
-            line: r.line,
-            arrival_ms: r.arrival,
-            status: r.status,
-            ip: r.ip,
-            name_key: (r.name_key != NONE).then_some(ClientKey::Name(r.name_key)),
-            agent: r.agent,
-            who: Who::ALL.get(r.who as usize).copied().unwrap_or(Who::Other),
-            logged_refusal: r.flags & LOGGED_REFUSAL != 0,
-            second_resolution: r.flags & SECOND != 0,
-        }
+        r.meta()
     }
 
     /// Calls `f` with every row not taken by [`RowStore::take_before`], in decision-time
