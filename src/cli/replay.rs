@@ -18,6 +18,7 @@ use logscope_core::replay::fleet::{Balance, parse_servers};
 use logscope_core::replay::report::{
     self, DecisionsWriter, InternalMarks, ReportOptions, SpillOptions,
 };
+use logscope_core::replay::sweep::{Sweep, summarise};
 use logscope_core::replay::{Exempt, Policy, Replay, Shard, ShardFilter};
 
 use super::filters::{FilterArgs, duration_arg, rate_arg};
@@ -103,6 +104,15 @@ pub struct ReplayArgs {
     /// A candidate limit (see SPEC below); repeat for several candidates.
     #[arg(long = "limit", value_name = "SPEC", help_heading = "Candidates")]
     pub limits: Vec<String>,
+
+    /// Choose the limit: a SPEC with LOW..HIGH in place of its count, e.g.
+    /// 600..2400/10m,step=200,scope=heavy (step: a tenth of the range by default; at most
+    /// 100 values). Every value is a candidate, all replayed in one pass; the report shows
+    /// the trade-off (refused per class, the peak per window against --capacity, the waits
+    /// with --workers) and names the smallest refusal that keeps every window under the
+    /// capacity (`chosen`, which --emit writes) and the knee.
+    #[arg(long, value_name = "RANGE-SPEC", help_heading = "Candidates")]
+    pub sweep: Option<String>,
 
     /// A candidate limiter configuration in TOML (zones, rules, exemptions; nginx or
     /// Caddy semantics; see fixtures/limits/); repeat for several.
@@ -355,7 +365,19 @@ pub fn compute(data: &Path, args: &ReplayArgs) -> anyhow::Result<Result<Replayed
         Ok(f) => f,
         Err(e) => return usage_in(format_args!("--keys: {}", escape::message(&e.to_string()))),
     };
-    compute_with(data, args, policies, shard_filter, fleet)
+    let mut out = compute_with(data, args, policies, shard_filter, fleet)?;
+    if let (Ok(r), Some(s)) = (out.as_mut(), &args.sweep)
+        && let Ok(sweep) = Sweep::parse(s)
+    {
+        let first = args.limits.len();
+        let cands = r
+            .report
+            .candidates
+            .get(first..first + sweep.values.len())
+            .unwrap_or(&[]);
+        r.report.sweep = Some(summarise(&sweep.values, cands));
+    }
+    Ok(out)
 }
 
 /// `--servers N --balance RULE`, checked.
@@ -383,6 +405,19 @@ fn candidates(args: &ReplayArgs, quiet: bool) -> anyhow::Result<Result<Vec<Polic
         match Policy::from_spec(spec) {
             Ok(p) => policies.push(p),
             Err(e) => return usage_in(format_args!("--limit: {e}")),
+        }
+    }
+    // The sweep's candidates follow the --limit ones (see `sweep_of`).
+    if let Some(s) = &args.sweep {
+        let sweep = match Sweep::parse(s) {
+            Ok(s) => s,
+            Err(e) => return usage_in(format_args!("--sweep: {e}")),
+        };
+        for spec in &sweep.specs {
+            match Policy::from_spec(spec) {
+                Ok(p) => policies.push(p),
+                Err(e) => return usage_in(format_args!("--sweep: {spec}: {e}")),
+            }
         }
     }
     for path in &args.configs {
@@ -659,7 +694,22 @@ fn emit_config(
             ),
         ]);
     }
-    let policies: Vec<&Policy> = replay.policies().iter().collect();
+    let mut policies: Vec<&Policy> = replay.policies().iter().collect();
+    // A sweep writes the limit it chose, alone.
+    if let Some(sw) = &report.sweep {
+        let Some(chosen) = &sw.chosen else {
+            anyhow::bail!(
+                "--emit with --sweep writes the chosen limit, and none was chosen: give --capacity N/WINDOW, or sweep lower limits"
+            );
+        };
+        let at = report
+            .candidates
+            .iter()
+            .position(|c| &c.name == chosen)
+            .unwrap_or(0);
+        policies = policies.into_iter().skip(at).take(1).collect();
+        summary.outcomes = summary.outcomes.into_iter().skip(at).take(1).collect();
+    }
     let text = match args.emit.as_deref() {
         Some("haproxy") => {
             logscope_core::replay::conf::emit_haproxy::emit_haproxy(&policies, &summary)

@@ -462,6 +462,66 @@ fn write_storm(path: &Path) -> u64 {
     windows.iter().sum()
 }
 
+/// Seed 002: the operators tried caps "from 600 upward" and settled on 1,600/10m. A
+/// sweep over the storm names the smallest refusal that keeps every window under the
+/// capacity of 1,610: 1,600, in the region the wiki chose; `--emit` writes that one.
+#[test]
+fn a_sweep_over_the_storm_chooses_the_wikis_cap() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_storm(&tmp.path().join("storm.json.log"));
+    let args = [
+        "replay",
+        "--sweep",
+        "600..2400/10m,step=200,scope=anonymous-heavy",
+        "--capacity",
+        "1610/10m",
+        "--session-cookie",
+        "wiki_session",
+        "storm.json.log",
+    ];
+    let j = json_in(tmp.path(), None, &args);
+    let sweep = &j["sweep"];
+    let rows = sweep["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 10);
+    assert_eq!(j["candidates"].as_array().unwrap().len(), 10);
+    // Refusals fall as the cap rises; the peak per window rises with it.
+    for w in rows.windows(2) {
+        assert!(
+            w[0]["refused"].as_u64() >= w[1]["refused"].as_u64(),
+            "{w:?}"
+        );
+        assert!(w[0]["peak_per_window"].as_u64() <= w[1]["peak_per_window"].as_u64());
+    }
+    let chosen = sweep["chosen"].as_str().unwrap();
+    assert!(chosen.starts_with("1600/10m"), "{sweep}");
+    let row = rows.iter().find(|r| r["candidate"] == chosen).unwrap();
+    assert_eq!(row["over_capacity_windows"], 0);
+    assert!(row["peak_per_window"].as_u64().unwrap() <= 1_610);
+    assert!(row["refused_by_class"]["browser"].as_u64().unwrap() > 0);
+    assert_eq!(row["refused_by_class"]["identified"], 0);
+    assert!(sweep["knee"].is_string(), "{sweep}");
+    // The text names the choice; --emit writes the chosen limit alone.
+    let (text, _, code) = run_in(tmp.path(), None, &args);
+    assert_eq!(code, 0);
+    assert!(text.contains("Choosing the limit: 10 values"), "{text}");
+    assert!(text.contains("← chosen"), "{text}");
+    let mut emit = args.to_vec();
+    emit.extend(["--emit", "nginx"]);
+    let (conf, err, code) = run_in(tmp.path(), None, &emit);
+    assert_eq!(code, 0, "{err}");
+    assert!(conf.contains("1600/10m"), "{conf}");
+    assert_eq!(conf.matches("---- candidate").count(), 1, "{conf}");
+    assert!(!conf.contains("1800/10m"), "{conf}");
+    // A bad range is a usage error with an example.
+    let (_, err, code) = run_in(
+        tmp.path(),
+        None,
+        &["replay", "--sweep", "600/10m", "storm.json.log"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("600..2400/10m"), "{err}");
+}
+
 #[test]
 fn storm_site_wide_cap_holds_capacity() {
     let tmp = tempfile::tempdir().unwrap();

@@ -50,6 +50,7 @@ mod sliding_log;
 mod sliding_window;
 mod spec;
 mod store;
+pub mod sweep;
 mod token_bucket;
 mod zone;
 

@@ -482,6 +482,7 @@ mod tests {
             warnings: vec![],
             fleet: None,
             waiting: None,
+            sweep: None,
         };
         f.finish(&r).candidates.remove(0)
     }

@@ -126,6 +126,7 @@ impl ReportAcc {
             warnings,
             fleet: None,
             waiting,
+            sweep: None,
         })
     }
 

@@ -54,6 +54,10 @@ pub struct ReplayReport {
     /// admitted) and the waiting-factor table (absent from JSON without `--workers`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting: Option<super::Waiting>,
+    /// `--sweep`: the trade-off over its candidates and the limit it names (absent from
+    /// JSON without `--sweep`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<crate::replay::sweep::SweepReport>,
 }
 
 /// Requests already refused in the log.

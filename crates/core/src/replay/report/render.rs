@@ -119,6 +119,9 @@ impl ReplayReport {
                 .collect();
             sections.extend(super::waits::sections(w, &cands));
         }
+        if let Some(sw) = &self.sweep {
+            sections.push(sw.section());
+        }
         Doc {
             title: if n == 1 {
                 "Replay: what the candidate limiter would have done".into()
@@ -244,6 +247,9 @@ impl ReplayReport {
             pts
         };
         let mut out = Vec::new();
+        if let Some(sw) = &self.sweep {
+            out.push(sw.figure());
+        }
         for (i, c) in self.candidates.iter().enumerate() {
             let title = format!("{} refusals per {per}", c.label);
             out.push(Figure::new(
