@@ -215,63 +215,6 @@ fn knee(rows: &[SweepRow]) -> Option<usize> {
     (d > 1e-9).then_some(i)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_range_becomes_one_spec_per_value() {
-        let s = Sweep::parse("600..2400/10m,step=200,scope=heavy").unwrap();
-        assert_eq!(s.values.len(), 10);
-        assert_eq!(s.specs[0], "600/10m,scope=heavy");
-        assert_eq!(s.specs[9], "2400/10m,scope=heavy");
-        let r = Sweep::parse("1..10r/s,key=ip,algo=nginx").unwrap();
-        assert_eq!(r.specs[1], "2r/s,key=ip,algo=nginx");
-        assert_eq!(Sweep::parse("100..200/1m").unwrap().values.len(), 11);
-        assert!(matches!(
-            Sweep::parse("600/10m"),
-            Err(SweepError::NoRange(_))
-        ));
-        assert_eq!(Sweep::parse("9..1/1m"), Err(SweepError::Empty));
-        assert!(matches!(
-            Sweep::parse("1..100000/1m,step=1"),
-            Err(SweepError::TooMany(100000))
-        ));
-        assert!(
-            Sweep::parse("a..9/1m")
-                .unwrap_err()
-                .to_string()
-                .contains("whole number")
-        );
-    }
-
-    fn row(limit: u64, refused: u64, over: u64) -> SweepRow {
-        SweepRow {
-            candidate: format!("{limit}/10m"),
-            limit,
-            refused,
-            refused_by_class: BTreeMap::new(),
-            peak_per_window: Some(limit),
-            over_capacity_windows: Some(over),
-            wait: None,
-        }
-    }
-
-    #[test]
-    fn the_knee_is_where_refusals_stop_falling_fast() {
-        let rows = vec![
-            row(100, 1000, 0),
-            row(200, 400, 0),
-            row(300, 150, 0),
-            row(400, 100, 1),
-            row(500, 80, 2),
-            row(600, 70, 3),
-        ];
-        assert_eq!(knee(&rows), Some(2));
-        assert_eq!(knee(&rows[..2]), None);
-    }
-}
-
 impl SweepReport {
     /// The trade-off table, with the choice in its notes.
     pub fn section(&self) -> crate::forensics::doc::Section {
@@ -389,5 +332,62 @@ impl SweepReport {
                 .collect(),
         });
         crate::forensics::doc::Figure::new(title, svg, None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_range_becomes_one_spec_per_value() {
+        let s = Sweep::parse("600..2400/10m,step=200,scope=heavy").unwrap();
+        assert_eq!(s.values.len(), 10);
+        assert_eq!(s.specs[0], "600/10m,scope=heavy");
+        assert_eq!(s.specs[9], "2400/10m,scope=heavy");
+        let r = Sweep::parse("1..10r/s,key=ip,algo=nginx").unwrap();
+        assert_eq!(r.specs[1], "2r/s,key=ip,algo=nginx");
+        assert_eq!(Sweep::parse("100..200/1m").unwrap().values.len(), 11);
+        assert!(matches!(
+            Sweep::parse("600/10m"),
+            Err(SweepError::NoRange(_))
+        ));
+        assert_eq!(Sweep::parse("9..1/1m"), Err(SweepError::Empty));
+        assert!(matches!(
+            Sweep::parse("1..100000/1m,step=1"),
+            Err(SweepError::TooMany(100000))
+        ));
+        assert!(
+            Sweep::parse("a..9/1m")
+                .unwrap_err()
+                .to_string()
+                .contains("whole number")
+        );
+    }
+
+    fn row(limit: u64, refused: u64, over: u64) -> SweepRow {
+        SweepRow {
+            candidate: format!("{limit}/10m"),
+            limit,
+            refused,
+            refused_by_class: BTreeMap::new(),
+            peak_per_window: Some(limit),
+            over_capacity_windows: Some(over),
+            wait: None,
+        }
+    }
+
+    #[test]
+    fn the_knee_is_where_refusals_stop_falling_fast() {
+        let rows = vec![
+            row(100, 1000, 0),
+            row(200, 400, 0),
+            row(300, 150, 0),
+            row(400, 100, 1),
+            row(500, 80, 2),
+            row(600, 70, 3),
+        ];
+        assert_eq!(knee(&rows), Some(2));
+        assert_eq!(knee(&rows[..2]), None);
     }
 }
