@@ -137,8 +137,9 @@ fn dataset_reads_answer_as_file_reads_under_random_filters_and_rules() {
         &["--path", "^/wiki/"],
         &["--since", "2024-06-03", "--until", "2024-06-06"],
     ];
-    let commands: [&[&str]; 6] = [
+    let commands: [&[&str]; 7] = [
         &["heavy", "--by", "6h"],
+        &["capacity", "--by", "1h", "--scope", "heavy"],
         &["concentration", "--top", "8"],
         &["concentration", "--by", "ip", "--top", "8"],
         &["agents", "--sample", "5", "--seed", "3"],
@@ -168,7 +169,7 @@ fn dataset_reads_answer_as_file_reads_under_random_filters_and_rules() {
             compared += 1;
         }
     }
-    assert_eq!(compared, 24);
+    assert_eq!(compared, 28);
     // agents without filter or sample counts per distinct User-Agent over the dataset.
     for extra in [
         &[][..],
@@ -227,8 +228,9 @@ fn page_reader_answers_as_polars_reader() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let commands: [&[&str]; 11] = [
+    let commands: [&[&str]; 12] = [
         &["heavy", "--by", "1h"],
+        &["capacity", "--by", "10m"],
         &["concentration", "--top", "8"],
         &["agents"],
         &["agents", "--agent", "mobile", "--sample", "3"],
