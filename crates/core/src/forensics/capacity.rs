@@ -287,6 +287,12 @@ fn round6(v: f64) -> f64 {
 
 /// How sure the estimate is, and why.
 fn confidence(e: &Estimate, timed: bool) -> (String, Vec<String>) {
+    if e.windows.is_empty() {
+        return (
+            "low".into(),
+            vec!["no request selected: nothing to estimate from".into()],
+        );
+    }
     let mut reasons = Vec::new();
     let mut score = 0;
     let loaded = e.held_per_window.map_or(0, |h| {
@@ -501,6 +507,9 @@ impl CapacityReport {
                 thousands(h),
                 e.window
             )),
+            (false, None) if e.windows.is_empty() => {
+                lines.push("no request selected: nothing can be told".into())
+            }
             (false, None) => lines.push("no healthy window: nothing can be told".into()),
         }
         if let (Some(c), Some(rps)) = (e.capacity_per_window, e.requests_per_second) {
@@ -704,6 +713,14 @@ mod tests {
         assert_eq!(e.stall_per_window, Some(130));
         assert_eq!(e.capacity_per_window, Some(100));
         assert_eq!(e.windows.len(), 6);
+    }
+
+    #[test]
+    fn no_rows_tell_nothing() {
+        let r = CapacityAcc::new(60_000, Scope::Heavy).finish("test", "all", "UTC");
+        assert!(!r.capacity.reached && r.capacity.held_per_window.is_none());
+        assert_eq!(r.headline()[0], "no request selected: nothing can be told");
+        assert_eq!(r.confidence, "low");
     }
 
     #[test]
