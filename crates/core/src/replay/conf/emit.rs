@@ -99,7 +99,30 @@ fn nginx_rate(count: u64, window_ms: u64) -> (String, bool) {
     (format!("{per_min}r/m"), false)
 }
 
-fn key_var(out: &mut String, k: &KeySpec, zone: &str) -> Result<String, String> {
+/// A key nginx cannot be given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unwritable {
+    /// A network length other than /8, /16, /24 and /32.
+    Prefix(u8),
+    /// The status is known only after nginx decided.
+    Status,
+}
+
+impl std::fmt::Display for Unwritable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unwritable::Prefix(v4) => write!(
+                f,
+                "a /{v4} network key cannot be written in nginx (only /8, /16, /24)"
+            ),
+            Unwritable::Status => f.write_str(
+                "a per-status key cannot be written: nginx decides before the status is known",
+            ),
+        }
+    }
+}
+
+fn key_var(out: &mut String, k: &KeySpec, zone: &str) -> Result<String, Unwritable> {
     Ok(match k {
         KeySpec::Site => quote("site"),
         KeySpec::Ip => "$binary_remote_addr".into(),
@@ -115,11 +138,7 @@ fn key_var(out: &mut String, k: &KeySpec, zone: &str) -> Result<String, String> 
             format!("${var}")
         }
         KeySpec::Prefix { v4: 32, .. } => "$binary_remote_addr".into(),
-        KeySpec::Prefix { v4, .. } => {
-            return Err(format!(
-                "a /{v4} network key cannot be written in nginx (only /8, /16, /24)"
-            ));
-        }
+        KeySpec::Prefix { v4, .. } => return Err(Unwritable::Prefix(*v4)),
         KeySpec::Agent => "$http_user_agent".into(),
         KeySpec::Host => "$host".into(),
         KeySpec::User => "$remote_user".into(),
@@ -128,12 +147,7 @@ fn key_var(out: &mut String, k: &KeySpec, zone: &str) -> Result<String, String> 
         KeySpec::Uri => "$request_uri".into(),
         KeySpec::Query => "$args".into(),
         KeySpec::Referer => "$http_referer".into(),
-        KeySpec::Status => {
-            return Err(
-                "a per-status key cannot be written: nginx decides before the status is known"
-                    .into(),
-            );
-        }
+        KeySpec::Status => return Err(Unwritable::Status),
     })
 }
 

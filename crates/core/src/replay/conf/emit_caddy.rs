@@ -195,7 +195,17 @@ fn exempt_lines(e: &Exempt, indent: &str, out: &mut String, notes: &mut Vec<Stri
     }
 }
 
-fn key_lines(k: &KeySpec, zone: &str) -> Result<Vec<String>, String> {
+/// A per-status key: Caddy decides before the status is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct StatusKey;
+
+impl std::fmt::Display for StatusKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a per-status key cannot be written: Caddy decides before the status is known")
+    }
+}
+
+fn key_lines(k: &KeySpec, zone: &str) -> Result<Vec<String>, StatusKey> {
     Ok(match k {
         KeySpec::Site => vec![format!("key {}", tok(zone))],
         KeySpec::Ip => vec!["key {client_ip}".into()],
@@ -217,12 +227,7 @@ fn key_lines(k: &KeySpec, zone: &str) -> Result<Vec<String>, String> {
         KeySpec::Path => vec!["key {path}".into()],
         KeySpec::Uri => vec!["key {uri}".into()],
         KeySpec::Query => vec!["key {query}".into()],
-        KeySpec::Status => {
-            return Err(
-                "a per-status key cannot be written: Caddy decides before the status is known"
-                    .into(),
-            );
-        }
+        KeySpec::Status => return Err(StatusKey),
     })
 }
 

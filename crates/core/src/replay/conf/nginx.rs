@@ -309,7 +309,7 @@ impl Reader {
         if self.zones.iter().any(|(n, _)| *n == name) {
             return Err(d.error(format!("duplicate zone \"{name}\"")));
         }
-        let cases = self.vars.value(&key).map_err(|m| d.error(m))?;
+        let cases = self.vars.value(&key).map_err(|m| d.error(m.to_string()))?;
         let distinct = cases
             .iter()
             .filter(|c| matches!(c.val, Val::Const(_) | Val::Key(_)))

@@ -292,18 +292,56 @@ pub struct Vars {
 /// than 20,000 cases cannot become rules anyway.
 pub const MAX_STEPS: u64 = 100_000;
 
+/// A regex the replay's engine does not take (PCRE look-around, backreferences).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnsupportedRegex {
+    /// The pattern as written.
+    pub pattern: String,
+    /// The engine's reason (its last line).
+    pub reason: String,
+}
+
+impl std::fmt::Display for UnsupportedRegex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "regex {:?} is not supported by the replay's regex engine (no look-around or backreferences): {}",
+            self.pattern, self.reason
+        )
+    }
+}
+
+impl std::error::Error for UnsupportedRegex {}
+
+/// Map and geo variables that expand past [`MAX_STEPS`] cases and tests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TooManyCases {
+    /// The value that expands.
+    pub value: String,
+}
+
+impl std::fmt::Display for TooManyCases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "\"{}\": its map and geo variables expand to more than {} cases and tests (maps of maps multiply their cases)",
+            self.value, MAX_STEPS
+        )
+    }
+}
+
+impl std::error::Error for TooManyCases {}
+
 /// Compiles an nginx (PCRE) regex for the replay: `~*` is case-insensitive.
-pub fn nginx_regex(re: &str, caseless: bool) -> Result<Regex, String> {
+pub fn nginx_regex(re: &str, caseless: bool) -> Result<Regex, UnsupportedRegex> {
     let src = if caseless {
         format!("(?i){re}")
     } else {
         re.to_string()
     };
-    Regex::new(&src).map_err(|e| {
-        format!(
-            "regex {re:?} is not supported by the replay's regex engine (no look-around or backreferences): {}",
-            e.to_string().lines().last().unwrap_or("")
-        )
+    Regex::new(&src).map_err(|e| UnsupportedRegex {
+        pattern: re.to_string(),
+        reason: e.to_string().lines().last().unwrap_or("").to_string(),
     })
 }
 
@@ -342,7 +380,10 @@ impl Vars {
                             Some(r) => (r, true),
                             None => (&e.name[1..], false),
                         };
-                        Pattern::Re(nginx_regex(re, ci).map_err(|m| e.error(m))?, re.to_string())
+                        Pattern::Re(
+                            nginx_regex(re, ci).map_err(|m| e.error(m.to_string()))?,
+                            re.to_string(),
+                        )
                     } else {
                         Pattern::Exact(key.to_string())
                     };
@@ -423,13 +464,12 @@ impl Vars {
     /// The cases of a complex value (a key: `$binary_remote_addr`, `"site"`, `$limit`);
     /// an error when the maps and geos it goes through multiply into more than
     /// [`MAX_STEPS`] cases and tests (all values together).
-    pub fn value(&self, text: &str) -> Result<Vec<Case>, String> {
+    pub fn value(&self, text: &str) -> Result<Vec<Case>, TooManyCases> {
         let raw = self.raw_value(text, None, 0);
         if self.steps.get() > MAX_STEPS {
-            return Err(format!(
-                "\"{text}\": its map and geo variables expand to more than {} cases and tests (maps of maps multiply their cases)",
-                MAX_STEPS
-            ));
+            return Err(TooManyCases {
+                value: text.to_string(),
+            });
         }
         Ok(raw
             .into_iter()
@@ -938,7 +978,7 @@ mod tests {
         t.push_str("map $uri $m16 { default $binary_remote_addr; }\n");
         let v = vars(&t);
         let start = std::time::Instant::now();
-        let e = v.value("$m0").unwrap_err();
+        let e = v.value("$m0").unwrap_err().to_string();
         assert!(e.contains("more than 100000 cases"), "{e}");
         assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
     }

@@ -163,8 +163,36 @@ pub(super) fn zone(d: &Node, guard: &Cond, cases: &Cases, r: &mut Reader) -> Res
     Ok(())
 }
 
+/// Why a zone key is not replayed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum KeyNotReplayed {
+    /// Several placeholders, or text and placeholders.
+    Mixed,
+    /// A prefix placeholder (Caddy has none).
+    Prefix,
+    /// A request header the log does not carry.
+    Header,
+    /// Any other placeholder.
+    Placeholder,
+}
+
+impl std::fmt::Display for KeyNotReplayed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            KeyNotReplayed::Mixed => {
+                "a key of several placeholders or of text and placeholders is not replayed"
+            }
+            KeyNotReplayed::Prefix => {
+                "Caddy has no prefix placeholder; use ipv4_prefix / ipv6_prefix in the zone"
+            }
+            KeyNotReplayed::Header => "a header the log does not carry",
+            KeyNotReplayed::Placeholder => "a placeholder the log cannot supply",
+        })
+    }
+}
+
 /// A zone key: a static text (one bucket), or one placeholder the log supplies.
-pub(super) fn key_spec(k: &str, v4: u8, v6: u8) -> Result<KeySpec, String> {
+pub(super) fn key_spec(k: &str, v4: u8, v6: u8) -> Result<KeySpec, KeyNotReplayed> {
     if !k.contains('{') {
         return Ok(KeySpec::Site);
     }
@@ -172,7 +200,7 @@ pub(super) fn key_spec(k: &str, v4: u8, v6: u8) -> Result<KeySpec, String> {
         .strip_prefix('{')
         .and_then(|x| x.strip_suffix('}'))
         .filter(|x| !x.contains('{') && !x.contains('}'))
-        .ok_or("a key of several placeholders or of text and placeholders is not replayed")?;
+        .ok_or(KeyNotReplayed::Mixed)?;
     let addr = |v4: u8, v6: u8| {
         if v4 == 0 && v6 == 0 {
             KeySpec::Ip
@@ -197,13 +225,9 @@ pub(super) fn key_spec(k: &str, v4: u8, v6: u8) -> Result<KeySpec, String> {
         "query" | "http.request.uri.query" => KeySpec::Query,
         "http.auth.user.id" => KeySpec::User,
         l if l.starts_with("http.request.remote.host/") || l.starts_with("remote_host/") => {
-            return Err(
-                "Caddy has no prefix placeholder; use ipv4_prefix / ipv6_prefix in the zone".into(),
-            );
+            return Err(KeyNotReplayed::Prefix);
         }
-        l if l.starts_with("http.request.header.") => {
-            return Err("a header the log does not carry".into());
-        }
-        _ => return Err("a placeholder the log cannot supply".into()),
+        l if l.starts_with("http.request.header.") => return Err(KeyNotReplayed::Header),
+        _ => return Err(KeyNotReplayed::Placeholder),
     })
 }
