@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::error::{HaproxyCfgError, Unsupported};
+use super::error::{HaproxyCfgError, NotReplayed, Unsupported};
 use super::fetch::{
     ScWhat, base_name, call, call_arg, cond_tables, fetch_match, sc_fetch, size, split_top,
     thresholds, time_ms, track_key,
@@ -141,7 +141,7 @@ impl Builder {
             if !proxy {
                 continue;
             }
-            let mut acls: HashMap<String, Result<Vec<Test>, String>> = HashMap::new();
+            let mut acls: HashMap<String, Result<Vec<Test>, NotReplayed>> = HashMap::new();
             let mut actions: Vec<Action> = Vec::new();
             let mut tracked: Vec<ZoneId> = Vec::new();
             let mut denies: Vec<(usize, Vec<ZoneId>)> = Vec::new();
@@ -430,7 +430,7 @@ impl Builder {
     pub(super) fn http_request(
         &mut self,
         s: &Stmt,
-        acls: &HashMap<String, Result<Vec<Test>, String>>,
+        acls: &HashMap<String, Result<Vec<Test>, NotReplayed>>,
         zone_of: &HashMap<String, ZoneId>,
         proxy: &str,
         program: &mut Program,
@@ -454,7 +454,7 @@ impl Builder {
             Some(cw) => match self.cond(cw, s.line, acls, program)? {
                 Ok(c) => c,
                 Err(why) => {
-                    self.skip(s, why);
+                    self.skip(s, why.to_string());
                     return Ok(None);
                 }
             },
@@ -491,7 +491,7 @@ impl Builder {
             let key = match track_key(kw) {
                 Ok(k) => k,
                 Err(why) => {
-                    self.skip(s, why);
+                    self.skip(s, why.to_string());
                     return Ok(None);
                 }
             };
@@ -562,9 +562,9 @@ impl Builder {
         &mut self,
         w: &[String],
         line: usize,
-        acls: &HashMap<String, Result<Vec<Test>, String>>,
+        acls: &HashMap<String, Result<Vec<Test>, NotReplayed>>,
         program: &mut Program,
-    ) -> Result<Result<Cond, String>, HaproxyCfgError> {
+    ) -> Result<Result<Cond, NotReplayed>, HaproxyCfgError> {
         let mut c = Cond {
             or: vec![Vec::new()],
             unless: w[0] == "unless",
@@ -619,7 +619,12 @@ impl Builder {
                         "HTTP" | "HTTP_1.1" | "HTTP_1.0" => vec![Test::Const(true)],
                         _ => match acls.get(n) {
                             Some(Ok(v)) => v.clone(),
-                            Some(Err(why)) => return Ok(Err(format!("acl `{n}`: {why}"))),
+                            Some(Err(why)) => {
+                                return Ok(Err(NotReplayed::Acl {
+                                    name: n.to_string(),
+                                    why: Box::new(why.clone()),
+                                }));
+                            }
                             None => {
                                 return Err(self.err(line, format!("no ACL named `{n}` (declare it with `acl {n} …` before this line)")));
                             }
@@ -646,7 +651,7 @@ impl Builder {
         w: &[String],
         line: usize,
         program: &mut Program,
-    ) -> Result<Result<Test, String>, HaproxyCfgError> {
+    ) -> Result<Result<Test, NotReplayed>, HaproxyCfgError> {
         let fetch = w[0].as_str();
         let mut icase = false;
         let mut mtype: Option<String> = None;
@@ -672,9 +677,10 @@ impl Builder {
                     "--" => flags = false,
                     "-n" | "-u" => {}
                     "-f" | "-M" => {
-                        return Ok(Err(format!(
-                            "`{fetch} {x}` reads values from a file, not replayed"
-                        )));
+                        return Ok(Err(NotReplayed::FromFile {
+                            fetch: fetch.to_string(),
+                            flag: x.to_string(),
+                        }));
                     }
                     _ => return Err(self.err(line, format!("unknown ACL flag `{x}`"))),
                 }
@@ -710,7 +716,10 @@ impl Builder {
             };
             let Ok(value) = v.parse::<u64>() else {
                 if v.contains(':') {
-                    return Ok(Err(format!("`{fetch} {v}`: ranges are not replayed")));
+                    return Ok(Err(NotReplayed::Range {
+                        fetch: fetch.to_string(),
+                        value: v.to_string(),
+                    }));
                 }
                 return Err(self.err(line, format!("`{fetch}`: `{v}` is not a whole number")));
             };
@@ -722,12 +731,10 @@ impl Builder {
         if fetch.starts_with("sc")
             && (fetch.contains("_http_req_rate") || fetch.contains("_get_gpc0"))
         {
-            return Ok(Err(format!(
-                "`{fetch}`: a counter read from another table is not replayed"
-            )));
+            return Ok(Err(NotReplayed::OtherTable(fetch.to_string())));
         }
         if fetch.starts_with("sc") || fetch.starts_with("src_") || fetch.starts_with("table_") {
-            return Ok(Err(format!("`{fetch}` is not replayed")));
+            return Ok(Err(NotReplayed::Fetch(fetch.to_string())));
         }
         let m = match fetch_match(fetch, mtype.as_deref(), icase, &vals) {
             Ok(m) => m,

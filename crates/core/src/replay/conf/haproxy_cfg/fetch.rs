@@ -4,6 +4,7 @@
 use ipnet::IpNet;
 use regex::bytes::Regex;
 
+use super::error::NotReplayed;
 use crate::replay::{Action, Cmp, Cond, KeySpec, Matcher, Test, TrackKey, ZoneId};
 
 /// The zones a deny's condition reads (through the slots tracked before it).
@@ -108,15 +109,11 @@ pub(super) fn split_top(s: &str) -> Vec<String> {
 }
 
 /// The key of a `track-scN`.
-pub(super) fn track_key(k: &str) -> Result<TrackKey, String> {
+pub(super) fn track_key(k: &str) -> Result<TrackKey, NotReplayed> {
     let parts = split_top(k);
     let base = parts.first().map_or("", String::as_str);
     let convs = &parts[1.min(parts.len())..];
-    let unsupported = || {
-        format!(
-            "track key `{k}` is not replayed (supported: src, src,ipmask(N), str(…), req.hdr(user-agent), req.hdr(referer), path, url)"
-        )
-    };
+    let unsupported = || NotReplayed::TrackKey(k.to_string());
     let (name, arg) = call(base);
     let field = match (name, arg) {
         ("src", None) => KeySpec::Ip,
@@ -126,9 +123,10 @@ pub(super) fn track_key(k: &str) -> Result<TrackKey, String> {
                 "user-agent" => KeySpec::Agent,
                 "referer" => KeySpec::Referer,
                 _ => {
-                    return Err(format!(
-                        "track key `{k}`: the header `{h}` is not in the log (only User-Agent and Referer can be keys)"
-                    ));
+                    return Err(NotReplayed::TrackHeader {
+                        key: k.to_string(),
+                        header: h.to_string(),
+                    });
                 }
             }
         }
@@ -172,15 +170,19 @@ pub(super) fn fetch_match(
     mtype: Option<&str>,
     icase: bool,
     vals: &[&str],
-) -> Result<Option<Matcher>, String> {
+) -> Result<Option<Matcher>, NotReplayed> {
     let (name, arg) = call(fetch);
     let mut m = Matcher::default();
     if matches!(fetch, "always_true" | "always_false") {
-        return Err(format!("`{fetch}` is written TRUE/FALSE here"));
+        return Err(NotReplayed::Constant(fetch.to_string()));
     }
-    let regex = |pat: String| -> Result<Regex, String> {
+    let regex = |pat: String| -> Result<Regex, NotReplayed> {
         let pat = if icase { format!("(?i){pat}") } else { pat };
-        Regex::new(&pat).map_err(|e| format!("bad regex: {e}"))
+        Regex::new(&pat).map_err(|e| NotReplayed::BadRegex(e.to_string()))
+    };
+    let matching = |how: &str| NotReplayed::Match {
+        fetch: fetch.to_string(),
+        how: how.to_string(),
     };
     let alt = |vals: &[&str]| -> String {
         vals.iter()
@@ -218,7 +220,7 @@ pub(super) fn fetch_match(
             "sub" => m.path_regex = Some(regex(format!("(?:{})", alt(vals)))?),
             "reg" => m.path_regex = Some(regex(format!("(?:{})", vals.join("|")))?),
             "dir" => m.path_regex = Some(regex(format!("(?:^|/)(?:{})(?:/|$)", alt(vals)))?),
-            other => return Err(format!("`{fetch}` with match `{other}` is not replayed")),
+            other => return Err(matching(other)),
         }
         return Ok(Some(m));
     }
@@ -231,14 +233,14 @@ pub(super) fn fetch_match(
             let net = v
                 .parse::<IpNet>()
                 .or_else(|_| v.parse::<std::net::IpAddr>().map(IpNet::from))
-                .map_err(|_| format!("`src {v}`: not an address or network"))?;
+                .map_err(|_| NotReplayed::NotAddress(v.to_string()))?;
             m.cidr.push(net);
         }
         return Ok(Some(m));
     }
     if is_hdr {
         let Some(h) = arg else {
-            return Err(format!("`{fetch}` without a header name is not replayed"));
+            return Err(NotReplayed::NoHeaderName(fetch.to_string()));
         };
         let suffix = name.rsplit_once('_').map_or("", |(_, s)| s).to_string();
         let how = kind(if name.contains('_') { &suffix } else { "" }).unwrap_or_default();
@@ -248,20 +250,21 @@ pub(super) fn fetch_match(
             "end" => format!("(?:{})$", alt(vals)),
             "sub" => format!("(?:{})", alt(vals)),
             "reg" => format!("(?:{})", vals.join("|")),
-            other => return Err(format!("`{fetch}` with match `{other}` is not replayed")),
+            other => return Err(matching(other)),
         };
         match h.to_ascii_lowercase().as_str() {
             "user-agent" => m.ua_regex = Some(regex(pat)?),
             "referer" => m.referer_regex = Some(regex(pat)?),
             _ => {
-                return Err(format!(
-                    "`{fetch}`: the header `{h}` is not in the log (User-Agent and Referer are)"
-                ));
+                return Err(NotReplayed::HeaderNotLogged {
+                    fetch: fetch.to_string(),
+                    header: h.to_string(),
+                });
             }
         }
         return Ok(Some(m));
     }
-    Err(format!("the ACL criterion `{fetch}` is not replayed"))
+    Err(NotReplayed::Criterion(fetch.to_string()))
 }
 
 /// HAProxy times: a number with `us`, `ms`, `s`, `m`, `h` or `d` (default ms).
