@@ -521,3 +521,58 @@ fn a_cost_bucket_in_server_time_brings_peoples_waits_back() {
     );
     assert!(v["warnings"].to_string().contains("give --workers C"));
 }
+
+/// Absurd values a log can carry — a request time of 300 years, a stamp in 1970 next to
+/// one in 2099 — go through `capacity`, `--workers` and `--sweep` without a panic, and
+/// the windows between them are one silent row, not one row per window.
+#[test]
+fn absurd_times_and_request_times_neither_panic_nor_grow() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("absurd.log");
+    std::fs::write(
+        &log,
+        "10.0.0.1 - - [01/Jan/1970:00:00:01 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"curl/8\" 9999999999.999\n\
+         10.0.0.2 - - [31/Dec/2099:23:59:59 +0000] \"GET / HTTP/1.1\" 503 5 \"-\" \"curl/8\" 0.001\n\
+         10.0.0.2 - - [31/Dec/2099:23:59:59 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"curl/8\" 9999999999.999\n",
+    )
+    .unwrap();
+    let v = super::common::report_json_without_origin(
+        {
+            let mut c = logscope(&dir.path().join("data"));
+            c.args(["capacity", "--by", "1m", "--format", "json"])
+                .args(["--input-format", "combined-rt"])
+                .arg(&log);
+            c
+        },
+        "capacity",
+    );
+    let windows = v["capacity"]["windows"].as_array().unwrap();
+    assert!(windows.len() < 10, "{}", windows.len());
+    assert!(
+        windows
+            .iter()
+            .any(|w| w["silent_windows"].as_u64() > Some(1_000_000))
+    );
+    let out = logscope(&dir.path().join("data"))
+        .args([
+            "replay",
+            "--workers",
+            "2",
+            "--sweep",
+            "1..3/1m",
+            "--format",
+            "json",
+        ])
+        .args(["--input-format", "combined-rt"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sweep"]["rows"].as_array().unwrap().len(), 3);
+    assert!(v["waiting"]["baseline"]["wait"]["all"]["p95_ms"].is_number());
+}

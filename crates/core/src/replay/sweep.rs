@@ -95,10 +95,11 @@ impl Sweep {
         if lo > hi || step == 0 {
             return Err(SweepError::Empty);
         }
-        let n = (hi - lo) / step + 1;
-        if n > MAX_CANDIDATES as u64 {
-            return Err(SweepError::TooMany(n));
+        let steps = (hi - lo) / step;
+        if steps >= MAX_CANDIDATES as u64 {
+            return Err(SweepError::TooMany(steps.saturating_add(1)));
         }
+        let n = steps + 1;
         let values: Vec<u64> = (0..n).map(|k| lo + k * step).collect();
         let tail = if options.is_empty() {
             String::new()
@@ -363,6 +364,10 @@ mod tests {
                 .to_string()
                 .contains("whole number")
         );
+        assert!(matches!(
+            Sweep::parse("0..18446744073709551615/1m,step=1"),
+            Err(SweepError::TooMany(u64::MAX))
+        ));
     }
 
     fn row(limit: u64, refused: u64, over: u64) -> SweepRow {

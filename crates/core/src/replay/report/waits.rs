@@ -38,9 +38,8 @@ impl Workers {
     fn serve(&mut self, at: i64, service: u64) -> u64 {
         let Reverse(f) = self.free.pop().expect("at least one worker");
         let start = f.max(at);
-        self.free
-            .push(Reverse(start.saturating_add(service as i64)));
-        (start - at) as u64
+        self.free.push(Reverse(start.saturating_add(us(service))));
+        start.abs_diff(at)
     }
 }
 
@@ -85,6 +84,11 @@ impl Queue {
                 .collect(),
         }
     }
+}
+
+/// µs as a signed offset, saturated (a request time read from a log can be absurd).
+fn us(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 fn round4(v: f64) -> f64 {
@@ -219,13 +223,13 @@ impl WaitAcc {
     ) -> u64 {
         let kind = who.index() * 2 + usize::from(heavy);
         if let (Some(rt), false) = (rt_us, failed) {
-            let done = at.saturating_add(rt as i64);
+            let done = at.saturating_add(us(rt));
             let Reverse(f) = self.logged.free.pop().expect("at least one worker");
             let start = f.max(at);
             self.logged.free.push(Reverse(done.max(start)));
             let s = if done >= start {
                 self.exact += 1;
-                (done - start) as u64
+                done.abs_diff(start)
             } else {
                 self.estimated += 1;
                 rt
@@ -262,7 +266,10 @@ impl WaitAcc {
 
     /// The baseline's and each candidate's waits.
     pub(super) fn finish(&self) -> (Waiting, Vec<Wait>) {
-        let span = (self.last_us - self.first_us.unwrap_or(self.last_us)).max(1_000) as u64;
+        let span = self
+            .last_us
+            .abs_diff(self.first_us.unwrap_or(self.last_us))
+            .max(1_000);
         let waiting = Waiting {
             workers: self.c,
             service_exact: self.exact,
