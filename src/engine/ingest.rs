@@ -115,7 +115,12 @@ pub fn run(
     let started = Instant::now();
     let mut opened = Vec::new();
     for input in inputs::expand(&job.files)? {
-        opened.push(inputs::open(input, job.format.as_ref(), &job.read)?);
+        opened.push(inputs::open(
+            input,
+            job.format.as_ref(),
+            &job.read,
+            "--format",
+        )?);
     }
 
     let ds = if job.dry_run {

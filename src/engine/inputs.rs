@@ -61,8 +61,15 @@ pub struct Opened {
 /// Lines sampled for format detection.
 pub const SAMPLE_LINES: usize = 200;
 
-/// Opens an input and settles its format.
-pub fn open(input: Input, forced: Option<&Format>, read: &ReadOptions) -> anyhow::Result<Opened> {
+/// Opens an input and settles its format; `format_flag` is the flag that names a
+/// format for the command at hand (`--format` for ingest, `--input-format` for reports),
+/// for the message when none is recognised.
+pub fn open(
+    input: Input,
+    forced: Option<&Format>,
+    read: &ReadOptions,
+    format_flag: &str,
+) -> anyhow::Result<Opened> {
     let name = input.display_name();
     let mut reader = Reader::open(&input, read.clone())?;
     let head = reader.peek_head()?;
@@ -89,7 +96,7 @@ pub fn open(input: Input, forced: Option<&Format>, read: &ReadOptions) -> anyhow
                     None => bail!("{e}"),
                 },
                 Err(e) => bail!(
-                    "{}: {e}. Name the format with --format (e.g. --format combined) or describe it with --log-format '…' (nginx or Apache syntax) or --json-map '…' (JSON lines)",
+                    "{}: {e}. Name the format with {format_flag} (e.g. {format_flag} combined) or describe it with --log-format '…' (nginx or Apache syntax) or --json-map '…' (JSON lines)",
                     escape::terminal_str(&name, 1000)
                 ),
             }

@@ -270,7 +270,12 @@ impl RowSource {
         let read = ReadOptions::default();
         let mut opened = Vec::new();
         for input in inputs::expand(&self.files)? {
-            opened.push(inputs::open(input, self.format.as_ref(), &read)?);
+            opened.push(inputs::open(
+                input,
+                self.format.as_ref(),
+                &read,
+                "--input-format",
+            )?);
         }
         let names: Vec<String> = opened
             .iter()

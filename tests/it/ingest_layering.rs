@@ -100,6 +100,14 @@ fn log_format_syntax_and_undetectable_input() {
         .stderr(predicates::str::contains(
             "junk.log: cannot recognise the log format: none of the known formats matches any of its first 2 lines (first line: \"hello\"). Name the format with --format",
         ));
+    // A report names its own flag for the format of FILE.
+    common::logscope(&data)
+        .args(["heavy", junk.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "Name the format with --input-format (e.g. --input-format combined)",
+        ));
     let (s, code) = ingest_json(
         &data,
         &[
