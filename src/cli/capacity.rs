@@ -27,11 +27,12 @@ those completed in it without failing (arrival + logged request time), the share
 arrivals that failed (5xx, or 499: the client gave up) and of 504s, the concurrency by
 Little's law (sum of request times / window) and the p50/p95 request time.
 
-A window is healthy below 1% failed, degraded from 1%, stalled from 5% (or silent right
-after a degraded window). held: the most offered in a healthy window before the first
-stall; stall: the offered load of the first stalled window; capacity: the most completed
-in one degraded or stalled window (the peak throughput while saturated), and all requests
-per second then. A backend that never stalled says \"not reached\" with the highest load it
+A window is healthy below 1% failed, degraded from 1%, stalled from 5%. A degraded or
+stalled window is saturated when it has at least 10 failures at a load at least the most
+held so far (else: errors, not load). held: the most offered in a healthy window before
+the first stall; stall: the offered load of the first saturated stalled window (or of the
+window before a silence right after a saturated one); capacity: the most completed in one
+saturated window (the peak throughput), and all requests per second then. A backend that never stalled says \"not reached\" with the highest load it
 handled fine. Without request times ($request_time, %D) completions are counted at the
 logged time and concurrency and waits cannot be told: the report says so.
 

@@ -7,13 +7,17 @@
 //! * a request **fails** when its status is 5xx or 499 (the client gave up: cut);
 //! * a window is **healthy** when fewer than 1% of the requests that arrived in it
 //!   failed, **degraded** from 1%, **stalled** from 5%, and **silent** when nothing
-//!   arrived in it between the first and the last request; silence right after a
-//!   degraded or stalled window is a stall too (the backend stopped answering);
+//!   arrived in it between the first and the last request;
+//! * a degraded or stalled window is **saturated** when it has at least [`MIN_FAILED`]
+//!   failures at a load (of the scope) at least the most held so far — failures of a
+//!   quieter window are errors, not load; the first stalled window that is saturated is
+//!   **the stall**, and so is silence right after a saturated window (the backend
+//!   stopped answering);
 //! * **held**: the most requests of the scope that arrived in one healthy window before
 //!   the first stall (with no stall: in any healthy window, and `reached` is false);
 //! * **stall**: the requests of the scope that arrived in the first stalled window;
-//! * **capacity**: the most requests of the scope completed (not failed) in one window
-//!   that was degraded or stalled: the peak throughput while saturated. A request
+//! * **capacity**: the most requests of the scope completed (not failed) in one saturated
+//!   window: the peak throughput while saturated. A request
 //!   completes at its arrival plus its logged request time; without request times, at
 //!   its logged time.
 //!
@@ -34,6 +38,9 @@ use crate::table::{Align, Cell, Table};
 pub const DEGRADED_SHARE: f64 = 0.01;
 /// Share of failed requests from which a window is stalled.
 pub const STALL_SHARE: f64 = 0.05;
+/// Fewest failed requests for a failing window to count as the backend saturating: a
+/// few 5xx of a quiet window (a scanner's payloads, one broken page) are errors, not load.
+pub const MIN_FAILED: u64 = 10;
 /// Runs of silent windows longer than this are one row.
 const SILENT_RUN_ROWS: u64 = 3;
 
@@ -149,14 +156,14 @@ impl CapacityAcc {
         let mut stall: Option<usize> = None;
         let mut held_before: u64 = 0;
         let mut held_any: u64 = 0;
-        let mut prev_state = State::Healthy;
+        let mut prev_saturated = false;
         let mut next_key: Option<i64> = None;
         for (&k, win) in &self.windows {
             if let Some(nk) = next_key
                 && k > nk
             {
-                // Silence right after a degraded or stalled window is a stall.
-                if stall.is_none() && matches!(prev_state, State::Degraded | State::Stalled) {
+                // Silence right after a saturated window is a stall.
+                if stall.is_none() && prev_saturated {
                     stall = Some(rows.len());
                 }
                 let n = (k - nk) as u64;
@@ -167,7 +174,7 @@ impl CapacityAcc {
                         rows.push(WindowRow::silent((nk + j) * w, 1));
                     }
                 }
-                prev_state = State::Silent;
+                prev_saturated = false;
             }
             next_key = Some(k + 1);
             let share = if win.requests > 0 {
@@ -185,9 +192,14 @@ impl CapacityAcc {
             } else {
                 State::Healthy
             };
+            // Failing under load: enough failures, at a load at least the most the
+            // backend held so far. Failures at a lower load are errors, not capacity.
+            let saturated = matches!(state, State::Degraded | State::Stalled)
+                && win.failed >= MIN_FAILED
+                && win.offered >= held_before;
             let stalls = match state {
-                State::Stalled => true,
-                State::Silent => matches!(prev_state, State::Degraded | State::Stalled),
+                State::Stalled => saturated,
+                State::Silent => prev_saturated,
                 State::Healthy | State::Degraded => false,
             };
             if stalls && stall.is_none() {
@@ -221,7 +233,7 @@ impl CapacityAcc {
                     None
                 },
                 state,
-                saturated: matches!(state, State::Degraded | State::Stalled),
+                saturated,
                 silent_windows: 0,
                 stalled_here: false,
             });
@@ -231,7 +243,7 @@ impl CapacityAcc {
                 }
                 held_any = held_any.max(win.offered);
             }
-            prev_state = state;
+            prev_saturated = saturated;
         }
         if let Some(s) = stall {
             rows[s].stalled_here = true;
@@ -494,14 +506,19 @@ impl CapacityReport {
         };
         let mut lines = Vec::new();
         match (e.reached, e.held_per_window) {
-            (true, held) => {
+            (true, Some(held)) => {
                 lines.push(format!(
                     "held {} {what} per {} healthily, stalled at {}",
-                    opt(held),
+                    thousands(held),
                     e.window,
                     opt(e.stall_per_window)
                 ));
             }
+            (true, None) => lines.push(format!(
+                "no healthy window before it stalled at {} {what} per {}: what it can hold cannot be told",
+                opt(e.stall_per_window),
+                e.window
+            )),
             (false, Some(h)) => lines.push(format!(
                 "capacity not reached: the backend never stalled; the highest load it handled fine was {} {what} per {}",
                 thousands(h),
@@ -514,9 +531,14 @@ impl CapacityReport {
         }
         if let (Some(c), Some(rps)) = (e.capacity_per_window, e.requests_per_second) {
             lines.push(format!(
-                "peak throughput while saturated: {} {what} per {} ({rps:.1} requests/s in all)",
+                "peak throughput while saturated: {} {what} per {} ({} requests/s in all)",
                 thousands(c),
-                e.window
+                e.window,
+                if rps < 1.0 {
+                    format!("{rps:.3}")
+                } else {
+                    format!("{rps:.1}")
+                }
             ));
         }
         lines.push(format!(
@@ -613,6 +635,9 @@ impl CapacityReport {
             if r.silent_windows > 1 {
                 state = format!("silent ×{}", thousands(r.silent_windows));
             }
+            if matches!(r.state, State::Degraded | State::Stalled) && !r.saturated {
+                state.push_str(" (errors, not load)");
+            }
             if r.stalled_here {
                 state.push_str(" ← first stall");
             }
@@ -655,7 +680,9 @@ impl CapacityReport {
                 "offered: {} requests that arrived in the window; completed: those that finished in it without failing; failed: 5xx or 499 among all arrivals",
                 e.scope
             ),
-            "healthy: < 1% failed; degraded: 1–5%; stalled: ≥ 5%, or silence right after a degraded window; conc.: Σ request time ÷ window (Little's law)".into(),
+            format!(
+                "healthy: < 1% failed; degraded: 1–5%; stalled: ≥ 5%; saturated (counted for the stall and the peak): degraded or stalled with at least {MIN_FAILED} failures at a load at least the most held so far, else errors, not load; silence right after a saturated window is a stall too; conc.: Σ request time ÷ window (Little's law)"
+            ),
         ];
         let figures = if page && !e.windows.is_empty() {
             vec![Figure::new(
@@ -721,6 +748,31 @@ mod tests {
         assert!(!r.capacity.reached && r.capacity.held_per_window.is_none());
         assert_eq!(r.headline()[0], "no request selected: nothing can be told");
         assert_eq!(r.confidence, "low");
+    }
+
+    /// A quiet window with a few 5xx (a scanner's payloads) is errors, not the stall;
+    /// nor is a failing window quieter than what the backend already held.
+    #[test]
+    fn errors_without_load_are_not_a_stall() {
+        let mut acc = CapacityAcc::new(60_000, Scope::All);
+        for (k, (n, bad)) in [(100u64, 0u64), (20, 3), (60, 30), (100, 0)]
+            .into_iter()
+            .enumerate()
+        {
+            for i in 0..n {
+                let status = if i < bad { 500 } else { 200 };
+                acc.add(k as i64 * 60_000 + i as i64, status, None, true);
+            }
+        }
+        let r = acc.finish("test", "all", "UTC");
+        let e = &r.capacity;
+        assert!(!e.reached, "{:?}", e.windows);
+        assert_eq!(e.held_per_window, Some(100));
+        assert_eq!(e.capacity_per_window, None);
+        assert!(e.windows.iter().all(|w| !w.saturated));
+        assert_eq!(e.windows[1].state, State::Stalled);
+        let text = r.layout(false).to_text(120, false);
+        assert!(text.contains("(errors, not load)"), "{text}");
     }
 
     #[test]
