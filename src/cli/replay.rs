@@ -37,8 +37,10 @@ SPEC is RATE[,burst=N][,algo=A][,key=K][,cost=C][,scope=S][,name=X]:
          host, user, method, path, uri, query, status, referer
   cost   requests (default), request-time (ms of server time), bytes
   scope  all (default), heavy, anonymous, anonymous-heavy
-  ban    with algo=ban: ban=1h|forever, challenge=100/1m, extend, increment, factor=2,
-         maxtime=1d, multipliers=1:5:30; status=404|4xx and path=/wp- narrow what counts
+  ban    with algo=ban: ban=1h|forever, challenge=100/1m, extend, reach, increment,
+         factor=2, maxtime=1d, multipliers=1:5:30; fail2ban (count and ban as fail2ban
+         does: findtime rescaled as a rate, its cleanups, its ban database);
+         status=404|4xx and path=/wp- narrow what counts
 
 Examples:
   # The wiki's fix: one site-wide cap on anonymous heavy requests, against capacity
@@ -139,7 +141,8 @@ pub struct ReplayArgs {
     #[arg(long = "caddyfile", value_name = "FILE", help_heading = "Candidates")]
     pub caddyfiles: Vec<PathBuf>,
 
-    /// A fail2ban jail file (jail.conf / jail.local): each enabled jail's maxretry,
+    /// A fail2ban jail file (jail.conf / jail.local), counted and banned as fail2ban
+    /// does (see `fail2ban` under ban options): each enabled jail's maxretry,
     /// findtime, bantime (and bantime.increment), filter (filter.d/NAME.conf beside the
     /// file) or failregex, ignoreregex and ignoreip, replayed as a ban candidate; the
     /// failregex reads each request's line rebuilt in the combined format. Repeat for

@@ -208,25 +208,33 @@ fn fail2ban_jail_with_real_filters() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let c = v["candidates"].as_array().unwrap();
     assert_eq!(c.len(), 3, "sshd is disabled");
-    // nginx-botsearch: maxretry 2 in 1m, bantime 1h, increment (maxtime 4h).
+    // nginx-botsearch: maxretry 2 in 1m, bantime 1h, increment (maxtime 4h); the
+    // real fail2ban 1.0.2 (tests/engines/run_fail2ban.py) makes the same three bans and
+    // refuses the same four requests.
     // 203.0.113.5's 404s at 10:00:10 and 10:00:20 ban it (the second passes: fail2ban
     // reads it after it was served) until 11:00:20; its requests at 10:00:30 and
-    // 10:30:00 are lost. Back at 11:00:25 one 404 counts double (a known offender):
-    // banned again for 2 h, its 11:05:00 request lost. 198.51.100.7's two 404s are
-    // 2 minutes apart (findtime 1m): never banned. 10.9.0.3 is in ignoreip.
+    // 10:30:00 are lost. 198.51.100.7's two 404s are 115 s apart: findtime is a rate,
+    // not a window — round(1 / 115 s · 60 s) = 1, +1 = 2: banned at 10:02:00, its
+    // 10:02:30 request lost. Back at 11:00:25 one 404 of 203.0.113.5 counts double (a
+    // known offender): banned again for 2 h, its 11:05:00 request lost. 10.9.0.3 is in
+    // ignoreip.
     let a = &c[0];
     assert_eq!(a["name"], "jail nginx-botsearch");
-    assert_eq!(a["refused"], 3);
+    assert_eq!(a["refused"], 4);
     assert_eq!(a["exempt"], 3);
     let list = &a["bans"]["list"];
-    assert_eq!(list.as_array().unwrap().len(), 2, "{list}");
+    assert_eq!(list.as_array().unwrap().len(), 3, "{list}");
     assert_eq!(list[0]["key"], "203.0.113.5");
     assert_eq!(list[0]["start"], "2026-03-01T10:00:20.000Z");
     assert_eq!(list[0]["end"], "2026-03-01T11:00:20.000Z");
     assert_eq!(list[0]["lost"], 2);
-    assert_eq!(list[1]["start"], "2026-03-01T11:00:25.000Z");
-    assert_eq!(list[1]["length_ms"], 7_200_000);
+    assert_eq!(list[1]["key"], "198.51.100.7");
+    assert_eq!(list[1]["start"], "2026-03-01T10:02:00.000Z");
     assert_eq!(list[1]["lost"], 1);
+    assert_eq!(list[2]["start"], "2026-03-01T11:00:25.000Z");
+    assert_eq!(list[2]["length_ms"], 7_200_000);
+    assert_eq!(list[2]["nth"], 2);
+    assert_eq!(list[2]["lost"], 1);
     assert_eq!(a["bans"]["counted"], 5);
     // apache-badbots: maxretry 1, bantime 48h; EmailCollector banned at its first
     // request, its second lost.

@@ -15,6 +15,7 @@ mod corpus;
 mod dataset;
 mod emit_haproxy;
 mod engine_schema;
+mod fail2ban_oracle;
 mod fleet;
 mod formats;
 mod fuzz_cli;

@@ -38,6 +38,7 @@ pub mod fleet;
 mod gcra;
 mod haproxy;
 mod haproxy_program;
+mod jail;
 mod key;
 mod leaky_queue;
 mod matcher;

@@ -1,37 +1,38 @@
-//! Ban policies (`algo=ban`, fail2ban jails): more than N counted requests of a key in
-//! any W ms bans the key for T; every request of a banned key is refused until the ban
-//! ends. Optionally a softer class first (`challenge=M/W2`: counted requests over that
-//! rate, but not banned, are challenged — passed, yet told apart), ban times that grow
-//! for repeat offenders (fail2ban's `bantime.increment`), and bans that last while the
-//! client keeps trying (`extend`).
+//! Ban policies (`algo=ban`): more than N counted requests of a key in any W ms bans
+//! the key for T; every request of a banned key is refused until the ban ends.
+//! Optionally a softer class first (`challenge=M/W2`: counted requests over that rate,
+//! but not banned, are challenged — passed, yet told apart), ban times that grow for
+//! repeat offenders (`increment`, after fail2ban's `bantime.increment`), and bans that
+//! last while the client keeps trying (`extend`). With `fail2ban` (every
+//! `--fail2ban-jail` jail) the zone counts and bans as fail2ban does instead
+//! ([`super::jail`]); this file's exact window is logscope's own.
 //!
-//! Semantics (chosen to match fail2ban, whose bans are the model; time is passed in):
+//! Semantics of the exact window (time is passed in):
 //!
 //! * Counted requests: those the zone's count filter accepts (the spec's `scope=`,
 //!   `status=`, `path=`, or a jail's `failregex`); the others of the key are not counted
 //!   but are refused during a ban. A request costing 0 is not counted.
 //! * The window is half-open like the sliding log's: a request at `t` counts at `now`
-//!   while `now − t < W`. `algo=ban`: the request that makes the count exceed N is
-//!   refused and starts the ban (seed 001: "over 500/min → blocked for an hour");
-//!   `reach` (fail2ban's `maxretry`): the request that makes the count reach N passes
-//!   (fail2ban reads it from the log after it was served) and the ban starts with it.
-//! * A banned request does not count and does not extend the ban (fail2ban: the
-//!   firewall drops it before the server logs it), unless `extend` is set: then every
-//!   request of a banned key restarts the ban (HAProxy's "a ban lasts while the client
-//!   keeps trying"). When a ban starts the key's counts are cleared (fail2ban forgets a
-//!   banned ticket's failures).
+//!   while `now − t < W` (fail2ban's findtime is not a window: see [`super::jail`]).
+//!   The request that makes the count exceed N is refused and starts the ban (seed 001:
+//!   "over 500/min → blocked for an hour"); with `reach` the request that makes the
+//!   count reach N passes and the ban starts with it.
+//! * A banned request does not count and does not extend the ban (a firewall drops it
+//!   before the server logs it), unless `extend` is set: then every request of a banned
+//!   key restarts the ban (HAProxy's "a ban lasts while the client keeps trying"). When
+//!   a ban starts the key's counts are cleared.
 //! * Challenged requests count toward the ban (they are attempts).
-//! * Increments (fail2ban ≥ 0.11 `bantime.increment`, observer.py): the k-th ban
-//!   (k earlier bans remembered) lasts `T` for k = 0, else `T·factor·multipliers[min(k,
-//!   len−1)]` with multipliers, else `max(T, T·2^min(k,20)·factor)`; capped by
-//!   `maxtime`. While earlier bans are remembered, one failure of the key counts as
-//!   `min(2^k/2 + 1, N)` (fail2ban's "known bad IP" retry boost). Earlier bans are
-//!   forgotten one day after the last one ended (fail2ban's `dbpurgeage` default).
+//! * Increments: the k-th ban (k earlier bans remembered) lasts `T` for k = 0, else
+//!   `T·factor·multipliers[min(k, len−1)]` with multipliers, else
+//!   `max(T, T·2^min(k,20)·factor)`; capped by `maxtime` (fail2ban's formula). While
+//!   earlier bans are remembered, one counted request weighs `min(2^k/2 + 1, N)`
+//!   rounded down. Earlier bans are forgotten one day after the last one ended.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use super::jail::Jail;
 use super::key::KeySpec;
 use super::matcher::Matcher;
 use super::request::Request;
@@ -97,6 +98,10 @@ pub struct BanOptions {
     pub reach: bool,
     /// Growing ban times.
     pub increment: Option<Increment>,
+    /// Count and ban as fail2ban does ([`super::jail`]): failure tickets rescaled as a
+    /// rate past findtime, dropped at its cleanups, its ban database for increments;
+    /// implies `reach`.
+    pub fail2ban: bool,
 }
 
 /// The default ban length: fail2ban's `bantime` default, 10 minutes.
@@ -110,6 +115,7 @@ impl Default for BanOptions {
             extend: false,
             reach: false,
             increment: None,
+            fail2ban: false,
         }
     }
 }
@@ -169,6 +175,15 @@ pub struct BanCounters {
     pub counted: u64,
 }
 
+/// What a ban zone tells the report: its bans, its tallies, the ban that refused last.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    pub(crate) bans: Vec<BanRecord>,
+    pub(crate) counters: BanCounters,
+    /// Index in the ban log of the ban that refused the last refused request.
+    pub(crate) last_hit: Option<u32>,
+}
+
 /// A ban zone's per-key state and its ban log.
 pub struct BanZone {
     n: u64,
@@ -177,16 +192,15 @@ pub struct BanZone {
     opts: BanOptions,
     map: KeyMap<KeyState>,
     site: Option<KeyState>,
-    bans: Vec<BanRecord>,
-    counters: BanCounters,
+    ledger: Ledger,
+    /// fail2ban's counting instead of the exact window (`fail2ban`).
+    jail: Option<Box<Jail>>,
     pending: Vec<u8>,
     next_sweep: i64,
     sweep_len: usize,
     peak: usize,
     /// Set when the last lookup challenged; the zone reads and clears it.
     pub(crate) challenged: bool,
-    /// Index in the ban log of the ban that refused the last refused request.
-    last_hit: Option<u32>,
 }
 
 fn fresh_state() -> KeyState {
@@ -201,6 +215,14 @@ fn fresh_state() -> KeyState {
 impl BanZone {
     /// A zone banning past `rate` with `opts`.
     pub fn new(rate: Rate, opts: BanOptions) -> BanZone {
+        let jail = opts.fail2ban.then(|| {
+            Box::new(Jail::new(
+                rate.count(),
+                rate.window_ms(),
+                opts.ban_ms,
+                opts.increment.clone(),
+            ))
+        });
         BanZone {
             n: rate.count(),
             w: rate.window_ms() as i64,
@@ -208,45 +230,66 @@ impl BanZone {
             opts,
             map: KeyMap::new(),
             site: None,
-            bans: Vec::new(),
-            counters: BanCounters::default(),
+            ledger: Ledger::default(),
+            jail,
             pending: Vec::new(),
             next_sweep: i64::MIN,
             sweep_len: 1024,
             peak: 0,
             challenged: false,
-            last_hit: None,
         }
     }
 
     /// Every ban so far, in the order they started.
     pub fn bans(&self) -> &[BanRecord] {
-        &self.bans
+        &self.ledger.bans
     }
 
     /// Tallies so far.
     pub fn counters(&self) -> &BanCounters {
-        &self.counters
+        &self.ledger.counters
     }
 
     /// The ban (index in [`BanZone::bans`]) that refused the last refused request.
     pub fn last_hit(&self) -> Option<u32> {
-        self.last_hit
+        self.ledger.last_hit
     }
 
     /// Keys held now.
     pub fn live_keys(&self) -> usize {
-        self.map.len() + usize::from(self.site.is_some())
+        match &self.jail {
+            Some(j) => j.live_keys(),
+            None => self.map.len() + usize::from(self.site.is_some()),
+        }
     }
 
     /// Most keys held at once.
     pub fn peak_keys(&self) -> usize {
-        self.peak
+        match &self.jail {
+            Some(j) => j.peak_keys(),
+            None => self.peak,
+        }
+    }
+
+    /// Whether the zone counts as fail2ban does, reading log lines (and their stamps).
+    pub(crate) fn reads_lines(&self) -> bool {
+        self.jail.is_some()
+    }
+
+    /// A request the zone sees without looking its key up (exempt, or without a key):
+    /// a fail2ban jail still reads its line.
+    pub(crate) fn note_line(&mut self, now: i64) {
+        if let Some(j) = &mut self.jail {
+            j.note_line(now);
+        }
     }
 
     /// Looks `key` up at `now`, counting `cost` (0 = not counted). Without `account`
     /// only checks (a pending request; [`BanZone::account`] charges it).
     pub(crate) fn lookup(&mut self, now: i64, key: &[u8], cost: u64, account: bool) -> Lookup {
+        if let Some(j) = &mut self.jail {
+            return j.lookup(now, key, cost, account, &mut self.ledger);
+        }
         if !account {
             let st = if key.is_empty() {
                 self.site.as_ref()
@@ -287,6 +330,9 @@ impl BanZone {
 
     /// Charges the pending request; its delay (always 0).
     pub(crate) fn account(&mut self, now: i64, cost: u64) -> u32 {
+        if let Some(j) = &mut self.jail {
+            return j.account(now, cost, &mut self.ledger);
+        }
         let key = std::mem::take(&mut self.pending);
         let _ = self.lookup(now, &key, cost, true);
         self.pending = key;
@@ -319,7 +365,7 @@ impl BanZone {
 
     fn step(&mut self, st: &mut KeyState, now: i64, key: &[u8], cost: u64) -> Lookup {
         if now < st.until {
-            let rec = &mut self.bans[st.open as usize];
+            let rec = &mut self.ledger.bans[st.open as usize];
             rec.lost += 1;
             if self.opts.extend && st.until != i64::MAX {
                 st.until = now.saturating_add(st.len as i64);
@@ -327,8 +373,8 @@ impl BanZone {
                 rec.extended += 1;
                 st.last_end = st.until;
             }
-            self.counters.lost += 1;
-            self.last_hit = Some(st.open);
+            self.ledger.counters.lost += 1;
+            self.ledger.last_hit = Some(st.open);
             return Lookup::Busy;
         }
         if st.bans > 0 && remembered(st, now) == 0 {
@@ -342,7 +388,7 @@ impl BanZone {
         if w == 0 {
             return Lookup::Admit(0);
         }
-        self.counters.counted += 1;
+        self.ledger.counters.counted += 1;
         if self.triggers(st.ban_sum, w) {
             let base = self.opts.ban_ms;
             let len = match (&self.opts.increment, base) {
@@ -359,13 +405,13 @@ impl BanZone {
                     .max(now.saturating_add(1)),
             };
             st.last_end = st.until;
-            st.open = self.bans.len().min(u32::MAX as usize - 1) as u32;
+            st.open = self.ledger.bans.len().min(u32::MAX as usize - 1) as u32;
             st.ban.clear();
             st.ban_sum = 0;
             st.chal.clear();
             st.chal_sum = 0;
             let refused = !self.opts.reach;
-            self.bans.push(BanRecord {
+            self.ledger.bans.push(BanRecord {
                 key: key.into(),
                 start_ms: now,
                 end_ms: st.until,
@@ -373,10 +419,10 @@ impl BanZone {
                 lost: u64::from(refused),
                 extended: 0,
             });
-            self.counters.bans += 1;
+            self.ledger.counters.bans += 1;
             if refused {
-                self.counters.lost += 1;
-                self.last_hit = Some(st.open);
+                self.ledger.counters.lost += 1;
+                self.ledger.last_hit = Some(st.open);
                 return Lookup::Busy;
             }
             return Lookup::Admit(0);
@@ -386,7 +432,7 @@ impl BanZone {
             push(&mut st.chal, &mut st.chal_sum, now, w);
             if st.chal_sum > cn {
                 self.challenged = true;
-                self.counters.challenged += 1;
+                self.ledger.counters.challenged += 1;
             }
         }
         Lookup::Admit(0)

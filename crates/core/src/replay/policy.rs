@@ -459,6 +459,11 @@ impl Policy {
         let rule = &self.rules[ri];
         let rid = Some(ri as RuleId);
         if exempt(&self.exempt, req) || exempt(&rule.exempt, req) {
+            for lim in &rule.limits {
+                let z = &mut self.zones[lim.zone as usize];
+                let now = z.clock(req, now);
+                z.note_line(now);
+            }
             return Verdict {
                 decision: Decision::Exempt,
                 zone: None,
@@ -473,10 +478,13 @@ impl Policy {
             let zone = &mut self.zones[lim.zone as usize];
             if !zone.spec().key.extract(req, &mut self.key) {
                 zone.counters.skipped += 1;
+                let now = zone.clock(req, now);
+                zone.note_line(now);
                 continue;
             }
             let cost = cost_of(zone, req);
             zone.counters.checked += 1;
+            let now = zone.clock(req, now);
             let r = zone.lookup(now, &self.key, cost, &lim.nginx, i + 1 == nl);
             self.boundary |= std::mem::take(&mut zone.boundary);
             self.challenge |= std::mem::take(&mut zone.challenged);
@@ -517,7 +525,8 @@ impl Policy {
         for &(j, cost) in self.pending.iter().rev() {
             let lim = &rule.limits[j as usize];
             let zone = &mut self.zones[lim.zone as usize];
-            let d = zone.account(now, cost, &lim.nginx);
+            let at = zone.clock(req, now);
+            let d = zone.account(at, cost, &lim.nginx);
             self.challenge |= std::mem::take(&mut zone.challenged);
             zone.counters.cost_charged = zone.counters.cost_charged.saturating_add(cost);
             if d > max_delay {

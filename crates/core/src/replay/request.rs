@@ -48,6 +48,9 @@ pub struct Request<'a> {
     pub request_time_us: Option<u64>,
     /// Response bytes.
     pub bytes: Option<u64>,
+    /// The log stamps the request in whole seconds and `arrival_ms` was spread over its
+    /// second; a reader of the log line (fail2ban) sees the second itself.
+    pub whole_second: bool,
 }
 
 impl<'a> Request<'a> {
@@ -73,6 +76,7 @@ impl<'a> Request<'a> {
             status: r.status,
             request_time_us: r.request_time_us,
             bytes: r.bytes,
+            whole_second: false,
         }
     }
 

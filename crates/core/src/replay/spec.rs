@@ -332,7 +332,7 @@ impl LimitSpec {
                         })
                     })?);
                 }
-                "extend" | "reach" | "increment" => {
+                "extend" | "reach" | "increment" | "fail2ban" => {
                     if v.is_some() {
                         return Err(err(SpecProblem::FlagWithValue(k)));
                     }
@@ -343,6 +343,11 @@ impl LimitSpec {
                         }
                         "reach" => {
                             ban_given.push("reach");
+                            ban.reach = true;
+                        }
+                        "fail2ban" => {
+                            ban_given.push("fail2ban");
+                            ban.fail2ban = true;
                             ban.reach = true;
                         }
                         _ => {
@@ -434,6 +439,9 @@ impl LimitSpec {
             if let Some(o) = &self.ban {
                 if o.ban_ms == Some(0) {
                     return Err(SpecProblem::ZeroBan);
+                }
+                if o.fail2ban && (o.extend || o.challenge.is_some()) {
+                    return Err(SpecProblem::NotFail2ban);
                 }
                 if let Some(c) = o.challenge {
                     // The challenge must come before the ban: a lower rate.
@@ -575,7 +583,13 @@ impl LimitSpec {
             ),
             Algorithm::Ban => {
                 let o = self.ban.clone().unwrap_or_default();
-                let mut s = if o.reach {
+                let mut s = if o.fail2ban {
+                    format!(
+                        "ban as fail2ban bans: maxretry {n}, findtime {} (a failure ticket rescaled as a rate once it spans more than findtime, dropped at fail2ban's cleanups), bantime {}; the failure that reaches {n} passes, the key's later requests are refused while banned (its end included)",
+                        one(per.clone()),
+                        ban_for(o.ban_ms),
+                    )
+                } else if o.reach {
                     format!(
                         "ban: {} counted in any {} ban the key {} (fail2ban: maxretry {n}, findtime {}; the request that reaches {n} passes, the key's later ones are refused)",
                         units(self.rate.count()),
@@ -675,7 +689,9 @@ impl fmt::Display for LimitSpec {
             if o.extend {
                 f.write_str(",extend")?;
             }
-            if o.reach {
+            if o.fail2ban {
+                f.write_str(",fail2ban")?;
+            } else if o.reach {
                 f.write_str(",reach")?;
             }
             if let Some(i) = &o.increment {
@@ -748,7 +764,7 @@ pub enum SpecProblem {
     UnknownScope(String),
     /// Unknown option.
     #[error(
-        "unknown option `{0}`; known: burst, algo, key, cost, name, nodelay, delay, queue, scope, expire, status, path; with algo=ban: ban, challenge, extend, reach, increment, factor, maxtime, multipliers"
+        "unknown option `{0}`; known: burst, algo, key, cost, name, nodelay, delay, queue, scope, expire, status, path; with algo=ban: ban, challenge, extend, reach, fail2ban, increment, factor, maxtime, multipliers"
     )]
     UnknownOption(String),
     /// Option given twice.
@@ -792,6 +808,11 @@ pub enum SpecProblem {
     /// `ban=0`.
     #[error("a ban of 0 bans nothing; give a length (ban=1h) or ban=forever")]
     ZeroBan,
+    /// `fail2ban` with an option fail2ban has not.
+    #[error(
+        "fail2ban has no challenge and does not extend bans; drop challenge=/extend or fail2ban"
+    )]
+    NotFail2ban,
     /// `challenge=` at or above the ban rate.
     #[error("the challenge rate must be lower than the ban rate (challenged first, banned later)")]
     ChallengeNotLower,
@@ -805,8 +826,8 @@ fn not_applicable_hint(option: &str, algorithm: Algorithm) -> &'static str {
         ("queue", _) => " (queue is for leaky-queue)",
         ("expire", _) => " (expire is for haproxy)",
         (
-            "ban" | "challenge" | "extend" | "reach" | "increment" | "factor" | "maxtime"
-            | "multipliers",
+            "ban" | "challenge" | "extend" | "reach" | "fail2ban" | "increment" | "factor"
+            | "maxtime" | "multipliers",
             _,
         ) => " (ban options are for algo=ban)",
         _ => " (nodelay and delay= are nginx options)",
@@ -824,6 +845,9 @@ impl SpecProblem {
             SpecProblem::UnknownCost(_) => "`300/s,algo=token-bucket,burst=1000,cost=request-time`",
             SpecProblem::NginxRateTooLow => "`1r/m,algo=nginx,burst=5`",
             SpecProblem::UnknownScope(_) => "`1600/10m,scope=anonymous-heavy`",
+            SpecProblem::NotFail2ban => {
+                "`5/10m,algo=ban,ban=1h,fail2ban,increment,status=404,key=ip`"
+            }
             SpecProblem::ZeroBan | SpecProblem::ChallengeNotLower => {
                 "`500/1m,algo=ban,ban=1h,challenge=100/1m,key=ip`"
             }

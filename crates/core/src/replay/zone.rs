@@ -174,6 +174,24 @@ impl Zone {
         }
     }
 
+    /// The zone's clock for `req` decided at `now`: a fail2ban jail reads the log
+    /// line's own stamp (the whole second, where the replay spread the second).
+    #[inline]
+    pub(crate) fn clock(&self, req: &super::Request<'_>, now: i64) -> i64 {
+        match &self.kind {
+            Kind::Ban(z) if req.whole_second && z.reads_lines() => now - now.rem_euclid(1000),
+            _ => now,
+        }
+    }
+
+    /// A request the zone sees without looking a key up (exempt, or without the key):
+    /// a fail2ban jail still reads its line.
+    pub(crate) fn note_line(&mut self, now: i64) {
+        if let Kind::Ban(z) = &mut self.kind {
+            z.note_line(now);
+        }
+    }
+
     /// A ban zone's bans and tallies.
     pub fn ban(&self) -> Option<&BanZone> {
         match &self.kind {

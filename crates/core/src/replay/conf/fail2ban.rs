@@ -1020,6 +1020,7 @@ fn build_jail(
         extend: false,
         reach: true,
         increment,
+        fail2ban: true,
     });
     let mut p = Policy::from_limit(spec).map_err(|e| bad("maxretry", e.problem.to_string()))?;
     let nfail = fail.len();

@@ -146,6 +146,7 @@ impl<'a> Tables<'a> {
             status: r.status,
             request_time_us: (r.rt_us != NO_VALUE).then_some(r.rt_us),
             bytes: (r.bytes != NO_VALUE).then_some(r.bytes),
+            whole_second: r.flags & SECOND != 0,
         }
     }
 }
