@@ -189,6 +189,13 @@ pub struct ReplayArgs {
     #[arg(long, help_heading = "Candidates")]
     pub exempt_identified: bool,
 
+    /// Statuses that mean the server refused a request's credentials: a user name
+    /// logged with one of them exempts nothing (--exempt-user, --exempt-identified and
+    /// the exemptions of --config rules); such requests are judged and counted
+    /// (`credentials_refused`). Comma-separated, or `none` [default: 401,403,407]
+    #[arg(long, value_name = "STATUSES", help_heading = "Candidates")]
+    pub credential_refusals: Option<String>,
+
     /// Your own services' networks, for the report (a loud warning when a candidate
     /// refuses them); addresses a candidate exempts count too. Repeat or comma-separate.
     #[arg(
@@ -533,6 +540,15 @@ fn candidates(args: &ReplayArgs, quiet: bool) -> anyhow::Result<Result<Vec<Polic
             p.set_exempt(merged);
         }
     }
+    if let Some(text) = &args.credential_refusals {
+        let statuses = match credential_refusals(text) {
+            Ok(s) => s,
+            Err(e) => return usage_in(e),
+        };
+        for p in &mut policies {
+            p.set_credential_refusals(&statuses);
+        }
+    }
     unique_names(&mut policies);
     Ok(Ok(policies))
 }
@@ -783,6 +799,26 @@ fn exemptions(args: &ReplayArgs) -> Result<Exempt, String> {
         );
     }
     Ok(e)
+}
+
+/// `--credential-refusals 401,403,407` (or `none`).
+fn credential_refusals(text: &str) -> Result<Vec<u16>, String> {
+    if text.trim() == "none" {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<u16>()
+                .ok()
+                .filter(|n| (100..=599).contains(n))
+                .ok_or_else(|| {
+                    format!(
+                        "--credential-refusals: {s:?} is not an HTTP status; for example: --credential-refusals 401,403,407 (or none)"
+                    )
+                })
+        })
+        .collect()
 }
 
 /// A policy's exemptions plus the command line's.

@@ -193,7 +193,7 @@ pub fn replay<W: DecisionSink + Send>(
                         return;
                     }
                     let internal = !marks.is_empty()
-                        && marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
+                        && marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i), b.status[i]);
                     let who = Who::of(internal, rc.identity, classifier.agents.info(rc.agent));
                     store.push(
                         fid,

@@ -389,9 +389,17 @@ fn replays_from_the_dataset_read_what_their_candidates_and_filters_need() {
         Some(&data),
         &["replay", "--limit", "1600/10m,scope=anonymous-heavy"],
     );
-    // 7,288 anonymous heavy requests, and the 50 with a Cookie header (without
-    // --session-cookie nothing makes them identified).
-    assert_eq!(h["candidates"][0]["in_scope"], 7_288 + 50);
+    // 7,288 anonymous heavy requests; the 50 with a Cookie header are unknown (without
+    // --session-cookie nothing makes them identified), and unknown is not anonymous.
+    assert_eq!(h["candidates"][0]["in_scope"], 7_288);
+    // One definition: `--anonymous --heavy` selects the very requests the scope limits.
+    let f = json_in(
+        tmp.path(),
+        Some(&data),
+        &["replay", "--heavy", "--anonymous", "--limit", "1600/10m"],
+    );
+    assert_eq!(f["candidates"][0]["in_scope"], 7_288);
+    assert_eq!(f["candidates"][0]["refused"], h["candidates"][0]["refused"]);
     let o = json_in(
         tmp.path(),
         Some(&data),
@@ -1043,4 +1051,174 @@ fn rotated_files_ingested_newest_first_are_replayed_as_read() {
         rows > 5_000 && fed + 10 >= rows,
         "{fed} of {rows} replayed as read"
     );
+}
+
+/// "Anonymous" means one thing: where the log cannot tell (a plain combined log, no
+/// cookie information), no client is anonymous, for `scope=anonymous-heavy` as for
+/// `--anonymous`, and the report says so instead of capping nobody in silence.
+#[test]
+fn anonymous_is_one_definition_and_unknown_is_not_anonymous() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut lines = Vec::new();
+    for i in 0..600 {
+        lines.push(format!(
+            r#"203.0.113.{} - - [01/Mar/2026:10:{:02}:{:02} +0000] "GET /w/index.php?title=P{i}&action=history HTTP/1.1" 200 512 "-" "Mozilla/5.0""#,
+            i % 200,
+            i / 60,
+            i % 60
+        ));
+    }
+    std::fs::write(tmp.path().join("c.log"), lines.join("\n") + "\n").unwrap();
+    let j = json_in(
+        tmp.path(),
+        None,
+        &[
+            "replay",
+            "--limit",
+            "100/10m,scope=anonymous-heavy",
+            "c.log",
+        ],
+    );
+    let a = &j["candidates"][0];
+    assert_eq!(a["in_scope"], 0);
+    assert_eq!(a["refused"], 0);
+    let w = a["warnings"].as_array().unwrap();
+    assert!(
+        w.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("no request is known anonymous")),
+        "{w:?}"
+    );
+    let f = json_in(
+        tmp.path(),
+        None,
+        &["replay", "--anonymous", "--limit", "100/10m", "c.log"],
+    );
+    assert_eq!(f["requests"], 0);
+    // With the rules' `anonymous_without_user`, the same log is anonymous for both.
+    std::fs::write(
+        tmp.path().join("rules.toml"),
+        "[identity]\nanonymous_without_user = true\n",
+    )
+    .unwrap();
+    let j = json_in(
+        tmp.path(),
+        None,
+        &[
+            "replay",
+            "--rules",
+            "rules.toml",
+            "--limit",
+            "100/10m,scope=anonymous-heavy",
+            "c.log",
+        ],
+    );
+    assert_eq!(j["candidates"][0]["in_scope"], 600);
+    assert_eq!(j["candidates"][0]["refused"], 500);
+    let f = json_in(
+        tmp.path(),
+        None,
+        &[
+            "replay",
+            "--rules",
+            "rules.toml",
+            "--anonymous",
+            "--limit",
+            "100/10m",
+            "c.log",
+        ],
+    );
+    assert_eq!(f["candidates"][0]["in_scope"], 600);
+}
+
+/// Seed 004: nginx and Apache log the user from the Authorization header even when
+/// authentication fails, so a forged token shows the service's name with 401. Only
+/// credentials the server accepted are exempt; the others are judged and counted.
+#[test]
+fn story4_forged_credentials_are_not_exempt() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut lines = Vec::new();
+    // 420 forged requests in a minute (401) and 300 of the real service (200).
+    for i in 0..720u32 {
+        let (ip, status, agent) = if i % 12 < 7 {
+            ("198.51.100.66", 401, "forger/1.0")
+        } else {
+            ("198.51.100.66", 200, "svc-edge/2.1")
+        };
+        lines.push(format!(
+            r#"{ip} - svc-edge [01/Mar/2026:10:00:{:02} +0000] "GET /api/v1/items HTTP/1.1" {status} 12 "-" "{agent}""#,
+            i / 12
+        ));
+    }
+    std::fs::write(tmp.path().join("api.log"), lines.join("\n") + "\n").unwrap();
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "replay",
+            "--limit",
+            "300/1m,key=ip",
+            "--exempt-user",
+            "svc-edge",
+        ];
+        a.extend_from_slice(extra);
+        a.push("api.log");
+        json_in(tmp.path(), None, &a)
+    };
+    let j = run(&[]);
+    let a = &j["candidates"][0];
+    assert_eq!(a["exempt"], 300);
+    assert_eq!(a["credentials_refused"], 420);
+    assert_eq!(a["in_scope"], 420);
+    assert_eq!(a["refused"], 120);
+    assert!(
+        a["description"]
+            .as_str()
+            .unwrap()
+            .contains("credentials only where the server accepted them (not 401/403/407)"),
+        "{a}"
+    );
+    assert!(
+        a["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("420 requests named exempt credentials the server refused")),
+        "{a}"
+    );
+    // The forged requests are not "your own services".
+    assert_eq!(a["classes"][0]["class"], "internal");
+    assert_eq!(a["classes"][0]["requests"], 300);
+    // Every status accepted: the old reading, every request exempt.
+    let j = run(&["--credential-refusals", "none"]);
+    assert_eq!(j["candidates"][0]["exempt"], 720);
+    assert_eq!(j["candidates"][0]["credentials_refused"], 0);
+    // A rules file's exemption says the same by default, and takes its own list.
+    for (extra, refused) in [("", 120), ("credential_refusals = [403]\n", 0)] {
+        std::fs::write(
+            tmp.path().join("limits.toml"),
+            format!(
+                "name = \"per-ip\"\n[exempt]\nusers = [\"svc-edge\"]\n{extra}[[zones]]\nname = \"ip\"\nspec = \"300/min,algo=sliding-log,key=ip\"\n[[rules]]\nname = \"all\"\nzone = \"ip\"\n"
+            ),
+        )
+        .unwrap();
+        let j = json_in(
+            tmp.path(),
+            None,
+            &["replay", "--config", "limits.toml", "api.log"],
+        );
+        assert_eq!(j["candidates"][0]["refused"], refused, "{extra}");
+    }
+    let (_, err, code) = run_in(
+        tmp.path(),
+        None,
+        &[
+            "replay",
+            "--limit",
+            "300/1m",
+            "--credential-refusals",
+            "4o1",
+            "api.log",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--credential-refusals 401,403,407"), "{err}");
 }

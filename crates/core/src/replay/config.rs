@@ -9,6 +9,8 @@
 //! cidr = ["10.0.0.0/8"]
 //! ua_regex = "^internal-agent/"
 //! identified = true
+//! users = ["svc-edge"]         # a service's credential...
+//! credential_refusals = [401, 403, 407]   # ...only where the server accepted it (default)
 //!
 //! [[zones]]
 //! name = "perip"
@@ -190,6 +192,7 @@ struct ExemptCfg {
     #[serde(default)]
     identified: bool,
     users: Option<OneOrMany<String>>,
+    credential_refusals: Option<Vec<u16>>,
 }
 
 impl Policy {
@@ -423,12 +426,8 @@ fn bytes(v: Vec<String>) -> Vec<Vec<u8>> {
 }
 
 fn matcher(m: MatchCfg, place: &str) -> Result<Matcher, LimitConfigError> {
-    let identified = match (m.identified, m.anonymous) {
-        (Some(_), Some(_)) => return Err(invalid(place, "give identified or anonymous, not both")),
-        (Some(i), None) => Some(i),
-        (None, Some(a)) => Some(!a),
-        (None, None) => None,
-    };
+    let identified = m.identified;
+    let anonymous = m.anonymous;
     Ok(Matcher {
         path_prefix: bytes(many(m.path_prefix)),
         path: bytes(many(m.path)),
@@ -455,6 +454,7 @@ fn matcher(m: MatchCfg, place: &str) -> Result<Matcher, LimitConfigError> {
         has_cookie: m.has_cookie,
         heavy: m.heavy,
         identified,
+        anonymous,
         cidr: cidrs(many(m.cidr), place)?,
         not: many(m.not)
             .into_iter()
@@ -472,5 +472,8 @@ fn exempt(e: ExemptCfg, place: &str) -> Result<Exempt, LimitConfigError> {
             .transpose()?,
         identified: e.identified,
         users: bytes(many(e.users)),
+        credential_refusals: e
+            .credential_refusals
+            .unwrap_or_else(|| super::matcher::CREDENTIAL_REFUSALS.to_vec()),
     })
 }

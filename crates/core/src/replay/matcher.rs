@@ -35,8 +35,11 @@ pub struct Matcher {
     pub has_cookie: Option<bool>,
     /// The caller's heavy flag.
     pub heavy: Option<bool>,
-    /// Identified (true) or anonymous (false) client.
+    /// Identified (true) or not identified (false) client.
     pub identified: Option<bool>,
+    /// Known anonymous (true) or not (false) client: the classifier's definition
+    /// ([`Request::anonymous`]), the one `--anonymous` selects; unknown is not anonymous.
+    pub anonymous: Option<bool>,
     /// Client address in one of these networks.
     pub cidr: Vec<IpNet>,
     /// None of these sub-matchers may match.
@@ -59,6 +62,7 @@ impl Matcher {
             && self.has_cookie.is_none()
             && self.heavy.is_none()
             && self.identified.is_none()
+            && self.anonymous.is_none()
             && self.cidr.is_empty()
             && self.not.is_empty()
     }
@@ -111,7 +115,10 @@ impl Matcher {
             parts.push(if b { "heavy" } else { "not heavy" }.into());
         }
         if let Some(b) = self.identified {
-            parts.push(if b { "identified" } else { "anonymous" }.into());
+            parts.push(if b { "identified" } else { "not identified" }.into());
+        }
+        if let Some(b) = self.anonymous {
+            parts.push(if b { "anonymous" } else { "not anonymous" }.into());
         }
         if !self.cidr.is_empty() {
             let n: Vec<String> = self.cidr.iter().map(|c| c.to_string()).collect();
@@ -191,6 +198,11 @@ impl Matcher {
         {
             return false;
         }
+        if let Some(want) = self.anonymous
+            && req.anonymous != want
+        {
+            return false;
+        }
         if !self.cidr.is_empty() && !in_any(&self.cidr, req) {
             return false;
         }
@@ -198,9 +210,16 @@ impl Matcher {
     }
 }
 
+/// Statuses that say the server refused the credentials a request carried: nginx and
+/// Apache log the user name from the Authorization header even then, so a forged token
+/// shows the service's name with 401.
+pub const CREDENTIAL_REFUSALS: [u16; 3] = [401, 403, 407];
+
 /// Requests a rule (or a whole policy) lets through without counting them: the story of
-/// seed 004, where the service's own credentialed traffic must not be limited.
-#[derive(Clone, Debug, Default)]
+/// seed 004, where the service's own credentialed traffic must not be limited. A user
+/// name (or identity) exempts only where the server accepted the credentials: not with
+/// a status in `credential_refusals`.
+#[derive(Clone, Debug)]
 pub struct Exempt {
     /// Client networks that are never limited.
     pub cidr: Vec<IpNet>,
@@ -210,6 +229,21 @@ pub struct Exempt {
     pub identified: bool,
     /// These authenticated users are never limited.
     pub users: Vec<Vec<u8>>,
+    /// Statuses with which a logged user name is not a credential the server accepted
+    /// (default [`CREDENTIAL_REFUSALS`]).
+    pub credential_refusals: Vec<u16>,
+}
+
+impl Default for Exempt {
+    fn default() -> Self {
+        Exempt {
+            cidr: Vec::new(),
+            ua_regex: None,
+            identified: false,
+            users: Vec::new(),
+            credential_refusals: CREDENTIAL_REFUSALS.to_vec(),
+        }
+    }
 }
 
 impl Exempt {
@@ -239,6 +273,17 @@ impl Exempt {
                 .collect();
             parts.push(format!("users {}", u.join(", ")));
         }
+        if (self.identified || !self.users.is_empty()) && !self.credential_refusals.is_empty() {
+            let st: Vec<String> = self
+                .credential_refusals
+                .iter()
+                .map(u16::to_string)
+                .collect();
+            parts.push(format!(
+                "credentials only where the server accepted them (not {})",
+                st.join("/")
+            ));
+        }
         if parts.is_empty() {
             "nothing".into()
         } else {
@@ -248,7 +293,7 @@ impl Exempt {
 
     /// Whether `req` is exempt.
     pub fn covers(&self, req: &Request<'_>) -> bool {
-        if self.identified && req.identified {
+        if self.credentials(req) && !self.credential_refused(req) {
             return true;
         }
         if !self.cidr.is_empty() && in_any(&self.cidr, req) {
@@ -259,13 +304,27 @@ impl Exempt {
         {
             return true;
         }
-        if !self.users.is_empty()
-            && let Some(u) = req.user
-            && self.users.iter().any(|x| x.as_slice() == u)
-        {
-            return true;
-        }
         false
+    }
+
+    /// Whether `req` carries credentials this exemption names (identified, or one of
+    /// the users), accepted or not.
+    fn credentials(&self, req: &Request<'_>) -> bool {
+        (self.identified && req.identified)
+            || (!self.users.is_empty()
+                && req
+                    .user
+                    .is_some_and(|u| self.users.iter().any(|x| x.as_slice() == u)))
+    }
+
+    /// Whether the server refused the credentials of `req` (its status says so).
+    fn credential_refused(&self, req: &Request<'_>) -> bool {
+        self.credential_refusals.contains(&req.status)
+    }
+
+    /// Whether `req` names exempt credentials the server refused: counted, not exempt.
+    pub fn refused_credentials(&self, req: &Request<'_>) -> bool {
+        self.credentials(req) && self.credential_refused(req) && !self.covers(req)
     }
 }
 

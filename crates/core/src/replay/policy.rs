@@ -98,6 +98,8 @@ pub struct Policy {
     program: Option<Box<Program>>,
     scratch: Scratch,
     challenge: bool,
+    /// Requests judged although they named exempt credentials: the server refused them.
+    credentials_refused: u64,
 }
 
 /// A rule or limit that does not fit the policy.
@@ -144,6 +146,7 @@ impl Policy {
             program: None,
             scratch: Scratch::default(),
             challenge: false,
+            credentials_refused: 0,
         }
     }
 
@@ -172,10 +175,10 @@ impl Policy {
         match scope {
             SpecScope::All => {}
             SpecScope::Heavy => matcher.heavy = Some(true),
-            SpecScope::Anonymous => matcher.identified = Some(false),
+            SpecScope::Anonymous => matcher.anonymous = Some(true),
             SpecScope::AnonymousHeavy => {
                 matcher.heavy = Some(true);
-                matcher.identified = Some(false);
+                matcher.anonymous = Some(true);
             }
         }
         if ban {
@@ -230,6 +233,15 @@ impl Policy {
     /// Requests exempt from every rule.
     pub fn set_exempt(&mut self, exempt: Exempt) {
         self.exempt = exempt;
+    }
+
+    /// The statuses that mean the server refused a request's credentials, for every
+    /// exemption of the policy and of its rules ([`Exempt::credential_refusals`]).
+    pub fn set_credential_refusals(&mut self, statuses: &[u16]) {
+        self.exempt.credential_refusals = statuses.to_vec();
+        for r in &mut self.rules {
+            r.exempt.credential_refusals = statuses.to_vec();
+        }
     }
 
     /// Adds a zone; returns its id.
@@ -425,8 +437,36 @@ impl Policy {
         s.trim_end().to_string()
     }
 
+    /// Whether a rule (or a ban's count filter) selects anonymous clients.
+    pub fn needs_anonymous(&self) -> bool {
+        self.rules.iter().any(|r| r.matcher.anonymous == Some(true))
+            || self.zones.iter().any(|z| {
+                z.count_filter()
+                    .is_some_and(|f| f.matcher.anonymous == Some(true))
+            })
+    }
+
+    /// Requests judged although they named exempt credentials, because the server
+    /// refused those credentials (their status is a credential refusal).
+    pub fn credentials_refused(&self) -> u64 {
+        self.credentials_refused
+    }
+
     /// Judges one request at `now` (ms), charging the zones it passes.
     pub(crate) fn decide(&mut self, req: &Request<'_>, now: i64) -> Verdict {
+        let v = self.judge(req, now);
+        if !matches!(v.decision, Decision::Exempt | Decision::OutOfScope)
+            && (self.exempt.refused_credentials(req)
+                || v.rule
+                    .and_then(|r| self.rules.get(r as usize))
+                    .is_some_and(|r| r.exempt.refused_credentials(req)))
+        {
+            self.credentials_refused += 1;
+        }
+        v
+    }
+
+    fn judge(&mut self, req: &Request<'_>, now: i64) -> Verdict {
         if let Some(p) = &self.program {
             if exempt(&self.exempt, req) {
                 return Verdict {

@@ -38,6 +38,10 @@ pub struct Request<'a> {
     /// Whether the request is from an identified (logged-in, credentialed) client, as the
     /// caller's classification says.
     pub identified: bool,
+    /// Whether the client is known anonymous (the classifier's *anonymous*: no Cookie
+    /// header where the log records it, or no user name where the rules say so). Neither
+    /// identified nor anonymous is *unknown*: never anonymous.
+    pub anonymous: bool,
     /// Whether the request carried a Cookie header, where the log can tell.
     pub has_cookie: Option<bool>,
     /// Whether the caller's classifier calls this request heavy (search, diff, history…).
@@ -71,6 +75,7 @@ impl<'a> Request<'a> {
             referer: r.referer,
             user: r.user,
             identified: r.user.is_some(),
+            anonymous: r.user.is_none() && r.has_cookie == Some(false),
             has_cookie: r.has_cookie,
             heavy: false,
             status: r.status,

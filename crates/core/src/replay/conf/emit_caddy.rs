@@ -143,6 +143,14 @@ fn lines(m: &Matcher, indent: &str, out: &mut String, notes: &mut Vec<String>) {
             if b { "" } else { "not " }
         );
     }
+    if let Some(b) = m.anonymous {
+        // Known anonymous = no Cookie header (logscope's identity, where the log records it).
+        let _ = writeln!(
+            out,
+            "{indent}{}header Cookie *",
+            if b { "not " } else { "" }
+        );
+    }
     if let Some(b) = m.identified {
         let _ = writeln!(
             out,

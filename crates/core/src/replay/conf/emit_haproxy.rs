@@ -461,6 +461,10 @@ fn criteria(m: &Matcher) -> Result<Vec<(bool, &'static str, String)>, Inexpressi
     if m.identified.is_some() {
         return Err(Inexpressible::IdentityClass);
     }
+    if let Some(b) = m.anonymous {
+        // Known anonymous = no Cookie header (logscope's identity, where the log records it).
+        out.push((b, "cookie", "req.hdr(cookie) -m found".to_string()));
+    }
     if !m.cidr.is_empty() {
         let v: Vec<String> = m.cidr.iter().map(|n| n.to_string()).collect();
         out.push((false, "src", criterion("src", &v)));

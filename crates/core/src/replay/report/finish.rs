@@ -305,6 +305,7 @@ impl ReportAcc {
             refused: k.refused,
             challenged: k.challenged,
             exempt: k.exempt,
+            credentials_refused: p.credentials_refused(),
             out_of_scope: k.out_of_scope,
             admitted_share: share(k.admitted, k.in_scope),
             delayed_share: share(k.delayed, k.in_scope),
@@ -364,6 +365,31 @@ impl ReportAcc {
                 p.name(),
                 thousands(ident),
                 pct1(ident, self.who_total[Who::Identified.index()])
+            ));
+        }
+        if p.needs_anonymous() && self.requests > 0 {
+            let k = ca.who.iter().map(|w| w[0]).sum::<u64>();
+            if k == 0 {
+                cw.push(format!(
+                    "{} ({}) limits anonymous clients, and no request is known anonymous: \
+                     anonymous means no Cookie header where the log records it (Caddy's JSON \
+                     log), or no user name where the rules say `anonymous_without_user = \
+                     true`; otherwise a client is unknown, never anonymous — the requests \
+                     `--anonymous` selects. This limit applies to nothing here.",
+                    label,
+                    p.name(),
+                ));
+            }
+        }
+        if p.credentials_refused() > 0 {
+            cw.push(format!(
+                "{} ({}): {} requests named exempt credentials the server refused (a \
+                 credential refusal status, 401/403/407 unless --credential-refusals says \
+                 otherwise): they were judged, not exempt — a forged token logged under a \
+                 service's name is not the service.",
+                label,
+                p.name(),
+                thousands(p.credentials_refused())
             ));
         }
         cw

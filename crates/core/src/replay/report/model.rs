@@ -109,6 +109,9 @@ pub struct CandidateReport {
     pub challenged: u64,
     /// Covered but exempt.
     pub exempt: u64,
+    /// Judged although they named exempt credentials: the server refused those
+    /// credentials (a status in the exemption's credential refusals, 401/403/407).
+    pub credentials_refused: u64,
     /// Not covered.
     pub out_of_scope: u64,
     /// `admitted / in_scope`.

@@ -62,7 +62,7 @@ fn run_specs(specs: &[&str], reqs: &[Req], capacity: Option<Rate>, internal: &[&
     let f = store.file_id("a.log");
     for i in (0..b.len()).rev() {
         let rc = cls.classify(&b, i);
-        let internal = marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
+        let internal = marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i), b.status[i]);
         let who = Who::of(internal, rc.identity, cls.agents.info(rc.agent));
         store.push(
             f,
@@ -226,7 +226,7 @@ fn internal_services_and_exemptions() {
     for i in 0..b.len() {
         let rc = cls.classify(&b, i);
         let who = Who::of(
-            marks.covers(rc.ip, None, None),
+            marks.covers(rc.ip, None, None, 200),
             rc.identity,
             cls.agents.info(rc.agent),
         );
@@ -519,7 +519,7 @@ mod spilling {
             let fid = store.file_id(&format!("part-{f}.log"));
             for i in 0..b.len() {
                 let rc = cls.classify(b, i);
-                let internal = marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i));
+                let internal = marks.covers(rc.ip, b.user_agent.get(i), b.user.get(i), b.status[i]);
                 let who = Who::of(internal, rc.identity, cls.agents.info(rc.agent));
                 store.push(
                     fid,

@@ -6,12 +6,13 @@ use ipnet::IpNet;
 use regex::bytes::Regex;
 
 use crate::replay::Policy;
-use crate::replay::matcher::Exempt;
+use crate::replay::matcher::{CREDENTIAL_REFUSALS, Exempt};
 
 /// Requests that are your own services: every address, agent and user a candidate
 /// exempts, plus those named on the command line (`--internal`). Exempting identified
-/// users does not make them internal (they have their own class).
-#[derive(Clone, Debug, Default)]
+/// users does not make them internal (they have their own class); a user name logged
+/// with a credential refusal (401/403/407) is not the user.
+#[derive(Clone, Debug)]
 pub struct InternalMarks {
     /// Networks.
     pub cidr: Vec<IpNet>,
@@ -19,6 +20,19 @@ pub struct InternalMarks {
     pub agents: Vec<Regex>,
     /// Authenticated users.
     pub users: Vec<Vec<u8>>,
+    /// Statuses with which a logged user name is not a credential the server accepted.
+    pub credential_refusals: Vec<u16>,
+}
+
+impl Default for InternalMarks {
+    fn default() -> Self {
+        InternalMarks {
+            cidr: Vec::new(),
+            agents: Vec::new(),
+            users: Vec::new(),
+            credential_refusals: CREDENTIAL_REFUSALS.to_vec(),
+        }
+    }
 }
 
 impl InternalMarks {
@@ -51,6 +65,9 @@ impl InternalMarks {
                 self.users.push(u.clone());
             }
         }
+        if !e.users.is_empty() {
+            self.credential_refusals = e.credential_refusals.clone();
+        }
     }
 
     /// Whether nothing marks a request internal.
@@ -58,8 +75,15 @@ impl InternalMarks {
         self.cidr.is_empty() && self.agents.is_empty() && self.users.is_empty()
     }
 
-    /// Whether a request from `ip` with this agent and user is internal.
-    pub fn covers(&self, ip: Option<IpAddr>, agent: Option<&str>, user: Option<&str>) -> bool {
+    /// Whether a request from `ip` with this agent and user, answered `status`, is
+    /// internal.
+    pub fn covers(
+        &self,
+        ip: Option<IpAddr>,
+        agent: Option<&str>,
+        user: Option<&str>,
+        status: u16,
+    ) -> bool {
         if let Some(ip) = ip
             && !self.cidr.is_empty()
         {
@@ -74,6 +98,7 @@ impl InternalMarks {
             return true;
         }
         if let Some(u) = user
+            && !self.credential_refusals.contains(&status)
             && self.users.iter().any(|x| x.as_slice() == u.as_bytes())
         {
             return true;

@@ -18,6 +18,8 @@ pub(super) const SECOND: u8 = 16;
 pub(super) const LOGGED_REFUSAL: u8 = 32;
 /// Fed in file order ([`RowStore::set_log_order`](super::RowStore::set_log_order)): ordered by time and input only.
 pub(super) const LOG_ORDER: u8 = 64;
+/// The classifier's *anonymous* (not merely not identified).
+pub(super) const ANONYMOUS: u8 = 128;
 
 #[derive(Clone, Copy)]
 pub(super) struct Row {
@@ -141,6 +143,7 @@ impl<'a> Tables<'a> {
             referer: f[2],
             user: get(self.user, t[6]),
             identified: r.flags & IDENTIFIED != 0,
+            anonymous: r.flags & ANONYMOUS != 0,
             has_cookie: (r.flags & COOKIE_KNOWN != 0).then_some(r.flags & COOKIE != 0),
             heavy: r.flags & HEAVY != 0,
             status: r.status,

@@ -12,8 +12,8 @@ use super::fed::Fed;
 use super::merge::{CHUNK_ROWS, CHUNK_TEXT, Chunk, current, merge};
 use super::needs::Needs;
 use super::row::{
-    COOKIE, COOKIE_KNOWN, HEAVY, IDENTIFIED, LOG_ORDER, LOGGED_REFUSAL, NO_VALUE, NONE, Row,
-    RowMeta, SECOND, Tables, decision_order,
+    ANONYMOUS, COOKIE, COOKIE_KNOWN, HEAVY, IDENTIFIED, LOG_ORDER, LOGGED_REFUSAL, NO_VALUE, NONE,
+    Row, RowMeta, SECOND, Tables, decision_order,
 };
 use super::run_buf::RunBuf;
 use super::spill::{Run, RunReader};
@@ -288,8 +288,10 @@ impl RowStore {
         if rc.heavy.is_heavy() {
             flags |= HEAVY;
         }
-        if rc.identity == Identity::Identified {
-            flags |= IDENTIFIED;
+        match rc.identity {
+            Identity::Identified => flags |= IDENTIFIED,
+            Identity::Anonymous => flags |= ANONYMOUS,
+            Identity::Unknown => {}
         }
         match b.cookie(i) {
             Some(true) => flags |= COOKIE_KNOWN | COOKIE,

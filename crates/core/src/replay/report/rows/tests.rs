@@ -376,8 +376,12 @@ fn internal_marks_come_from_exemptions() {
     )
     .unwrap();
     let m = InternalMarks::from_policies(&[p]);
-    assert!(m.covers(Some("10.9.1.2".parse().unwrap()), None, None));
-    assert!(m.covers(None, None, Some("svc")));
-    assert!(!m.covers(Some("10.8.1.2".parse().unwrap()), None, Some("alice")));
+    assert!(m.covers(Some("10.9.1.2".parse().unwrap()), None, None, 200));
+    assert!(m.covers(None, None, Some("svc"), 200));
+    assert!(
+        !m.covers(None, None, Some("svc"), 401),
+        "a refused credential"
+    );
+    assert!(!m.covers(Some("10.8.1.2".parse().unwrap()), None, Some("alice"), 200));
     assert!(m.describe().contains("10.9.0.0/16"));
 }
