@@ -1222,3 +1222,136 @@ fn story4_forged_credentials_are_not_exempt() {
     assert_eq!(code, 2);
     assert!(err.contains("--credential-refusals 401,403,407"), "{err}");
 }
+
+/// Per-tier limits: a rule matches a list of user names (credentials the server
+/// accepted), the others fall through to the next rule.
+#[test]
+fn tiers_by_user_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut lines = Vec::new();
+    for i in 0..600u32 {
+        let (ip, user, status) = match i % 3 {
+            0 => ("198.51.100.1", "acme", 200),
+            1 => ("198.51.100.2", "-", 200),
+            _ => ("198.51.100.3", "acme", 401),
+        };
+        lines.push(format!(
+            r#"{ip} - {user} [01/Mar/2026:10:00:{:02} +0000] "GET /api/items HTTP/1.1" {status} 12 "-" "client/1.0""#,
+            i / 10
+        ));
+    }
+    std::fs::write(tmp.path().join("api.log"), lines.join("\n") + "\n").unwrap();
+    std::fs::write(
+        tmp.path().join("tiers.toml"),
+        r#"name = "tiers"
+[[zones]]
+name = "paid"
+spec = "1000/1m,algo=sliding-log,key=user"
+[[zones]]
+name = "free"
+spec = "50/1m,algo=sliding-log,key=ip"
+[[rules]]
+name = "paid customers"
+match = { user = ["acme", "globex"] }
+zone = "paid"
+[[rules]]
+name = "everyone else"
+zone = "free"
+"#,
+    )
+    .unwrap();
+    let j = json_in(
+        tmp.path(),
+        None,
+        &[
+            "replay",
+            "--config",
+            "tiers.toml",
+            "--decisions",
+            "d.csv",
+            "api.log",
+        ],
+    );
+    let a = &j["candidates"][0];
+    assert!(
+        a["description"]
+            .as_str()
+            .unwrap()
+            .contains("user acme|globex"),
+        "{a}"
+    );
+    // acme's 200 requests pass in the paid tier; the anonymous client and the forged
+    // acme (401: the server refused the credentials) get 50 each in the free tier.
+    assert_eq!(a["refused"], 150 + 150);
+    let csv = std::fs::read_to_string(tmp.path().join("d.csv")).unwrap();
+    let paid = csv
+        .lines()
+        .filter(|l| l.contains(",paid customers,"))
+        .count();
+    assert_eq!(paid, 200);
+    assert!(
+        csv.lines()
+            .filter(|l| l.contains("198.51.100.3"))
+            .all(|l| l.contains(",everyone else,"))
+    );
+}
+
+/// Seed 001 names 429 with `Retry-After` and `X-RateLimit-*`: each decision carries what
+/// the client would have been told, from the deciding limiter's own state, and the
+/// report sums up how long refused clients were told to wait.
+#[test]
+fn decisions_carry_retry_after_and_rate_limit_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut lines = Vec::new();
+    // One client, 10 a second for 20 s from 10:00:00: a fixed window of 100 a minute
+    // refuses from 10:00:10 until the minute ends.
+    for i in 0..200u32 {
+        lines.push(format!(
+            r#"192.0.2.9 - - [01/Mar/2026:10:00:{:02} +0000] "GET /x HTTP/1.1" 200 12 "-" "c/1""#,
+            i / 10
+        ));
+    }
+    std::fs::write(tmp.path().join("a.log"), lines.join("\n") + "\n").unwrap();
+    let j = json_in(
+        tmp.path(),
+        None,
+        &[
+            "replay",
+            "--limit",
+            "100/1m,algo=fixed-window,key=ip",
+            "--limit",
+            "50/1m,algo=ban,ban=1h,key=ip",
+            "--decisions",
+            "d.csv",
+            "a.log",
+        ],
+    );
+    let csv = std::fs::read_to_string(tmp.path().join("d.csv")).unwrap();
+    let mut rows = csv.lines();
+    let head = csv_fields(rows.next().unwrap());
+    assert_eq!(
+        &head[10..],
+        ["limit", "remaining", "reset_s", "retry_after_s"],
+        "{head:?}"
+    );
+    let rows: Vec<Vec<String>> = rows.map(csv_fields).collect();
+    let fixed: Vec<&Vec<String>> = rows.iter().filter(|r| r[3].starts_with("100/m")).collect();
+    // The first admitted request: 99 left, the window resets in 60 s.
+    assert_eq!(fixed[0][5], "admit");
+    assert_eq!(&fixed[0][10..], ["100;w=60", "99", "60", ""]);
+    // The first refusal (10:00:10.0xx): nothing left, come back when the minute ends.
+    let first = fixed.iter().find(|r| r[5] == "refuse").unwrap();
+    assert_eq!(&first[10..], ["100;w=60", "0", "50", "50"], "{first:?}");
+    // The ban: refused for the hour from the 51st request (10:00:05).
+    let ban: Vec<&Vec<String>> = rows.iter().filter(|r| r[3].starts_with("50/m")).collect();
+    let refused: Vec<&&Vec<String>> = ban.iter().filter(|r| r[5] == "refuse").collect();
+    assert_eq!(refused.len(), 150);
+    assert_eq!(refused[0][13], "3600");
+    assert_eq!(refused.last().unwrap()[13], "3586");
+    // The report: how long refused clients were told to wait.
+    let c = &j["candidates"];
+    assert_eq!(c[0]["retry_after"]["refused"], 100);
+    assert_eq!(c[0]["retry_after"]["max_s"], 50);
+    assert_eq!(c[0]["retry_after"]["p50_s"], 45);
+    assert_eq!(c[1]["retry_after"]["max_s"], 3600);
+}

@@ -29,6 +29,7 @@
 mod algorithm;
 mod ban;
 mod caddy;
+mod client_view;
 pub mod conf;
 mod config;
 mod decision;
@@ -57,8 +58,10 @@ mod zone;
 
 pub use crate::rate::{Rate, RateError};
 pub use ban::{
-    BanCounters, BanOptions, BanRecord, BanZone, CountFilter, Increment, key_text, rebuild_line,
+    BanCounters, BanOptions, BanRecord, BanZone, CountFilter, Increment, key_text, milli_text,
+    rebuild_line,
 };
+pub use client_view::{ClientView, REMAINING_CAP};
 pub use config::LimitConfigError;
 pub use decision::{Decision, RuleId, Verdict};
 pub use engine::{Counters, Replay};

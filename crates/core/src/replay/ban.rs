@@ -271,6 +271,45 @@ impl BanZone {
         }
     }
 
+    /// What a client sending `key` would be told at `now`: while banned, to come back
+    /// when the ban ends; otherwise how many more counted requests it may send.
+    pub(crate) fn client_view(&self, now: i64, key: &[u8]) -> super::ClientView {
+        if let Some(j) = &self.jail {
+            return j.client_view(now, key);
+        }
+        let st = if key.is_empty() {
+            self.site.as_ref()
+        } else {
+            self.map.get(key)
+        };
+        let Some(st) = st else {
+            let n = if self.opts.reach { self.n } else { self.n + 1 };
+            return super::ClientView {
+                remaining: n.min(super::REMAINING_CAP),
+                reset_ms: 0,
+                retry_after_ms: Some(0),
+            };
+        };
+        if now < st.until {
+            let left = (st.until != i64::MAX).then(|| (st.until - now) as u64);
+            return super::ClientView {
+                remaining: 0,
+                reset_ms: left.unwrap_or(u64::MAX),
+                retry_after_ms: left,
+            };
+        }
+        let sum = live(&st.ban, st.ban_sum, now, self.w);
+        let n = if self.opts.reach { self.n } else { self.n + 1 };
+        super::ClientView {
+            remaining: n.saturating_sub(sum).min(super::REMAINING_CAP),
+            reset_ms: st
+                .ban
+                .back()
+                .map_or(0, |&(t, _)| (t + self.w - now).max(0) as u64),
+            retry_after_ms: Some(0),
+        }
+    }
+
     /// Whether the zone counts as fail2ban does, reading log lines (and their stamps).
     pub(crate) fn reads_lines(&self) -> bool {
         self.jail.is_some()

@@ -28,7 +28,8 @@
 //! ```
 //!
 //! Matcher fields: `path_prefix`, `path`, `path_regex`, `query_regex`, `method`,
-//! `status`, `host`, `ua_regex`, `referer_regex`, `has_referer`, `has_cookie`, `heavy`,
+//! `status`, `host`, `ua_regex`, `user` (a tier list of user names), `user_regex`,
+//! `referer_regex`, `has_referer`, `has_cookie`, `heavy`,
 //! `identified`, `anonymous`, `cidr`, `not` (a matcher or a list; none may match).
 
 use std::path::Path;
@@ -174,6 +175,8 @@ struct MatchCfg {
     status: Option<OneOrMany<u16>>,
     host: Option<OneOrMany<String>>,
     ua_regex: Option<String>,
+    user: Option<OneOrMany<String>>,
+    user_regex: Option<String>,
     referer_regex: Option<String>,
     has_referer: Option<bool>,
     has_cookie: Option<bool>,
@@ -445,6 +448,11 @@ fn matcher(m: MatchCfg, place: &str) -> Result<Matcher, LimitConfigError> {
         ua_regex: m
             .ua_regex
             .map(|s| regex(&s, place, "ua_regex"))
+            .transpose()?,
+        user: bytes(many(m.user)),
+        user_regex: m
+            .user_regex
+            .map(|s| regex(&s, place, "user_regex"))
             .transpose()?,
         referer_regex: m
             .referer_regex

@@ -153,6 +153,33 @@ impl Jail {
         self.line_read(secs(now));
     }
 
+    /// What a client sending `key` would be told at `now`: while banned, to come back
+    /// once the ban's end second is past; otherwise how many more failures it may make
+    /// (the one that reaches maxretry passes and bans).
+    pub(crate) fn client_view(&self, now: i64, key: &[u8]) -> super::ClientView {
+        let h = self.map.get(key);
+        if let Some((end, _)) = h.and_then(|h| h.ban)
+            && now <= end
+        {
+            let left = (end != i64::MAX).then(|| (end - now) as u64 + 1);
+            return super::ClientView {
+                remaining: 0,
+                reset_ms: left.unwrap_or(u64::MAX),
+                retry_after_ms: left,
+            };
+        }
+        let (retry, last) = h
+            .and_then(|h| h.ticket)
+            .map_or((0.0, None), |tk| (tk.retry, Some(tk.last)));
+        super::ClientView {
+            remaining: ((self.maxretry - retry).ceil().max(0.0) as u64).min(super::REMAINING_CAP),
+            reset_ms: last.map_or(0, |l| {
+                ((l + self.findtime - secs(now)) * 1000.0).max(0.0) as u64
+            }),
+            retry_after_ms: Some(0),
+        }
+    }
+
     /// Looks `key` up at `now`, counting a failure when `cost > 0`. Without `account`
     /// only checks (a pending request; [`Jail::account`] charges it).
     pub(crate) fn lookup(

@@ -27,6 +27,11 @@ pub struct Matcher {
     pub host: Vec<Vec<u8>>,
     /// User agent matches (a missing agent is matched as empty).
     pub ua_regex: Option<Regex>,
+    /// The authenticated user is one of these (a tier list), with credentials the
+    /// server accepted (a status that is not a [`CREDENTIAL_REFUSALS`]).
+    pub user: Vec<Vec<u8>>,
+    /// The authenticated user matches (accepted credentials, as for `user`).
+    pub user_regex: Option<Regex>,
     /// Referer matches (a missing referer is matched as empty).
     pub referer_regex: Option<Regex>,
     /// Referer present (true) or absent (false).
@@ -57,6 +62,8 @@ impl Matcher {
             && self.status.is_empty()
             && self.host.is_empty()
             && self.ua_regex.is_none()
+            && self.user.is_empty()
+            && self.user_regex.is_none()
             && self.referer_regex.is_none()
             && self.has_referer.is_none()
             && self.has_cookie.is_none()
@@ -101,6 +108,12 @@ impl Matcher {
         }
         if let Some(re) = &self.ua_regex {
             parts.push(format!("agent ~ {re}"));
+        }
+        if !self.user.is_empty() {
+            parts.push(format!("user {}", list(&self.user)));
+        }
+        if let Some(re) = &self.user_regex {
+            parts.push(format!("user ~ {re}"));
         }
         if let Some(re) = &self.referer_regex {
             parts.push(format!("referer ~ {re}"));
@@ -172,6 +185,22 @@ impl Matcher {
             && !re.is_match(req.user_agent.unwrap_or(b""))
         {
             return false;
+        }
+        if !self.user.is_empty() || self.user_regex.is_some() {
+            let Some(u) = req
+                .user
+                .filter(|_| !CREDENTIAL_REFUSALS.contains(&req.status))
+            else {
+                return false;
+            };
+            if !self.user.is_empty() && !self.user.iter().any(|x| x.as_slice() == u) {
+                return false;
+            }
+            if let Some(re) = &self.user_regex
+                && !re.is_match(u)
+            {
+                return false;
+            }
         }
         if let Some(re) = &self.referer_regex
             && !re.is_match(req.referer.unwrap_or(b""))

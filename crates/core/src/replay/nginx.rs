@@ -114,6 +114,41 @@ impl NginxZone {
         (e.clamp(0, i64::MAX as i128) as i64, ms)
     }
 
+    /// What a client sending `key` a request costing `cost` would be told at `now`:
+    /// nginx's excess leaks at the zone's rate, a request passes while the excess it
+    /// leaves is at most the burst.
+    pub(crate) fn client_view(
+        &self,
+        now: i64,
+        key: &[u8],
+        cost: u64,
+        limit: &NginxLimit,
+    ) -> super::ClientView {
+        let burst = limit.burst_milli as i128;
+        let cap = super::REMAINING_CAP;
+        let Some(&i) = self.map.get(key) else {
+            return super::ClientView {
+                remaining: ((burst / 1000) as u64).saturating_add(1).min(cap),
+                reset_ms: 0,
+                retry_after_ms: Some(0),
+            };
+        };
+        let node = &self.nodes[i as usize];
+        let ms = now.saturating_sub(node.last).max(0);
+        let left = (node.excess as i128 - self.leak(ms)).max(0);
+        let rate = (self.rate as i128).max(1);
+        // leak(t) = rate·t/1000 ≥ x  ⇔  t ≥ ⌈1000·x / rate⌉.
+        let until =
+            |x: i128| -> u64 { ((1000 * x.max(0) + rate - 1) / rate).min(u64::MAX as i128) as u64 };
+        let need = node.excess as i128 + 1000 * cost as i128 - burst;
+        let retry = until(need).saturating_sub(ms as u64);
+        super::ClientView {
+            remaining: (((burst - left) / 1000).max(0) as u64).min(cap),
+            reset_ms: until(left),
+            retry_after_ms: Some(retry),
+        }
+    }
+
     /// `ngx_http_limit_req_lookup`: `account` is true for the location's last limit.
     pub(crate) fn lookup(
         &mut self,

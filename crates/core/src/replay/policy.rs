@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use super::client_view::ClientView;
 use super::decision::{Decision, RuleId, Verdict};
 use super::haproxy_program::{Program, Scratch};
 use super::matcher::{Exempt, Matcher};
@@ -100,6 +101,8 @@ pub struct Policy {
     challenge: bool,
     /// Requests judged although they named exempt credentials: the server refused them.
     credentials_refused: u64,
+    /// When the last request was judged (ms).
+    now: i64,
 }
 
 /// A rule or limit that does not fit the policy.
@@ -147,6 +150,7 @@ impl Policy {
             scratch: Scratch::default(),
             challenge: false,
             credentials_refused: 0,
+            now: i64::MIN,
         }
     }
 
@@ -446,6 +450,33 @@ impl Policy {
             })
     }
 
+    /// What the client of `req` would have been told with verdict `v`, the last one this
+    /// policy gave: the deciding zone (the refusing or delaying one, else the rule's
+    /// first), its rate as `limit` and its state just after the decision. `None` for a
+    /// request no rule limited, a key the request lacks, or a stick table.
+    /// Without `full` only the `Retry-After` is sure to be computed.
+    pub fn client_view(
+        &self,
+        v: &Verdict,
+        req: &Request<'_>,
+        full: bool,
+    ) -> Option<(&LimitSpec, ClientView)> {
+        let rule = v.rule.and_then(|r| self.rules.get(r as usize))?;
+        let lim = match v.zone {
+            Some(z) => rule.limits.iter().find(|l| l.zone == z).copied(),
+            None => rule.limits.first().copied(),
+        }?;
+        let zone = self.zones.get(lim.zone as usize)?;
+        let mut key = Vec::new();
+        if !zone.spec().key.extract(req, &mut key) {
+            return None;
+        }
+        let cost = zone.spec().cost.of(req).unwrap_or(1);
+        let now = zone.clock(req, self.now);
+        zone.client_view(now, &key, cost, &lim.nginx, full)
+            .map(|c| (zone.spec(), c))
+    }
+
     /// Requests judged although they named exempt credentials, because the server
     /// refused those credentials (their status is a credential refusal).
     pub fn credentials_refused(&self) -> u64 {
@@ -454,6 +485,7 @@ impl Policy {
 
     /// Judges one request at `now` (ms), charging the zones it passes.
     pub(crate) fn decide(&mut self, req: &Request<'_>, now: i64) -> Verdict {
+        self.now = now;
         let v = self.judge(req, now);
         if !matches!(v.decision, Decision::Exempt | Decision::OutOfScope)
             && (self.exempt.refused_credentials(req)

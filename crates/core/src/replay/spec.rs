@@ -169,6 +169,23 @@ impl LimitSpec {
         self.expire.unwrap_or(self.rate.window_ms())
     }
 
+    /// The `Retry-After` a server configuration can send with this limit's 429, whole
+    /// seconds (at least 1): the time one request's room frees for the rate algorithms
+    /// (nginx, token bucket, GCRA, leaky queue), a window for the counting ones, the
+    /// ban's length for a ban (a window for one for ever). The replay's own per-request
+    /// values (`--decisions`) are exact; this is the one number a static header can say.
+    pub fn retry_hint_s(&self) -> u64 {
+        let (n, w) = (self.rate.count().max(1), self.rate.window_ms());
+        let ms = match self.algorithm {
+            Algorithm::Nginx | Algorithm::TokenBucket | Algorithm::Gcra | Algorithm::LeakyQueue => {
+                w.div_ceil(n)
+            }
+            Algorithm::Ban => self.ban.as_ref().and_then(|b| b.ban_ms).unwrap_or(w),
+            _ => w,
+        };
+        ms.div_ceil(1000).max(1)
+    }
+
     /// The burst in effect. nginx: `burst=` or 0 (nginx's default; N+1 pass back to back).
     /// Token bucket and GCRA: the bucket size, `burst=` or the rate's count
     /// (`5r/s` holds 5, like governor's `per_second(5)`). Leaky queue: the queue length,

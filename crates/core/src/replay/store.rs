@@ -243,6 +243,15 @@ impl<A: Algo> Store<A> {
         self.map.len() + usize::from(self.site.is_some())
     }
 
+    /// The state of `key` (empty: the site slot), if held.
+    pub(crate) fn state(&self, key: &[u8]) -> Option<&A::State> {
+        if key.is_empty() {
+            self.site.as_ref()
+        } else {
+            self.map.get(key)
+        }
+    }
+
     /// Most keys held at once.
     pub(crate) fn peak_keys(&self) -> usize {
         self.peak

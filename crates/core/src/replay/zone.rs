@@ -174,6 +174,31 @@ impl Zone {
         }
     }
 
+    /// What a client sending `key` a request costing `cost` would be told at `now`, from
+    /// this zone's state (`None`: a haproxy.cfg stick table, driven by its program);
+    /// without `full` only the `Retry-After` is sure to be computed.
+    pub fn client_view(
+        &self,
+        now: i64,
+        key: &[u8],
+        cost: u64,
+        lim: &NginxLimit,
+        full: bool,
+    ) -> Option<super::ClientView> {
+        Some(match &self.kind {
+            Kind::Nginx(z) => z.client_view(now, key, cost, lim),
+            Kind::Log(s) => s.client_view(now, key, cost, full),
+            Kind::Token(s) => s.client_view(now, key, cost, full),
+            Kind::Gcra(s) => s.client_view(now, key, cost, full),
+            Kind::Fixed(s) => s.client_view(now, key, cost, full),
+            Kind::Sliding(s) => s.client_view(now, key, cost, full),
+            Kind::Leaky(s) => s.client_view(now, key, cost, full),
+            Kind::Haproxy(s) => s.client_view(now, key, cost, full),
+            Kind::Ban(z) => z.client_view(now, key),
+            Kind::Table(_) => return None,
+        })
+    }
+
     /// The zone's clock for `req` decided at `now`: a fail2ban jail reads the log
     /// line's own stamp (the whole second, where the replay spread the second).
     #[inline]

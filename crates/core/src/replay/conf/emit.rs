@@ -438,9 +438,22 @@ fn emit_one(out: &mut String, p: &Policy, suffix: &str) {
         }
         earlier.push(&r.matcher);
     }
-    out.push_str("server {\n    listen 80;\n    server_name _;\n    limit_req_status 429;\n");
+    // 429 with the Retry-After a static header can say (the longest of the zones').
+    let retry = p
+        .zones()
+        .iter()
+        .map(|z| z.spec().retry_hint_s())
+        .max()
+        .unwrap_or(1);
+    let _ = write!(
+        out,
+        "server {{\n    listen 80;\n    server_name _;\n    limit_req_status 429;\n    error_page 429 @limited{suffix};\n"
+    );
     out.push_str(&body);
-    out.push_str("}\n");
+    let _ = write!(
+        out,
+        "    location @limited{suffix} {{\n        add_header Retry-After {retry} always;\n        return 429;\n    }}\n}}\n"
+    );
 }
 
 /// A location argument: bare when it has no specials, else quoted.

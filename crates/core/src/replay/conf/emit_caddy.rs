@@ -19,7 +19,7 @@ use crate::replay::spec::{Algorithm, CostKind};
 /// The candidates as a Caddyfile `rate_limit` handler each (see the module documentation).
 pub fn emit_caddy(policies: &[&Policy], summary: &EmitSummary) -> String {
     let mut out = String::new();
-    out.push_str("# Written by logscope replay --emit caddy. Paste inside a site block of a Caddy\n# built with github.com/mholt/caddy-ratelimit (xcaddy build --with github.com/mholt/caddy-ratelimit).\n");
+    out.push_str("# Written by logscope replay --emit caddy. Paste inside a site block of a Caddy\n# built with github.com/mholt/caddy-ratelimit (xcaddy build --with github.com/mholt/caddy-ratelimit).\n# The plugin answers 429 with a Retry-After of its own (the wait its ring buffer computes).\n");
     for l in &summary.replayed {
         let _ = writeln!(out, "# {}", escape::comment(l));
     }
@@ -144,11 +144,32 @@ fn lines(m: &Matcher, indent: &str, out: &mut String, notes: &mut Vec<String>) {
         );
     }
     if let Some(b) = m.anonymous {
-        // Known anonymous = no Cookie header (logscope's identity, where the log records it).
+        // Known anonymous = no Cookie header and not identified (logscope's identity,
+        // where the log records cookies); the second line is implied in Caddy and says
+        // "not identified" to a reader of this file.
+        if b {
+            let _ = writeln!(out, "{indent}not header Cookie *");
+            if m.identified.is_none() {
+                let _ = writeln!(out, "{indent}not header Cookie *session*");
+                notes.push("anonymous clients: no Cookie header (logscope's identity); a client logged in by HTTP auth without a cookie is limited too".into());
+            }
+        } else {
+            let _ = writeln!(out, "{indent}header Cookie *");
+        }
+    }
+    if !m.user.is_empty() {
         let _ = writeln!(
             out,
-            "{indent}{}header Cookie *",
-            if b { "not " } else { "" }
+            "{indent}vars {{http.auth.user.id}} {}",
+            list(&m.user, "")
+        );
+        notes.push("user tiers match {http.auth.user.id}: put the rate_limit after the authentication that sets it (basic_auth, forward_auth with copy_headers)".into());
+    }
+    if let Some(re) = &m.user_regex {
+        let _ = writeln!(
+            out,
+            "{indent}vars_regexp {{http.auth.user.id}} {}",
+            tok(re.as_str())
         );
     }
     if let Some(b) = m.identified {

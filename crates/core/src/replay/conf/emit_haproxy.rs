@@ -173,6 +173,8 @@ enum Inexpressible {
     NestedNot,
     /// A key per user.
     UserKey,
+    /// A condition on the user name (a tier list).
+    UserMatcher,
     /// A key per status.
     StatusKey,
     /// A cost other than requests: its unit and its name.
@@ -203,6 +205,9 @@ impl std::fmt::Display for Inexpressible {
                 "identified/anonymous clients (logscope's identity class is not an HAProxy ACL; write your own, e.g. on a session cookie)",
             ),
             Inexpressible::NestedNot => f.write_str("a `not` inside a `not`"),
+            Inexpressible::UserMatcher => f.write_str(
+                "a user-name condition: HAProxy does not see logscope's user (write your own ACL, e.g. on http_auth_group or a header your auth layer sets)",
+            ),
             Inexpressible::UserKey => f.write_str(
                 "a per-user key: HAProxy does not see logscope's user (write your own key, e.g. req.hdr(authorization))",
             ),
@@ -460,6 +465,9 @@ fn criteria(m: &Matcher) -> Result<Vec<(bool, &'static str, String)>, Inexpressi
     }
     if m.identified.is_some() {
         return Err(Inexpressible::IdentityClass);
+    }
+    if !m.user.is_empty() || m.user_regex.is_some() {
+        return Err(Inexpressible::UserMatcher);
     }
     if let Some(b) = m.anonymous {
         // Known anonymous = no Cookie header (logscope's identity, where the log records it).
@@ -810,7 +818,8 @@ fn emit_rules(out: &mut String, p: &Policy, suffix: &str, port: usize, taken: &m
             ));
             let n = rule_limit(&p.zones()[zi], t, lim.nginx.burst_milli);
             denies.push(format!(
-                "    http-request deny deny_status 429{}",
+                "    http-request deny deny_status 429 hdr Retry-After {}{}",
+                p.zones()[zi].spec().retry_hint_s(),
                 condition(&cond, &format!("{{ sc_http_req_rate({slot}) gt {n} }}"))
             ));
             slot += 1;
@@ -1081,7 +1090,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }"),
+            text.contains("http-request deny deny_status 429 hdr Retry-After 10 if { sc_http_req_rate(0) gt 20 }"),
             "{text}"
         );
         assert!(

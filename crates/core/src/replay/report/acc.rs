@@ -75,6 +75,10 @@ pub(super) struct CandAcc {
     pub(super) challenged: [u64; 5],
     /// Ban zones: (zone, bans seen, per ban: trigger class and lost requests per class).
     pub(super) bans: Vec<BanAcc>,
+    /// How many refused requests would have been told each `Retry-After` (whole
+    /// seconds; memory per distinct value); and the refusals told never.
+    pub(super) retry: BTreeMap<u64, u64>,
+    pub(super) retry_never: u64,
 }
 
 /// What the accumulator learns about one ban zone's bans.
@@ -202,6 +206,32 @@ impl ReportAcc {
                 {
                     e.1[w] += 1;
                 }
+            }
+        }
+    }
+
+    /// Notes what each refused request's client would have been told to wait
+    /// (`Retry-After`), from the deciding zone's state.
+    pub fn note_retry(
+        &mut self,
+        req: &crate::replay::Request<'_>,
+        verdicts: &[Verdict],
+        policies: &[Policy],
+    ) {
+        for (c, v) in verdicts.iter().enumerate() {
+            if v.decision != Decision::Refuse {
+                continue;
+            }
+            let (Some(ca), Some(p)) = (self.cands.get_mut(c), policies.get(c)) else {
+                continue;
+            };
+            match p
+                .client_view(v, req, false)
+                .map(|(_, cv)| cv.retry_after_s())
+            {
+                Some(Some(s)) => *ca.retry.entry(s).or_default() += 1,
+                Some(None) => ca.retry_never += 1,
+                None => {}
             }
         }
     }

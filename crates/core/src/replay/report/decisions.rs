@@ -1,5 +1,7 @@
 //! `--decisions FILE`: one CSV row per request a candidate limited (admitted, delayed,
-//! refused or challenged), in decision-time order, candidates in command-line order. Every text
+//! refused or challenged), in decision-time order, candidates in command-line order, with
+//! what the client would have been told ([`crate::replay::ClientView`]: `limit` as
+//! `N;w=SECONDS`, `remaining`, `reset_s`, and `retry_after_s` on a refusal). Every text
 //! cell goes through [`csv_cell`] (control characters escaped, formulas defused).
 
 use std::io::{self, Write};
@@ -10,7 +12,7 @@ use crate::escape::csv_cell;
 use crate::replay::{Decision, Policy, Request, Verdict};
 
 /// The CSV header.
-pub const HEADER: &str = "file,line,arrival,candidate,key,decision,delay_ms,rule,zone,status";
+pub const HEADER: &str = "file,line,arrival,candidate,key,decision,delay_ms,rule,zone,status,limit,remaining,reset_s,retry_after_s";
 
 /// Writes the decisions CSV.
 pub struct DecisionsWriter<W: Write> {
@@ -58,9 +60,21 @@ impl<W: Write> DecisionsWriter<W> {
         let key = zone
             .and_then(|z| z.spec().key.display(req))
             .unwrap_or_default();
+        let (limit, remaining, reset, retry) = match policy.client_view(v, req, true) {
+            Some((spec, c)) => (
+                limit_text(spec.rate.count(), spec.rate.window_ms()),
+                c.remaining.to_string(),
+                c.reset_s().to_string(),
+                match (v.decision, c.retry_after_s()) {
+                    (Decision::Refuse, Some(s)) => s.to_string(),
+                    _ => String::new(),
+                },
+            ),
+            None => Default::default(),
+        };
         writeln!(
             self.out,
-            "{},{},{},{},{},{word},{delay},{},{},{}",
+            "{},{},{},{},{},{word},{delay},{},{},{},{limit},{remaining},{reset},{retry}",
             csv_cell(file),
             meta.line,
             utc_ms_label(meta.arrival_ms),
@@ -83,5 +97,14 @@ impl<W: Write> DecisionsWriter<W> {
     pub fn finish(mut self) -> io::Result<W> {
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+/// `N;w=SECONDS`, as the IETF RateLimit-Policy header writes a quota.
+pub fn limit_text(count: u64, window_ms: u64) -> String {
+    if window_ms.is_multiple_of(1000) {
+        format!("{count};w={}", window_ms / 1000)
+    } else {
+        format!("{count};w={}", crate::replay::milli_text(window_ms))
     }
 }

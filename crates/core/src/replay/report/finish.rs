@@ -13,7 +13,7 @@ use super::buckets::{Bucket, TimeBuckets};
 use super::labels::{agent_label, letter, stamp, stamp_secs};
 use super::model::{
     BanRow, BanSummary, CandidateReport, ClassRow, ClassTotal, KeyRow, Load, LoggedRefusals,
-    ReplayReport, RuleRow, TimeGap, TimeRow, TopRefused, ZoneRow,
+    ReplayReport, RetryAfter, RuleRow, TimeGap, TimeRow, TopRefused, ZoneRow,
 };
 use super::options::ReportContext;
 use super::rows::{RowStore, Who};
@@ -306,6 +306,7 @@ impl ReportAcc {
             challenged: k.challenged,
             exempt: k.exempt,
             credentials_refused: p.credentials_refused(),
+            retry_after: retry_after(&ca.retry, ca.retry_never),
             out_of_scope: k.out_of_scope,
             admitted_share: share(k.admitted, k.in_scope),
             delayed_share: share(k.delayed, k.in_scope),
@@ -651,4 +652,30 @@ fn top_agents(refused: &[u64], total: &[u64], n: usize, cls: &Classifier) -> Vec
             refused_share: share(r, all),
         })
         .collect()
+}
+
+/// The `Retry-After` summary of one candidate's refusals (nearest rank).
+fn retry_after(told: &BTreeMap<u64, u64>, never: u64) -> Option<RetryAfter> {
+    let n: u64 = told.values().sum();
+    if n == 0 && never == 0 {
+        return None;
+    }
+    let at = |q: f64| {
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n.max(1));
+        let mut seen = 0;
+        for (&s, &c) in told {
+            seen += c;
+            if seen >= rank {
+                return s;
+            }
+        }
+        0
+    };
+    Some(RetryAfter {
+        refused: n,
+        p50_s: at(0.5),
+        p95_s: at(0.95),
+        max_s: told.keys().next_back().copied().unwrap_or(0),
+        never,
+    })
 }

@@ -39,7 +39,8 @@ pub use decisions::{DecisionsWriter, HEADER as DECISIONS_HEADER};
 pub use labels::{agent_label, stamp, stamp_secs, utc_ms_label};
 pub use model::{
     BanRow, BanSummary, CandidateReport, ClassRow, ClassTotal, KeyRow, Load, LoggedFate,
-    LoggedRefusals, ReplayReport, RuleRow, TimeCell, TimeGap, TimeRow, TopRefused, ZoneRow,
+    LoggedRefusals, ReplayReport, RetryAfter, RuleRow, TimeCell, TimeGap, TimeRow, TopRefused,
+    ZoneRow,
 };
 pub use model::{FleetCandidate, FleetCounts, FleetPeak, FleetReport};
 pub use options::{ReportContext, ReportOptions, auto_bucket};
@@ -150,6 +151,12 @@ impl<'a> Feed<'a> {
         // Read where the replay keeps them: no copy per row.
         let (verdicts, policies) = (self.replay.verdicts(), self.replay.policies());
         self.acc.add(meta, t + self.slot.1, verdicts);
+        if verdicts
+            .iter()
+            .any(|v| v.decision == super::Decision::Refuse)
+        {
+            self.acc.note_retry(req, verdicts, policies);
+        }
         if self.acc.watches_bans() {
             self.acc.note_bans(meta, verdicts, policies);
         }

@@ -82,6 +82,22 @@ pub struct ClassTotal {
     pub requests: u64,
 }
 
+/// The `Retry-After` refused clients would have been told (whole seconds, as HTTP
+/// says it), over the refused requests.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RetryAfter {
+    /// Refused requests told a time.
+    pub refused: u64,
+    /// Median, s.
+    pub p50_s: u64,
+    /// 95th percentile, s.
+    pub p95_s: u64,
+    /// Longest, s.
+    pub max_s: u64,
+    /// Refused requests that could never pass (a ban for ever, a cost above the limit).
+    pub never: u64,
+}
+
 /// What one candidate did.
 #[derive(Clone, Debug, Serialize)]
 pub struct CandidateReport {
@@ -109,6 +125,9 @@ pub struct CandidateReport {
     pub challenged: u64,
     /// Covered but exempt.
     pub exempt: u64,
+    /// What the refused clients would have been told to wait (`Retry-After`, from the
+    /// deciding zone's state); absent without refusals.
+    pub retry_after: Option<RetryAfter>,
     /// Judged although they named exempt credentials: the server refused those
     /// credentials (a status in the exemption's credential refusals, 401/403/407).
     pub credentials_refused: u64,

@@ -380,6 +380,19 @@ impl ReplayReport {
         row(&mut t, "last refusal", &|c| {
             short_time(c.last_refusal.as_deref()).into()
         });
+        if self.candidates.iter().any(|c| c.retry_after.is_some()) {
+            row(
+                &mut t,
+                "Retry-After p50 / p95 / max",
+                &|c| match &c.retry_after {
+                    Some(r) if r.refused > 0 => {
+                        format!("{} / {} / {} s", r.p50_s, r.p95_s, thousands(r.max_s)).into()
+                    }
+                    Some(_) => "never".into(),
+                    None => "-".into(),
+                },
+            );
+        }
         if let Some(cap) = &self.capacity {
             let w = duration_label(cap.window_ms() as i64);
             row(
