@@ -15,10 +15,13 @@
 //! 116075`); `combined+extras` (combined followed by unquoted text, e.g. Apache's
 //! `host:443 (107 47us) TLSv1.3` or free text: the tail is dropped, it goes into no
 //! column) and `common+extras` (the same after common, which also reads combined with
-//! unquoted `-` for referer and user agent, `… 200 5 - -`); last,
+//! unquoted `-` for referer and user agent, `… 200 5 - -`); then
 //! `combined-one-identity` (one identity field where CLF has two,
 //! `1.2.3.4 - [date] "GET / HTTP/1.1" 200 5 "-" "ua"`, from formats written as
-//! `$remote_addr - [$time_local] …`; the field goes to `user`). A first extra quoted
+//! `$remote_addr - [$time_local] …`; the field goes to `user`); after all of them,
+//! `tagged-combined+extras`: combined + extras behind a bracketed program tag, as
+//! InfluxDB's HTTP log writes it (`[httpd] ::1 - - […] "POST /write HTTP/1.1" 204 0 "-"
+//! "curl/8.5.0" 6f61bc44-… 2513`; the tag goes into no column). A first extra quoted
 //! field that is a list of addresses goes to `xff` in every layout (nginx's `main`
 //! format: combined + `"$http_x_forwarded_for"`). A fallback reading whose client is
 //! `-`, or whose client or virtual host is neither an address nor a host name, is taken
@@ -33,7 +36,7 @@ use super::{Format, LineParser, ParseError, ParseOptions, clf_prefix, combined_s
 use crate::record::Record;
 
 /// The fallback layouts, in the order they are tried.
-const NAMES: [&str; 10] = [
+const NAMES: [&str; 11] = [
     "combined",
     "common",
     "vhost-combined",
@@ -44,14 +47,16 @@ const NAMES: [&str; 10] = [
     "combined-rt-mid",
     "vhost-combined+extras",
     "vhost-common+extras",
+    "tagged-combined+extras",
 ];
 
 /// The order the fallback layouts are tried in (indices into [`NAMES`]): those that
 /// take unquoted extra text after the stricter ones (a virtual host first: read
 /// without it, `example.com:443 1.2.3.4 - - […]` would be a client `example.com:443`
 /// with the address as its ident), and the one-identity reading last
-/// (`1.2.3.4 ident - [date] … -` is combined + a tail, not a user `ident -`).
-const ORDER: [usize; NAMES.len()] = [0, 1, 2, 3, 7, 8, 9, 4, 5, 6];
+/// (`1.2.3.4 ident - [date] … -` is combined + a tail, not a user `ident -`); a
+/// bracketed tag before the line after everything else.
+const ORDER: [usize; NAMES.len()] = [0, 1, 2, 3, 7, 8, 9, 4, 5, 6, 10];
 
 /// Lines parsed by each fallback layout (the detected format's own lines are not
 /// counted per line: they are the records minus these).
@@ -111,6 +116,15 @@ fn program(i: usize) -> super::program::Program {
         f(&mut b, FieldKind::Status);
         b.lit(b" ");
         f(&mut b, FieldKind::Bytes);
+        combined_suffix(&mut b);
+        return b.finish(Trailing::Extras).expect("builtin layout");
+    }
+    if i == 10 {
+        // `[httpd] 1.2.3.4 - - [TIME] "REQUEST" STATUS BYTES "REFERER" "UA" …`
+        b.lit(b"[");
+        b.field(FieldKind::Ignore, 0, "tag").expect("builtin");
+        b.lit(b"] ");
+        clf_prefix(&mut b, false);
         combined_suffix(&mut b);
         return b.finish(Trailing::Extras).expect("builtin layout");
     }

@@ -220,11 +220,25 @@ mod tests {
                 Some(17163)
             )
         );
-        // Lines the layouts read only with a `-` client, or with a client that is
-        // neither an address nor a host name, are still not recognised.
-        let dash: &[u8] = br#"- - - [03/Apr/2017:03:27:28 -0600] "GET /a HTTP/1.1" 200 5 x"#;
+        // A bracketed program tag before the line (InfluxDB's HTTP log).
         let tagged: &[u8] = br#"[httpd] ::1 - - [14/Jun/2016:11:33:29 +0100] "POST /write HTTP/1.1" 204 0 "-" "InfluxDBClient" 6f61bc44-321b-11e6-8050-000000000000 2513"#;
-        for line in [dash, tagged] {
+        let (f, _) = from_sample(&sampled(&[tagged], false, false)).unwrap();
+        let mut l = super::super::Layered::new(&f, &Default::default());
+        let r = l.as_dyn().parse(tagged).unwrap();
+        assert_eq!(
+            (r.client, r.path, r.status, r.user_agent),
+            (
+                &b"::1"[..],
+                Some(&b"/write"[..]),
+                204,
+                Some(&b"InfluxDBClient"[..])
+            )
+        );
+        // Lines the layouts read only with a `-` client, or with a client or virtual
+        // host that is neither an address nor a host name, are still not recognised.
+        let dash: &[u8] = br#"- - - [03/Apr/2017:03:27:28 -0600] "GET /a HTTP/1.1" 200 5 x"#;
+        let braced: &[u8] = br#"{httpd} ::1 - - [14/Jun/2016:11:33:29 +0100] "POST /write HTTP/1.1" 204 0 "-" "InfluxDBClient" 2513"#;
+        for line in [dash, braced] {
             let got = from_sample(&sampled(&[line], false, false));
             assert!(matches!(got, Err(SettleError::NoMatch { .. })), "{got:?}");
         }
