@@ -1,9 +1,13 @@
 //! The independent corpus (fixtures/corpus/, provenance in fixtures/README.md): sample
 //! lines from other projects' parser test suites, each with the fields those projects
 //! expect. Every file is ingested with format detection, its rows read back from the
-//! dataset and compared field by field with the expectation. Nothing may crash, every
-//! expected record must be stored, and at least 99 % of the expected fields must agree;
-//! the disagreements are printed (`cargo test --test it corpus:: -- --nocapture`).
+//! dataset and compared field by field with the expectation; the disagreements are
+//! printed (`cargo test --test it corpus:: -- --nocapture`). Nothing may crash.
+//!
+//! The corpus has two parts, measured and reported apart: the first six projects
+//! (every expected record stored, at least 99 % of the fields agree), and a second part
+//! drawn later from further projects ([`FURTHER`]), held to what it was last measured
+//! at (at least 99 % too).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -120,9 +124,21 @@ fn int(df: &DataFrame, col: &str, row: usize) -> Option<i64> {
     }
 }
 
-/// What one corpus file gave.
+/// The projects of the second part of the corpus (the prefix of a file's name).
+const FURTHER: &[&str] = &[
+    "apachelogs",
+    "lnav",
+    "logparser",
+    "luasandbox",
+    "plaso",
+    "telegraf",
+];
+
+/// What one corpus file, or a part of the corpus, gave.
 #[derive(Default)]
 struct Tally {
+    files: usize,
+    detected: usize,
     records: usize,
     stored: usize,
     fields: usize,
@@ -158,6 +174,10 @@ fn check(log: &Path, t: &mut Tally) {
         .as_ref()
         .and_then(|s| s["files"][0]["format"].as_str().map(str::to_string))
         .unwrap_or_else(|| "(not detected)".into());
+    t.files += 1;
+    if format != "(not detected)" {
+        t.detected += 1;
+    }
     let df = data
         .join("requests/_manifest.json")
         .exists()
@@ -253,16 +273,20 @@ fn check(log: &Path, t: &mut Tally) {
     }
 }
 
-/// The whole corpus: totals, every disagreement printed.
-fn run_corpus() -> Tally {
+/// One part of the corpus (`further`: the second part, [`FURTHER`]): totals, every
+/// disagreement printed.
+fn run_corpus(further: bool) -> Tally {
     let dir = fixture("corpus");
     let mut logs: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            FURTHER.contains(&name.split('-').next().unwrap()) == further
+        })
         .collect();
     logs.sort();
-    assert!(logs.len() >= 20, "corpus files: {}", logs.len());
     let mut total = Tally::default();
     let mut projects = std::collections::BTreeSet::new();
     for log in &logs {
@@ -274,6 +298,8 @@ fn run_corpus() -> Tally {
             "{name}: {}/{} records stored, {}/{} fields agree",
             t.stored, t.records, t.agree, t.fields
         );
+        total.files += t.files;
+        total.detected += t.detected;
         total.records += t.records;
         total.stored += t.stored;
         total.fields += t.fields;
@@ -284,18 +310,29 @@ fn run_corpus() -> Tally {
         println!("  {n}");
     }
     println!(
-        "corpus: {} projects, {}/{} records stored, {}/{} fields agree ({:.2} %)",
+        "corpus ({} part): {} projects, {}/{} files detected, {}/{} records stored, {}/{} fields agree ({:.2} %)",
+        if further { "further" } else { "first" },
         projects.len(),
+        total.detected,
+        total.files,
         total.stored,
         total.records,
         total.agree,
         total.fields,
         100.0 * total.agree as f64 / total.fields as f64
     );
-    assert!(
-        projects.len() >= 4 && total.records >= 150,
-        "corpus too small"
-    );
+    if further {
+        assert!(
+            projects.len() >= 6 && total.records >= 32,
+            "further part too small"
+        );
+    } else {
+        assert!(logs.len() >= 20, "corpus files: {}", logs.len());
+        assert!(
+            projects.len() >= 4 && total.records >= 150,
+            "corpus too small"
+        );
+    }
     total
 }
 
@@ -303,7 +340,7 @@ fn run_corpus() -> Tally {
 /// fall below what was last measured (see the target test below).
 #[test]
 fn other_projects_parser_tests_never_crash_and_do_not_regress() {
-    let t = run_corpus();
+    let t = run_corpus(false);
     let share = t.agree as f64 / t.fields as f64;
     assert!(
         t.stored >= MEASURED_STORED,
@@ -326,7 +363,7 @@ const MEASURED_SHARE: f64 = 0.999;
 /// The bar: every expected record stored, ≥ 99 % of the fields agree.
 #[test]
 fn other_projects_parser_tests_agree_field_by_field() {
-    let t = run_corpus();
+    let t = run_corpus(false);
     let share = t.agree as f64 / t.fields as f64;
     assert_eq!(
         t.stored, t.records,
@@ -338,3 +375,34 @@ fn other_projects_parser_tests_agree_field_by_field() {
         100.0 * share
     );
 }
+
+/// The further part: nothing crashes (checked per file in `check`), and neither the
+/// records stored nor the agreement fall below what was last measured.
+#[test]
+fn further_projects_parser_tests_do_not_regress() {
+    let t = run_corpus(true);
+    let share = t.agree as f64 / t.fields as f64;
+    assert!(
+        t.stored >= FURTHER_STORED,
+        "stored {} < {FURTHER_STORED}",
+        t.stored
+    );
+    assert!(
+        share >= FURTHER_SHARE,
+        "agreement {share:.4} < {FURTHER_SHARE}"
+    );
+    assert!(
+        share >= 0.99,
+        "field agreement {:.2} % < 99 %",
+        100.0 * share
+    );
+}
+
+/// What the further part gave when last measured: 10 of 10 files detected, 32 of 32
+/// records stored, 329 of 331 fields agree (99.40 %). The two misses are InfluxDB's
+/// request time (µs, after a request ID, telegraf-influxdb-httpd.log): the unquoted tail
+/// after the user agent goes into no column. Before the fallback layouts read lines
+/// behind a bracketed tag, that file was not recognised at all (30 of 32 records,
+/// 307 of 331 fields, 92.75 %).
+const FURTHER_STORED: usize = 32;
+const FURTHER_SHARE: f64 = 0.9939;

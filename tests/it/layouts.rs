@@ -241,3 +241,51 @@ fn xff_extra_one_identity_rt_mid_and_list_then_peer() {
         assert!(l.iter().any(|(n, c)| n == name && *c == 1), "{name}: {l:?}");
     }
 }
+
+/// Files of one odd line, which no format recognises as it is, are recognised through
+/// the fallback layouts and read with the right fields.
+#[test]
+fn a_file_of_one_odd_line_is_recognised_through_the_layouts() {
+    let cases = [
+        (
+            format!(
+                r#"example.com:443 1.2.3.4 - - {T} "GET /a?b=1 HTTP/1.1" 200 7 "https://r/" "ua" 116075"#
+            ),
+            "vhost-combined+extras",
+            ("1.2.3.4", s("example.com"), s("https://r/"), s("ua")),
+        ),
+        (
+            format!(r#"1.2.3.5 - - {T} "GET /a?b=1 HTTP/1.1" 200 7 - -"#),
+            "common+extras",
+            ("1.2.3.5", None, None, None),
+        ),
+        (
+            format!(r#"1.2.3.6 - - {T} "GET /a?b=1 HTTP/1.1" 200 7 "-" "ua" - 115052 5.6.7.8"#),
+            "combined+extras",
+            ("1.2.3.6", None, None, s("ua")),
+        ),
+        (
+            format!(
+                r#"[httpd] 1.2.3.7 - - {T} "GET /a?b=1 HTTP/1.1" 200 7 "-" "ua" 8a3806f1-3220-11e6-8006-000000000000 988"#
+            ),
+            "tagged-combined+extras",
+            ("1.2.3.7", None, None, s("ua")),
+        ),
+    ];
+    for (line, layout, (client, host, referer, ua)) in cases {
+        let (f, df) = ingest(&[line.as_str()]);
+        assert_eq!(f["format"], "combined", "{line}: {f}");
+        assert_eq!(layouts(&f), vec![(layout.to_string(), 1)], "{line}");
+        assert_eq!(text(&df, "client", 0), s(client), "{line}");
+        assert_eq!(text(&df, "host", 0), host, "{line}");
+        assert_eq!(text(&df, "referer", 0), referer, "{line}");
+        assert_eq!(text(&df, "user_agent", 0), ua, "{line}");
+        assert_eq!(text(&df, "path", 0), s("/a"), "{line}");
+        assert_eq!(text(&df, "query", 0), s("b=1"), "{line}");
+        assert_eq!(
+            df.column("bytes").unwrap().i64().unwrap().get(0),
+            Some(7),
+            "{line}"
+        );
+    }
+}

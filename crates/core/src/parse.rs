@@ -741,7 +741,9 @@ pub struct Detection {
 /// Detects a file's format from a sample of its first lines: every built-in format is
 /// tried on every line; the one that parses the most lines wins, ties going to the more
 /// specific format (combined over common, formats with timings over those without).
-/// `None` if no format parses any line.
+/// When no format parses any line as it is, a file of the CLF family that only the
+/// per-line fallback layouts read (see [`Layered`]) is `combined`, with as many matched
+/// lines as the fallback reads. `None` if nothing parses any line.
 pub fn detect(sample: &[&[u8]]) -> Option<Detection> {
     // Container logs: when most lines carry the CRI prefix, the format is the inner
     // lines' format behind it.
@@ -787,7 +789,22 @@ fn detect_plain(sample: &[&[u8]]) -> Option<Detection> {
     });
     let (format, matched, skip) = results.first()?.clone();
     if matched == 0 {
-        return None;
+        // No format recognises any line as it is: lines of the CLF family with
+        // something the built-ins do not take (a virtual host and a tail, unquoted
+        // extra fields, unquoted `-` for referer and user agent) are still read by
+        // the fallback layouts the ingest tries line by line (`layouts`).
+        let (matched, skip) = layouts::detect_family(sample);
+        if matched == 0 {
+            return None;
+        }
+        let sampled = sample.len() - skip;
+        return Some(Detection {
+            format: Format::Combined,
+            matched,
+            sampled,
+            confidence: matched as f64 / sampled.max(1) as f64,
+            alternatives: Vec::new(),
+        });
     }
     let sampled = sample.len() - skip;
     Some(Detection {

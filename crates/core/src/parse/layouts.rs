@@ -9,15 +9,26 @@
 //! `combined`, `common`, `vhost-combined`, `vhost-common`; `combined-rt-mid` (nginx's
 //! request time between the size and the referer, `… 206 33973115 0.202 "-" "ua"`, as
 //! `$body_bytes_sent $request_time "$http_referer"` formats log it; arrival =
-//! `$time_local` − request time); `combined+extras` (combined followed by unquoted
-//! text, e.g. Apache's `host:443 (107 47us) TLSv1.3` or free text: the tail is dropped,
-//! it goes into no column) and `common+extras` (the same after common); last,
+//! `$time_local` − request time); `vhost-combined+extras` and `vhost-common+extras`
+//! (a virtual host, often with its port, before the client, and unquoted text after
+//! the last field, e.g. a `%D` request time: `example.com:443 1.2.3.4 - - […] … "ua"
+//! 116075`); `combined+extras` (combined followed by unquoted text, e.g. Apache's
+//! `host:443 (107 47us) TLSv1.3` or free text: the tail is dropped, it goes into no
+//! column) and `common+extras` (the same after common, which also reads combined with
+//! unquoted `-` for referer and user agent, `… 200 5 - -`); then
 //! `combined-one-identity` (one identity field where CLF has two,
 //! `1.2.3.4 - [date] "GET / HTTP/1.1" 200 5 "-" "ua"`, from formats written as
-//! `$remote_addr - [$time_local] …`; the field goes to `user`). A first extra quoted
+//! `$remote_addr - [$time_local] …`; the field goes to `user`); after all of them,
+//! `tagged-combined+extras`: combined + extras behind a bracketed program tag, as
+//! InfluxDB's HTTP log writes it (`[httpd] ::1 - - […] "POST /write HTTP/1.1" 204 0 "-"
+//! "curl/8.5.0" 6f61bc44-… 2513`; the tag goes into no column). A first extra quoted
 //! field that is a list of addresses goes to `xff` in every layout (nginx's `main`
-//! format: combined + `"$http_x_forwarded_for"`). A reading whose client is `-` is
-//! taken only when no layout reads a client.
+//! format: combined + `"$http_x_forwarded_for"`). A fallback reading whose client is
+//! `-`, or whose client or virtual host is neither an address nor a host name, is taken
+//! only when no layout reads a client.
+//!
+//! The same layouts also settle a file that no built-in format recognises at all
+//! ([`detect_family`]): such a file is read as `combined` with this fallback.
 
 use super::fields::RtUnit;
 use super::program::{Builder, FieldKind, TextParser, TimeKind, Trailing};
@@ -25,7 +36,7 @@ use super::{Format, LineParser, ParseError, ParseOptions, clf_prefix, combined_s
 use crate::record::Record;
 
 /// The fallback layouts, in the order they are tried.
-const NAMES: [&str; 8] = [
+const NAMES: [&str; 11] = [
     "combined",
     "common",
     "vhost-combined",
@@ -34,12 +45,18 @@ const NAMES: [&str; 8] = [
     "common+extras",
     "combined-one-identity",
     "combined-rt-mid",
+    "vhost-combined+extras",
+    "vhost-common+extras",
+    "tagged-combined+extras",
 ];
 
 /// The order the fallback layouts are tried in (indices into [`NAMES`]): those that
-/// take unquoted extra text after the stricter ones, and the one-identity reading last
-/// (`1.2.3.4 ident - [date] … -` is combined + a tail, not a user `ident -`).
-const ORDER: [usize; NAMES.len()] = [0, 1, 2, 3, 7, 4, 5, 6];
+/// take unquoted extra text after the stricter ones (a virtual host first: read
+/// without it, `example.com:443 1.2.3.4 - - […]` would be a client `example.com:443`
+/// with the address as its ident), and the one-identity reading last
+/// (`1.2.3.4 ident - [date] … -` is combined + a tail, not a user `ident -`); a
+/// bracketed tag before the line after everything else.
+const ORDER: [usize; NAMES.len()] = [0, 1, 2, 3, 7, 8, 9, 4, 5, 6, 10];
 
 /// Lines parsed by each fallback layout (the detected format's own lines are not
 /// counted per line: they are the records minus these).
@@ -102,6 +119,15 @@ fn program(i: usize) -> super::program::Program {
         combined_suffix(&mut b);
         return b.finish(Trailing::Extras).expect("builtin layout");
     }
+    if i == 10 {
+        // `[httpd] 1.2.3.4 - - [TIME] "REQUEST" STATUS BYTES "REFERER" "UA" …`
+        b.lit(b"[");
+        b.field(FieldKind::Ignore, 0, "tag").expect("builtin");
+        b.lit(b"] ");
+        clf_prefix(&mut b, false);
+        combined_suffix(&mut b);
+        return b.finish(Trailing::Extras).expect("builtin layout");
+    }
     if i == 7 {
         clf_prefix(&mut b, true);
         b.lit(b" ");
@@ -110,19 +136,19 @@ fn program(i: usize) -> super::program::Program {
         combined_suffix(&mut b);
         return b.finish(Trailing::Extras).expect("builtin layout");
     }
-    let vhost = i == 2 || i == 3;
+    let vhost = matches!(i, 2 | 3 | 8 | 9);
     if vhost {
         b.field(FieldKind::HostPort, 0, "vhost").expect("builtin");
         b.lit(b" ");
     }
     clf_prefix(&mut b, false);
-    let combined = matches!(i, 0 | 2 | 4);
+    let combined = matches!(i, 0 | 2 | 4 | 8);
     if combined {
         combined_suffix(&mut b);
     }
     let trailing = match i {
         0 | 2 => Trailing::Quoted,
-        4 | 5 => Trailing::Extras,
+        4 | 5 | 8 | 9 => Trailing::Extras,
         _ => Trailing::None,
     };
     b.finish(trailing).expect("builtin layout")
@@ -146,6 +172,21 @@ struct Family {
     counts: LayoutCounts,
 }
 
+/// Whether a field read as a client or a virtual host is an address or a host name
+/// (`[httpd]`, the tag InfluxDB writes before its lines, is neither: read as either,
+/// the line is misread).
+fn host_like(v: &[u8]) -> bool {
+    super::client_ip(v).is_some()
+        || v.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_' | b':'))
+}
+
+/// Whether a fallback layout's reading has a client: not `-`, an address or a host
+/// name, after a virtual host (if any) that is one too.
+fn reads_a_client(r: &Record<'_>) -> bool {
+    r.client != b"-" && host_like(r.client) && r.host.is_none_or(host_like)
+}
+
 impl Family {
     fn parse_line<'l>(&mut self, line: &'l [u8]) -> Result<Record<'l>, ParseError> {
         let mut dash = match self.primary.parse_line(line) {
@@ -157,7 +198,7 @@ impl Family {
         let mut dash_from = None;
         for (k, p) in self.alts.iter_mut() {
             if let Ok(r) = p.parse_line(line) {
-                if r.client != b"-" {
+                if reads_a_client(&r) {
                     self.counts.by_fallback[*k] += 1;
                     return Ok(r);
                 }
@@ -238,6 +279,26 @@ impl Layered {
             Inner::Family(f) => f.counts,
         }
     }
+}
+
+/// How many lines of a sample the CLF family reads when read as `combined` with the
+/// fallback layouts (a reading without a client, see [`reads_a_client`], does not
+/// count), and how many it
+/// skips: the last resort of [`super::detect`] for a file that no built-in format
+/// recognises as it is.
+pub(crate) fn detect_family(sample: &[&[u8]]) -> (usize, usize) {
+    let mut l = Layered::new(&Format::Combined, &ParseOptions::default());
+    let p = l.as_dyn();
+    let (mut ok, mut skip) = (0, 0);
+    for line in sample {
+        match p.parse(line) {
+            Ok(r) if reads_a_client(&r) => ok += 1,
+            Ok(_) => {}
+            Err(e) if e.is_skip() => skip += 1,
+            Err(_) => {}
+        }
+    }
+    (ok, skip)
 }
 
 #[cfg(test)]

@@ -531,6 +531,12 @@ impl TextParser {
                                 rec.xff = Some(l.list);
                                 rec.client_list = true;
                                 used = l.used;
+                            } else if let Some(i) = v.iter().rposition(|&c| c != b',')
+                                && i + 1 < v.len()
+                            {
+                                // A list cut to one item that is not an address
+                                // (`localhost, - - […]`): the item without the comma.
+                                rec.client = &v[..=i];
                             }
                             rec.ip = parse_ip(rec.client);
                         }

@@ -156,4 +156,91 @@ mod tests {
             Err(SettleError::Damaged)
         );
     }
+
+    /// A file of one line that no built-in format takes as it is, but the per-line
+    /// fallback layouts read, is recognised (as `combined`) and read with the right
+    /// fields.
+    #[test]
+    fn odd_clf_lines_are_recognised_through_the_fallback_layouts() {
+        type Want<'w> = (
+            &'w [u8],
+            Option<&'w [u8]>,
+            Option<&'w [u8]>,
+            Option<&'w [u8]>,
+        );
+        let cases: &[(&[u8], Want)] = &[
+            // combined, then unquoted extra fields
+            (
+                br#"1.2.3.4 - - [03/Apr/2017:03:27:28 -0600] "GET /a HTTP/1.1" 404 419 "-" "ua" - 115052 5.6.7.8"#,
+                (b"1.2.3.4", None, Some(b"ua"), None),
+            ),
+            // unquoted `-` for referer and user agent
+            (
+                br#"1.2.3.4 - - [03/Apr/2017:03:27:28 -0600] "GET /a HTTP/1.1" 404 419 - -"#,
+                (b"1.2.3.4", None, None, None),
+            ),
+            // a virtual host with its port before the client, a request time after
+            (
+                br#"localhost:443 178.20.184.42 1j0vhgd jsmith [26/Jul/2023:00:01:26 -0700] "GET /a?b=1 HTTP/2.0" 200 17163 "https://r/" "Mozilla/5.0" 116075"#,
+                (
+                    b"178.20.184.42",
+                    Some(b"https://r/"),
+                    Some(b"Mozilla/5.0"),
+                    Some(b"localhost"),
+                ),
+            ),
+            // Apache's extended tail
+            (
+                br#"1.2.3.4 - - [03/Apr/2017:03:27:28 -0600] "GET /a HTTP/1.1" 200 5 "-" "ua" example.org:443 (107 47us) TLSv1.3"#,
+                (b"1.2.3.4", None, Some(b"ua"), None),
+            ),
+        ];
+        for (line, want) in cases {
+            let (f, d) = from_sample(&sampled(&[line], false, false))
+                .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(line)));
+            assert_eq!(f, Format::Combined);
+            let d = d.expect("detected");
+            assert_eq!((d.matched, d.sampled), (1, 1));
+            let mut l = super::super::Layered::new(&f, &Default::default());
+            let r = l.as_dyn().parse(line).expect("the layouts read it");
+            assert_eq!((r.client, r.referer, r.user_agent, r.host), *want);
+            assert_eq!(r.path, Some(&b"/a"[..]));
+            assert!(r.status >= 200 && r.bytes.is_some());
+        }
+        let r_line: &[u8] = cases[2].0;
+        let mut l = super::super::Layered::new(&Format::Combined, &Default::default());
+        let r = l.as_dyn().parse(r_line).unwrap();
+        assert_eq!(
+            (r.ident, r.user, r.query, r.status, r.bytes),
+            (
+                Some(&b"1j0vhgd"[..]),
+                Some(&b"jsmith"[..]),
+                Some(&b"b=1"[..]),
+                200,
+                Some(17163)
+            )
+        );
+        // A bracketed program tag before the line (InfluxDB's HTTP log).
+        let tagged: &[u8] = br#"[httpd] ::1 - - [14/Jun/2016:11:33:29 +0100] "POST /write HTTP/1.1" 204 0 "-" "InfluxDBClient" 6f61bc44-321b-11e6-8050-000000000000 2513"#;
+        let (f, _) = from_sample(&sampled(&[tagged], false, false)).unwrap();
+        let mut l = super::super::Layered::new(&f, &Default::default());
+        let r = l.as_dyn().parse(tagged).unwrap();
+        assert_eq!(
+            (r.client, r.path, r.status, r.user_agent),
+            (
+                &b"::1"[..],
+                Some(&b"/write"[..]),
+                204,
+                Some(&b"InfluxDBClient"[..])
+            )
+        );
+        // Lines the layouts read only with a `-` client, or with a client or virtual
+        // host that is neither an address nor a host name, are still not recognised.
+        let dash: &[u8] = br#"- - - [03/Apr/2017:03:27:28 -0600] "GET /a HTTP/1.1" 200 5 x"#;
+        let braced: &[u8] = br#"{httpd} ::1 - - [14/Jun/2016:11:33:29 +0100] "POST /write HTTP/1.1" 204 0 "-" "InfluxDBClient" 2513"#;
+        for line in [dash, braced] {
+            let got = from_sample(&sampled(&[line], false, false));
+            assert!(matches!(got, Err(SettleError::NoMatch { .. })), "{got:?}");
+        }
+    }
 }

@@ -1308,6 +1308,31 @@ fn clients_with_zone_port_or_brackets_are_addresses() {
     assert_eq!(r.ip, Some("2001:db8::1".parse().unwrap()));
 }
 
+/// A client field that is a list cut to one item which is not an address (an
+/// X-Forwarded-For-like `localhost,`) is that item, without the comma; a real list
+/// still gives its address.
+#[test]
+fn a_one_item_client_list_loses_its_comma() {
+    let o = ParseOptions::default();
+    let t = "17/May/2015:10:05:03 +0000";
+    for (field, client, ip) in [
+        ("localhost,", "localhost", None),
+        ("gw.example.net,,", "gw.example.net", None),
+        ("10.0.0.2, 8.8.8.8", "8.8.8.8", Some("8.8.8.8")),
+    ] {
+        check(
+            &Format::Combined,
+            &o,
+            &clf_line(field, t),
+            &Want {
+                client: Some(client.as_bytes()),
+                ip: Some(ip),
+                ..Want::default()
+            },
+        );
+    }
+}
+
 #[test]
 fn absurd_numbers_are_bad_lines() {
     let t = "17/May/2015:10:05:03 +0000";
