@@ -14,6 +14,10 @@ use super::store::{Algo, Store};
 /// The most requests counted for `remaining` (it is "at least" beyond).
 pub const REMAINING_CAP: u64 = 10_000;
 
+/// The most requests simulated one by one for `remaining` where the algorithm does not
+/// weigh a cost (leaky queue, HAProxy's counter): their room is small.
+const SIMULATED_CAP: u64 = 256;
+
 /// The values a client would have seen with one decision.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClientView {
@@ -96,12 +100,19 @@ where
             };
         }
         let reset_ms = least(horizon, |d| a.idle(s, at(d))).unwrap_or(horizon);
-        let mut sim = s.clone();
-        let mut remaining = 0;
-        while remaining < REMAINING_CAP && a.check(&sim, now, 1) == Some(0) {
-            a.commit(&mut sim, now, 1);
-            remaining += 1;
-        }
+        // The most requests that would pass at once: the largest cost `check` admits
+        // without delay (O(log n) checks), or, where the cost is not weighed, one by one.
+        let remaining = if A::WEIGHS_COST {
+            least(REMAINING_CAP + 1, |c| a.check(s, now, c + 1) != Some(0)).unwrap_or(REMAINING_CAP)
+        } else {
+            let mut sim = s.clone();
+            let mut n = 0;
+            while n < SIMULATED_CAP && a.check(&sim, now, 1) == Some(0) {
+                a.commit(&mut sim, now, 1);
+                n += 1;
+            }
+            n
+        };
         ClientView {
             remaining,
             reset_ms,

@@ -124,6 +124,8 @@ impl HaproxyRate {
 }
 
 impl Algo for HaproxyRate {
+    const WEIGHS_COST: bool = false;
+
     type State = HaproxyRateState;
 
     fn fresh(&self, _now: i64) -> HaproxyRateState {

@@ -31,6 +31,8 @@ impl LeakyQueue {
 }
 
 impl Algo for LeakyQueue {
+    const WEIGHS_COST: bool = false;
+
     type State = QueueState;
 
     fn fresh(&self, now: i64) -> QueueState {

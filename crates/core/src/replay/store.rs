@@ -28,6 +28,9 @@ pub(crate) trait Algo {
     fn idle(&self, s: &Self::State, now: i64) -> bool;
     /// An upper bound on how long after its last admission any state becomes idle (ms).
     fn horizon_ms(&self) -> i64;
+    /// Whether `check` weighs the cost (a request costing c passes as c requests would):
+    /// the leaky queue and HAProxy's counter count requests, whatever they cost.
+    const WEIGHS_COST: bool = true;
 }
 
 /// Longest key kept inline (addresses and prefixes fit; agents usually do not).
