@@ -98,7 +98,7 @@ pub struct BanOptions {
     pub reach: bool,
     /// Growing ban times.
     pub increment: Option<Increment>,
-    /// Count and ban as fail2ban does ([`super::jail`]): failure tickets rescaled as a
+    /// Count and ban as fail2ban does (`replay/jail.rs`): failure tickets rescaled as a
     /// rate past findtime, dropped at its cleanups, its ban database for increments;
     /// implies `reach`.
     pub fail2ban: bool,

@@ -269,6 +269,7 @@ fn requests() -> &'static [Request<'static>] {
                 request_time_us: [None, Some(0), Some(1), Some(u64::MAX), Some(999_999_999)][k % 5],
                 bytes: [None, Some(0), Some(u64::MAX), Some(1 << 40)][k % 4],
                 whole_second: k.is_multiple_of(6),
+                anonymous: k.is_multiple_of(9),
             });
         }
         out
