@@ -201,7 +201,9 @@ fn decision_rows(path: &Path) -> Vec<String> {
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some("file,line,arrival,candidate,key,decision,delay_ms,rule,zone,status")
+        Some(
+            "file,line,arrival,candidate,key,decision,delay_ms,rule,zone,status,limit,remaining,reset_s,retry_after_s"
+        )
     );
     let mut rows: Vec<String> = lines.map(str::to_string).collect();
     rows.sort();

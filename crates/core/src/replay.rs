@@ -28,6 +28,7 @@
 
 mod algorithm;
 mod ban;
+mod ban_log;
 mod caddy;
 mod client_view;
 pub mod conf;
@@ -39,6 +40,7 @@ pub mod fleet;
 mod gcra;
 mod haproxy;
 mod haproxy_program;
+mod increment;
 mod jail;
 mod key;
 mod leaky_queue;
@@ -57,10 +59,8 @@ mod token_bucket;
 mod zone;
 
 pub use crate::rate::{Rate, RateError};
-pub use ban::{
-    BanCounters, BanOptions, BanRecord, BanZone, CountFilter, Increment, key_text, milli_text,
-    rebuild_line,
-};
+pub use ban::{BanOptions, BanZone, CountFilter, key_text, rebuild_line};
+pub use ban_log::{BanCounters, BanRecord};
 pub use client_view::{ClientView, REMAINING_CAP};
 pub use config::LimitConfigError;
 pub use decision::{Decision, RuleId, Verdict};
@@ -69,6 +69,7 @@ pub use haproxy::{FreqCtr, HaproxyRate, StickTable};
 pub use haproxy_program::{
     Action, Cmp, Cond, Frontend, Program, SLOTS as HAPROXY_SLOTS, Term, Test, TrackKey,
 };
+pub use increment::{Increment, milli_text, parse_milli};
 pub use key::{DEFAULT_V4_PREFIX, DEFAULT_V6_PREFIX, KEY_NAMES, KeySpec, canonical, prefix_of};
 pub use matcher::{CREDENTIAL_REFUSALS, Exempt, Matcher};
 pub use policy::{Dialect, LimitRef, Policy, PolicyError, Rule, RuleLimit};

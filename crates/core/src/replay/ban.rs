@@ -29,9 +29,10 @@
 //!   rounded down. Earlier bans are forgotten one day after the last one ended.
 
 use std::collections::VecDeque;
-use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use super::ban_log::{BanCounters, BanRecord, Ledger};
+use super::increment::Increment;
 use super::jail::Jail;
 use super::key::KeySpec;
 use super::matcher::Matcher;
@@ -42,48 +43,6 @@ use crate::rate::Rate;
 /// How long earlier bans are remembered for increments after the last one ended
 /// (fail2ban's `dbpurgeage` default, 1 day).
 pub const FORGET_MS: i64 = 86_400_000;
-
-/// Ban times that grow for repeat offenders (fail2ban's `bantime.increment`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub struct Increment {
-    /// `bantime.factor` in thousandths (1000 = 1).
-    pub factor_milli: u64,
-    /// `bantime.multipliers` (empty: the doubling formula).
-    pub multipliers: Vec<u64>,
-    /// `bantime.maxtime`, ms.
-    pub max_ms: Option<u64>,
-}
-
-impl Increment {
-    /// The doubling formula with factor 1 and no cap.
-    pub fn doubling() -> Increment {
-        Increment {
-            factor_milli: 1000,
-            multipliers: Vec::new(),
-            max_ms: None,
-        }
-    }
-
-    /// The length of a ban after `earlier` remembered bans, given the base length.
-    pub fn ban_ms(&self, base: u64, earlier: u32) -> u64 {
-        if earlier == 0 {
-            return base;
-        }
-        let f = self.factor_milli as u128;
-        let t = if self.multipliers.is_empty() {
-            let grown = base as u128 * (1u128 << earlier.min(20)) * f / 1000;
-            grown.max(base as u128)
-        } else {
-            let m = self.multipliers[(earlier as usize).min(self.multipliers.len() - 1)];
-            base as u128 * m as u128 * f / 1000
-        };
-        let t = t.min(u64::MAX as u128 / 2) as u64;
-        match self.max_ms {
-            Some(m) => t.min(m),
-            None => t,
-        }
-    }
-}
 
 /// The ban options of an `algo=ban` limit (its rate is the ban threshold N/W).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -120,30 +79,6 @@ impl Default for BanOptions {
     }
 }
 
-/// One ban, as the report lists it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BanRecord {
-    /// The key's bytes ([`key_text`] shows them).
-    pub key: Box<[u8]>,
-    /// When it started, ms since the epoch (the triggering request's decision time).
-    pub start_ms: i64,
-    /// When it ends (exclusive); `i64::MAX` = never.
-    pub end_ms: i64,
-    /// Its number for this key: 1 for the first, 2 for the second… (increments).
-    pub nth: u32,
-    /// Requests of the key refused during it (the triggering one included when refused).
-    pub lost: u64,
-    /// Requests that restarted it (`extend`).
-    pub extended: u64,
-}
-
-impl BanRecord {
-    /// Its length, ms (`None`: for ever).
-    pub fn length_ms(&self) -> Option<u64> {
-        (self.end_ms != i64::MAX).then(|| (self.end_ms - self.start_ms) as u64)
-    }
-}
-
 #[derive(Clone, Debug, Default)]
 struct KeyState {
     ban: VecDeque<(i64, u64)>,
@@ -160,28 +95,6 @@ struct KeyState {
     last_end: i64,
     /// Length of the current ban, ms (for `extend`).
     len: u64,
-}
-
-/// Tallies of a ban zone.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BanCounters {
-    /// Bans started.
-    pub bans: u64,
-    /// Requests refused because their key was banned (triggers included when refused).
-    pub lost: u64,
-    /// Requests challenged.
-    pub challenged: u64,
-    /// Counted requests (matched the count filter, not banned).
-    pub counted: u64,
-}
-
-/// What a ban zone tells the report: its bans, its tallies, the ban that refused last.
-#[derive(Debug, Default)]
-pub(crate) struct Ledger {
-    pub(crate) bans: Vec<BanRecord>,
-    pub(crate) counters: BanCounters,
-    /// Index in the ban log of the ban that refused the last refused request.
-    pub(crate) last_hit: Option<u32>,
 }
 
 /// A ban zone's per-key state and its ban log.
@@ -734,55 +647,10 @@ pub fn ban_length(ms: Option<u64>) -> String {
     }
 }
 
-impl fmt::Display for Increment {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.multipliers.is_empty() {
-            f.write_str("doubling with each earlier ban")?;
-        } else {
-            let m: Vec<String> = self.multipliers.iter().map(u64::to_string).collect();
-            write!(f, "multiplied by {} for the 1st, 2nd… ban", m.join(", "))?;
-        }
-        if self.factor_milli != 1000 {
-            write!(f, ", factor {}", milli_text(self.factor_milli))?;
-        }
-        if let Some(m) = self.max_ms {
-            write!(f, ", at most {}", crate::rate::describe_period(m))?;
-        }
-        Ok(())
-    }
-}
-
-/// `1500` → `1.5`.
-pub fn milli_text(m: u64) -> String {
-    if m.is_multiple_of(1000) {
-        (m / 1000).to_string()
-    } else {
-        let s = format!("{}.{:03}", m / 1000, m % 1000);
-        s.trim_end_matches('0').to_string()
-    }
-}
-
-/// Parses a decimal factor (`2`, `1.5`) into thousandths.
-pub fn parse_milli(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-    if int.is_empty() && frac.is_empty() {
-        return None;
-    }
-    if !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let i: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
-    let mut f = 0u64;
-    for (k, b) in frac.bytes().take(3).enumerate() {
-        f += u64::from(b - b'0') * 10u64.pow(2 - k as u32);
-    }
-    i.checked_mul(1000)?.checked_add(f)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replay::increment::{milli_text, parse_milli};
 
     fn zone(n: u64, w: u64, opts: BanOptions) -> BanZone {
         BanZone::new(Rate::new(n, w).unwrap(), opts)

@@ -34,7 +34,8 @@
 //! and the actions keep up with the log (each line is fully handled before the next);
 //! the purge timer starts with the first line.
 
-use super::ban::{BanRecord, Increment, Ledger};
+use super::ban_log::{BanRecord, Ledger};
+use super::increment::Increment;
 use super::store::{KeyMap, Lookup};
 
 /// Lines between two service calls (`Filter.processLineAndAdd`: `procLines % 100`).

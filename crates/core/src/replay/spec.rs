@@ -4,7 +4,8 @@
 use std::fmt;
 
 pub use super::algorithm::{ALGORITHMS, Algorithm, algo_names};
-use super::ban::{BanOptions, Increment, ban_length, milli_text, parse_milli};
+use super::ban::{BanOptions, ban_length};
+use super::increment::{Increment, milli_text, parse_milli};
 use super::key::{KEY_NAMES, KeySpec};
 use crate::number::thousands;
 use crate::rate::{Rate, RateError, describe_period};

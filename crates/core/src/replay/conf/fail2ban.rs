@@ -20,7 +20,8 @@ use std::rc::Rc;
 
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::replay::ban::{BanOptions, CountFilter, Increment, parse_milli};
+use crate::replay::ban::{BanOptions, CountFilter};
+use crate::replay::increment::{Increment, parse_milli};
 use crate::replay::{Algorithm, Exempt, KeySpec, LimitSpec, Matcher, Policy};
 
 use super::Note;
