@@ -290,7 +290,7 @@ fn decisions_csv_and_rendering_are_deterministic() {
     );
     assert!(lines.iter().skip(1).all(|l| {
         let f = csv_fields(l);
-        f.len() == 10 && matches!(f[5].as_str(), "admit" | "delay" | "refuse")
+        f.len() == 14 && matches!(f[5].as_str(), "admit" | "delay" | "refuse")
     }));
     assert_eq!(csv_fields(lines[1])[3], "5/s,algo=nginx,burst=2,key=ip");
     for r in [&a.report, &b.report] {
