@@ -305,3 +305,33 @@ fn bad_ban_values_exit_2_with_an_example() {
         assert_eq!(err.trim().lines().count(), 1, "{spec}: {err}");
     }
 }
+
+/// fail2ban's `ignoreself` (default true) ignores this host's own addresses — those of
+/// `localhost` — so a health check from 127.0.0.1 is never banned; `ignoreself = false`
+/// bans it like anyone.
+#[test]
+fn ignoreself_spares_the_loopback_addresses() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let mut s = String::new();
+    for ip in ["127.0.0.1", "::1", "198.51.100.1"] {
+        for ss in [0, 10, 20] {
+            s += &line(ip, 0, ss, "/x", 404);
+        }
+    }
+    std::fs::write(d.join("access.log"), s).unwrap();
+    for (setting, banned) in [("", 1), ("ignoreself = false\n", 3)] {
+        std::fs::write(
+            d.join("jail.local"),
+            format!("[probe]\nenabled = true\n{setting}maxretry = 2\nfindtime = 1m\nbantime = 1h\nfailregex = ^<HOST> \\S+ \\S+ \\[\\] \"GET /x \n"),
+        )
+        .unwrap();
+        let v = json(d, &["--fail2ban-jail", "jail.local", "access.log"]);
+        let list = v["candidates"][0]["bans"]["list"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(list.len(), banned, "{setting:?}: {list:?}");
+        assert!(list.iter().any(|b| b["key"] == "198.51.100.1"));
+    }
+}

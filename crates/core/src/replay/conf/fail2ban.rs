@@ -1009,6 +1009,22 @@ fn build_jail(
             }
         }
     }
+    // ignoreself (default true): fail2ban ignores this host's own addresses, those of
+    // `localhost` and of its host name (`Filter.inIgnoreIPList`, `DNSUtils.getSelfIPs`);
+    // the log's host is not known here, its loopback addresses are.
+    let ignore_self = layers.get(jail, "ignoreself").is_none_or(|(v, _)| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "true" | "yes" | "1" | "on"
+        )
+    });
+    if ignore_self {
+        for n in ["127.0.0.1/32", "::1/128"] {
+            if let Ok(n) = crate::classify::config::parse_cidr(n) {
+                exempt.cidr.push(n);
+            }
+        }
+    }
     let Some(rate) = Rate::new(maxretry, findtime as u64) else {
         return Err(bad("findtime", "findtime out of range".into()));
     };
