@@ -241,7 +241,9 @@ pub struct ReplayArgs {
     pub top: usize,
 
     /// Write one CSV row per limited request per candidate (file, line, arrival,
-    /// candidate, key, decision, delay_ms, rule, zone, status) to FILE. An existing FILE
+    /// candidate, key, decision, delay_ms, rule, zone, status, and what the client would
+    /// have been told: limit as N;w=SECONDS, remaining, reset_s, retry_after_s on a
+    /// refusal) to FILE. An existing FILE
     /// is replaced only if it ends in .csv, else only with --force; written to a new
     /// temporary file beside FILE, then renamed over it.
     #[arg(long, value_name = "FILE", help_heading = "Report")]

@@ -9,7 +9,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::common::{Rng, logscope};
+use super::common::{Rng, logscope, ok_json};
 
 /// A backend: `workers` in parallel, at most `backlog` waiting, a request waiting longer
 /// than `timeout_ms` answered 504 by the proxy in front, one refused when the backlog is
@@ -151,18 +151,12 @@ fn write_log<'a>(path: &Path, served: &'a [Logged]) -> Vec<&'a Logged> {
 
 fn capacity_json(log: &Path, extra: &[&str]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
-    let out = logscope(&dir.path().join("data"))
-        .args(["capacity", "--by", "1m", "--format", "json"])
-        .args(extra)
-        .arg(log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    ok_json(
+        logscope(&dir.path().join("data"))
+            .args(["capacity", "--by", "1m", "--format", "json"])
+            .args(extra)
+            .arg(log),
+    )
 }
 
 fn num(v: &serde_json::Value, k: &str) -> Option<f64> {
@@ -337,27 +331,21 @@ fn waits_under_each_candidate_match_an_independent_queue() {
     let log = dir.path().join("busy.log");
     let lines = write_log(&log, &served);
     let decisions = dir.path().join("decisions.csv");
-    let out = logscope(&dir.path().join("data"))
-        .args([
-            "replay",
-            "--workers",
-            "2",
-            "--limit",
-            "100/1m,key=ip",
-            "--format",
-            "json",
-        ])
-        .arg("--decisions")
-        .arg(&decisions)
-        .arg(&log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v: serde_json::Value = ok_json(
+        logscope(&dir.path().join("data"))
+            .args([
+                "replay",
+                "--workers",
+                "2",
+                "--limit",
+                "100/1m,key=ip",
+                "--format",
+                "json",
+            ])
+            .arg("--decisions")
+            .arg(&decisions)
+            .arg(&log),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let w = &v["waiting"];
     assert_eq!(w["workers"], 2);
     assert_eq!(w["service_estimated"], 0, "{w}");
@@ -452,26 +440,20 @@ fn a_cost_bucket_in_server_time_brings_peoples_waits_back() {
     write_log(&log, &served);
     let cost = "300/1s,cost=request-time,burst=1000,key=ip,algo=token-bucket";
     let run = |extra: &[&str]| -> serde_json::Value {
-        let out = logscope(&dir.path().join("data"))
-            .args([
-                "replay",
-                "--format",
-                "json",
-                "--limit",
-                "5/s,key=ip",
-                "--limit",
-                cost,
-            ])
-            .args(extra)
-            .arg(&log)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        ok_json(
+            logscope(&dir.path().join("data"))
+                .args([
+                    "replay",
+                    "--format",
+                    "json",
+                    "--limit",
+                    "5/s,key=ip",
+                    "--limit",
+                    cost,
+                ])
+                .args(extra)
+                .arg(&log),
+        )
     };
     let class = |c: &serde_json::Value, k: &str| -> (u64, u64) {
         let row = c["classes"]
@@ -553,26 +535,20 @@ fn absurd_times_and_request_times_neither_panic_nor_grow() {
             .iter()
             .any(|w| w["silent_windows"].as_u64() > Some(1_000_000))
     );
-    let out = logscope(&dir.path().join("data"))
-        .args([
-            "replay",
-            "--workers",
-            "2",
-            "--sweep",
-            "1..3/1m",
-            "--format",
-            "json",
-        ])
-        .args(["--input-format", "combined-rt"])
-        .arg(&log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v: serde_json::Value = ok_json(
+        logscope(&dir.path().join("data"))
+            .args([
+                "replay",
+                "--workers",
+                "2",
+                "--sweep",
+                "1..3/1m",
+                "--format",
+                "json",
+            ])
+            .args(["--input-format", "combined-rt"])
+            .arg(&log),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["sweep"]["rows"].as_array().unwrap().len(), 3);
     assert!(v["waiting"]["baseline"]["wait"]["all"]["p95_ms"].is_number());
 }

@@ -124,6 +124,18 @@ pub fn tree(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Runs `c`, which must succeed (its stderr is the failure message), and parses its
+/// standard output as JSON.
+pub fn ok_json(c: &mut Command) -> serde_json::Value {
+    let out = c.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
 /// A small deterministic xorshift generator for the tests' synthetic logs.
 pub struct Rng(pub u64);
 

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{Rng, logscope};
+use crate::common::{Rng, logscope, ok_json};
 
 const JAILS: &str = "\
 [DEFAULT]
@@ -367,31 +367,22 @@ fn jails_ban_as_the_real_fail2ban_bans() {
         .collect();
     if truth.iter().any(Option::is_none) {
         assert!(std::env::var_os("CI").is_none(), "fail2ban not importable");
+        eprintln!("note: python3 cannot import fail2ban; the test is skipped");
         return;
     }
     // logscope.
-    let out = logscope(&d.join("no-dataset"))
-        .current_dir(d)
-        .args([
-            "replay",
-            "--fail2ban-jail",
-            "jail.local",
-            "--decisions",
-            "decisions.csv",
-            "--format",
-            "json",
-            "access.log",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = ok_json(logscope(&d.join("no-dataset")).current_dir(d).args([
+        "replay",
+        "--fail2ban-jail",
+        "jail.local",
+        "--decisions",
+        "decisions.csv",
+        "--format",
+        "json",
+        "access.log",
+    ]));
     let cands = v["candidates"].as_array().unwrap();
-    assert_eq!(cands.len(), 4, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(cands.len(), 4, "{v}");
     let csv = std::fs::read_to_string(d.join("decisions.csv")).unwrap();
     let mut refused: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
     let mut lines = csv.lines();
