@@ -11,6 +11,7 @@ pub mod info;
 pub mod ingest;
 pub mod inputs;
 pub mod memlimit;
+pub mod migrate;
 pub mod output;
 pub mod replay;
 pub mod report;
@@ -77,6 +78,8 @@ pub enum Command {
     Detect(detect::DetectArgs),
     /// Describe the dataset: sources, rows, time range, months, size on disk.
     Info(info::InfoArgs),
+    /// Rewrite a dataset of an older format in the current one (once, atomically).
+    Migrate(migrate::MigrateArgs),
     /// Heavy requests per time bucket: requests, distinct IPs and prefixes, top prefix.
     Heavy(heavy::HeavyArgs),
     /// What the backend could take: held and stall load per window, peak throughput.
@@ -143,6 +146,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Ingest(args) => ingest::run(&data, args),
         Command::Detect(args) => detect::run(args),
         Command::Info(args) => info::run(&data, args),
+        Command::Migrate(args) => migrate::run(&data, args),
         Command::Heavy(args) => heavy::run(&data, args),
         Command::Capacity(args) => capacity::run(&data, args),
         Command::Concentration(args) => concentration::run(&data, args),

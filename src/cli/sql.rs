@@ -28,8 +28,9 @@ pub const EXAMPLE: &str = "logscope sql 'SELECT status, count(*) AS requests FRO
 pub fn after_help() -> String {
     let mut s = String::from("Tables:\n");
     s.push_str(&format!(
-        "  {TABLE}      the dataset as stored (the committed snapshot; text in the stored form:\n\
-         \x20             a backslash as \\\\, a byte that is not UTF-8 as \\xHH):\n"
+        "  {TABLE}      the dataset as stored (the committed snapshot; text as the server wrote it,\n\
+         \x20             a byte that is not UTF-8 as a character U+EF80-U+EFFF; a request that\n\
+         \x20             is not HTTP in `request`, its path null; no status null):\n"
     ));
     for (name, dt) in store_sql::requests_schema().iter() {
         s.push_str(&format!(

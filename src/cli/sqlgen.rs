@@ -138,6 +138,18 @@ pub fn parts(
             )
         }
     };
+    if !remote && sql.sql_source.is_none() {
+        // The twins read format 4's columns (`request`, a null status) and its text.
+        let version = crate::store::Dataset::open_read(data).manifest()?.version;
+        if version < crate::store::manifest::VERSION {
+            return Err(usage_error(format!(
+                "--sql: this dataset is format {version}; its SQL twin reads format {}: \
+                 run `logscope --data {} migrate` once first",
+                crate::store::manifest::VERSION,
+                logscope_core::escape::path(data)
+            )));
+        }
+    }
     let mut list = Vec::new();
     if agents && !remote {
         let mut distinct: BTreeSet<String> = BTreeSet::new();

@@ -3,9 +3,11 @@
 //! Format 2 uses only types every engine reads natively (DuckDB, polars, Spark, Trino):
 //! signed integers, booleans, UTF-8 strings and `ts` as a UTC timestamp in ms.
 //!
-//! Text columns hold the *stored form* of the log's bytes (format 3): a backslash is
-//! written `\\`, a byte that is not valid UTF-8 `\xHH`, everything else as logged — so
-//! the stored text is valid UTF-8 and decodes back to exactly the logged bytes.
+//! Text columns hold the *stored form* of the log's bytes (format 4): the text as the
+//! server wrote it (its own escapes, nginx's `\x16`, Apache's `\"`, untouched), a byte
+//! that is not valid UTF-8 as the private-use character U+EF00 + byte (U+EF80–U+EFFF; a
+//! logged character of that range as its three bytes so written) — so the stored text
+//! is valid UTF-8 and decodes back to exactly the logged bytes.
 //!
 //! | column | type | meaning |
 //! |---|---|---|
@@ -13,8 +15,9 @@
 //! | `ts_precision` | int32 | 0 = s, 3 = ms, 6 = µs as logged |
 //! | `client` | string | the client as logged (address or host name) |
 //! | `ip_hi`, `ip_lo` | int64 | the client address as 128 bits (IPv4 as `::ffff:a.b.c.d`, so `ip_hi = 0`, `ip_lo >> 32 = 65535`), two's complement halves; null for host names. A /24 is `ip_lo & -256`, a /48 `ip_hi & -65536` |
-//! | `ident`, `user`, `method`, `path`, `query`, `protocol` | string | |
-//! | `status` | int32 | |
+//! | `ident`, `user`, `method`, `path`, `query`, `protocol` | string | null when the request is not HTTP |
+//! | `request` | string | the request text as logged when it is not an HTTP request (a TLS handshake, `hello`); null otherwise; format 4 |
+//! | `status` | int32 | null when there is none (`-`, `000`) |
 //! | `bytes` | int64 | response bytes |
 //! | `referer`, `user_agent`, `host` | string | |
 //! | `request_time_us` | int64 | |
@@ -56,6 +59,9 @@ pub enum Column {
     Query,
     /// Protocol.
     Protocol,
+    /// The request text as logged when it is not an HTTP request (no method and
+    /// target: a TLS handshake, `hello`); null otherwise. Format 4.
+    Request,
     /// Status.
     Status,
     /// Response bytes.
@@ -97,7 +103,7 @@ pub enum Kind {
 
 impl Column {
     /// Every column, in file order.
-    pub const ALL: [Column; 22] = [
+    pub const ALL: [Column; 23] = [
         Column::Ts,
         Column::TsPrecision,
         Column::Client,
@@ -109,6 +115,7 @@ impl Column {
         Column::Path,
         Column::Query,
         Column::Protocol,
+        Column::Request,
         Column::Status,
         Column::Bytes,
         Column::Referer,
@@ -136,6 +143,7 @@ impl Column {
             Column::Path => ("path", Kind::Text),
             Column::Query => ("query", Kind::Text),
             Column::Protocol => ("protocol", Kind::Text),
+            Column::Request => ("request", Kind::Text),
             Column::Status => ("status", Kind::Int32),
             Column::Bytes => ("bytes", Kind::Int64),
             Column::Referer => ("referer", Kind::Text),
@@ -273,7 +281,7 @@ mod tests {
             .iter()
             .filter(|c| c.kind() == Kind::Text)
             .count();
-        assert_eq!(text, 12);
+        assert_eq!(text, 13);
         assert_eq!(super::schema().len(), Column::ALL.len());
     }
 

@@ -14,8 +14,12 @@ use super::StoreError;
 /// types; see `frame::COLUMNS`). Format 1 was `manifest.json` + `month=…/` parts with
 /// unsigned columns. Format 2 stored a byte that is not UTF-8 as `\xHH` but a backslash
 /// as itself (so the two could look alike) and had no `client_list` column; it is read
-/// (as it was written) but not written to.
-pub const VERSION: u32 = 3;
+/// (as it was written) but not written to. Format 3 wrote a backslash as `\\` and such a
+/// byte as `\xHH`, had no `request` column (a request that is not HTTP was its `path`)
+/// and stored a missing status as 0; it is read as format 4 (its text converted as it
+/// is read) and `logscope migrate` rewrites it. Format 4 (`frame`): text as the server
+/// wrote it, such a byte as a character U+EF80–U+EFFF, `request`, a null status.
+pub const VERSION: u32 = 4;
 
 /// The oldest dataset format this logscope reads.
 pub const OLDEST_READ: u32 = 2;

@@ -40,6 +40,7 @@ mod delta;
 pub mod frame;
 pub mod ingest;
 pub mod manifest;
+pub mod migrate;
 mod pages;
 mod rle;
 mod rowgroup;
@@ -207,11 +208,31 @@ impl Dataset {
     }
 
     /// Opens `dir` for writing: creates it, takes the exclusive lock and cleans up
-    /// what an interrupted ingest left behind.
+    /// what an interrupted ingest left behind. A dataset of an older format is
+    /// refused, with the command that migrates it.
     pub fn open_write(
         dir: &Path,
         wait: LockWait,
         on_wait: impl FnOnce(),
+    ) -> Result<Dataset, StoreError> {
+        Dataset::open_locked(dir, wait, on_wait, false)
+    }
+
+    /// [`Dataset::open_write`] for [`Dataset::migrate`]: a dataset of any format this
+    /// logscope reads is opened.
+    pub fn open_to_migrate(
+        dir: &Path,
+        wait: LockWait,
+        on_wait: impl FnOnce(),
+    ) -> Result<Dataset, StoreError> {
+        Dataset::open_locked(dir, wait, on_wait, true)
+    }
+
+    fn open_locked(
+        dir: &Path,
+        wait: LockWait,
+        on_wait: impl FnOnce(),
+        any_format: bool,
     ) -> Result<Dataset, StoreError> {
         fs::create_dir_all(dir).map_err(io_err(dir))?;
         check_not_v1(dir)?;
@@ -245,14 +266,16 @@ impl Dataset {
         ds.recover()?;
         let (snapshot, m, problems) = ds.read_unchecked()?;
         let version = m.version;
-        if version != manifest::VERSION {
+        if version != manifest::VERSION && !any_format {
             return Err(StoreError::Version {
                 path: dir.to_path_buf(),
                 detail: format!(
                     "this dataset is format {version}, which this logscope reads but does not add to \
-                     (format {} stores text unambiguously); ingest into a new directory \
-                     (`logscope --data NEW ingest FILE…`), then replace this one with it",
-                    manifest::VERSION
+                     (format {} stores text as the server wrote it); rewrite it in format {} once \
+                     with `logscope --data {} migrate`, then run this command again",
+                    manifest::VERSION,
+                    manifest::VERSION,
+                    logscope_core::escape::path(dir)
                 ),
             });
         }

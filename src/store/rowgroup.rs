@@ -268,18 +268,23 @@ fn int_data(
     Data::Coded(values.boxed(), Cow::Owned(codes))
 }
 
-/// A 32-bit integer column without nulls (`status`, `ts_precision`), dictionary-coded
-/// as polars codes it: when its values span at most 65,535 and they are at most 512
-/// distinct or fewer than 3 in 4 rows, the dictionary holds them in ascending order.
-/// Otherwise polars is handed the column as it is.
-fn small_int_data(values: &[i32]) -> Data<'static> {
+/// A 32-bit integer column (`status`, `ts_precision`), the rows holding `null` (when
+/// given) null, dictionary-coded as polars codes it: when its values span at most
+/// 65,535 and they are at most 512 distinct or fewer than 3 in 4 rows, the dictionary
+/// holds them in ascending order. Otherwise polars is handed the column as it is.
+fn small_int_data(values: &[i32], null: Option<i32>) -> Data<'static> {
+    let is_null = |v: i32| Some(v) == null;
     let as_polars = || {
-        Data::Arrow(
-            PrimitiveArray::<i32>::from_vec(values.to_vec()).boxed(),
-            Encoding::RleDictionary,
-        )
+        let a = match null {
+            Some(_) if values.iter().any(|&v| is_null(v)) => {
+                PrimitiveArray::<i32>::from_iter(values.iter().map(|&v| (!is_null(v)).then_some(v)))
+            }
+            _ => PrimitiveArray::<i32>::from_vec(values.to_vec()),
+        };
+        Data::Arrow(a.boxed(), Encoding::RleDictionary)
     };
-    let (Some(&min), Some(&max)) = (values.iter().min(), values.iter().max()) else {
+    let present = || values.iter().copied().filter(|&v| !is_null(v));
+    let (Some(min), Some(max)) = (present().min(), present().max()) else {
         return as_polars();
     };
     let span = (i64::from(max) - i64::from(min)) as usize;
@@ -287,7 +292,7 @@ fn small_int_data(values: &[i32]) -> Data<'static> {
         return as_polars();
     }
     let mut code = vec![NULL_CODE; span + 1];
-    for &v in values {
+    for v in present() {
         code[(v - min) as usize] = 0;
     }
     let mut dictionary: Vec<i32> = Vec::new();
@@ -301,7 +306,16 @@ fn small_int_data(values: &[i32]) -> Data<'static> {
     if distinct > 512 && distinct as f64 / values.len() as f64 >= 0.75 {
         return as_polars();
     }
-    let codes: Vec<u32> = values.iter().map(|&v| code[(v - min) as usize]).collect();
+    let codes: Vec<u32> = values
+        .iter()
+        .map(|&v| {
+            if is_null(v) {
+                NULL_CODE
+            } else {
+                code[(v - min) as usize]
+            }
+        })
+        .collect();
     Data::Coded(
         PrimitiveArray::<i32>::from_vec(dictionary).boxed(),
         Cow::Owned(codes),
@@ -462,8 +476,8 @@ impl Zstd {
 
 /// The dataset's text columns in [`Column::ALL`] order: [`RowGroup::text`] holds their
 /// dictionaries in this order (`file` last).
-const TEXT: [Column; 12] = {
-    let mut out = [Column::File; 12];
+const TEXT: [Column; 13] = {
+    let mut out = [Column::File; 13];
     let (mut i, mut t) = (0, 0);
     while i < Column::ALL.len() {
         if matches!(Column::ALL[i].kind(), Kind::Text) {
@@ -491,7 +505,8 @@ fn text_of(b: &Batch, c: Column) -> &TextColumn {
         Column::UserAgent => &b.user_agent,
         Column::Host => &b.host,
         Column::Xff => &b.xff,
-        Column::File
+        Column::Request
+        | Column::File
         | Column::Ts
         | Column::TsPrecision
         | Column::IpHi
@@ -581,8 +596,30 @@ impl RowGroup {
             self.append_rows(b, rows);
         }
         let (file_dict, others) = self.text.split_last_mut().expect("TEXT is not empty");
+        // A request that is not HTTP (no method; its text in the batch's `path`) is
+        // stored in `request`, its `path` null.
+        let not_http: Vec<usize> = rows
+            .iter()
+            .enumerate()
+            .filter(|&(_, &i)| b.method.code(i).is_none() && b.path.code(i).is_some())
+            .map(|(at, _)| at)
+            .collect();
         for (&c, d) in TEXT.iter().zip(others.iter_mut()) {
+            let start = d.codes.len();
+            if c == Column::Request {
+                d.codes.resize(start + rows.len(), NULL_CODE);
+                for &at in &not_http {
+                    let text = b.path.get(rows[at]).unwrap_or_default();
+                    d.codes[start + at] = d.intern(text);
+                }
+                continue;
+            }
             d.append(text_of(b, c), rows);
+            if c == Column::Path {
+                not_http
+                    .iter()
+                    .for_each(|&at| d.codes[start + at] = NULL_CODE);
+            }
         }
         file_dict.append_constant(file, rows.len());
     }
@@ -667,8 +704,9 @@ impl RowGroup {
                     Encoding::DeltaBinaryPacked,
                 ));
             }
-            Column::TsPrecision => return Ok(small_int_data(&self.precision)),
-            Column::Status => return Ok(small_int_data(&self.status)),
+            Column::TsPrecision => return Ok(small_int_data(&self.precision, None)),
+            // No status (`-`, or `000`: no response was sent) is null.
+            Column::Status => return Ok(small_int_data(&self.status, Some(0))),
             Column::HasCookie => BooleanArray::from(&self.has_cookie).boxed(),
             Column::ClientList => BooleanArray::from_slice(&self.client_list).boxed(),
             Column::Client
@@ -682,6 +720,7 @@ impl RowGroup {
             | Column::UserAgent
             | Column::Host
             | Column::Xff
+            | Column::Request
             | Column::File => unreachable!("text columns are dictionaries"),
         };
         Ok(Data::Arrow(a, encoding))
@@ -937,11 +976,16 @@ mod tests {
             (65_536, 0, 600),
             (3_000, i64::from(i32::MIN), 1 << 32),
         ];
-        for (rows, low, width) in shapes {
+        // Each shape without nulls, and with its lowest value (and so most often
+        // its first) null, as `status` 0.
+        for ((rows, low, width), null) in shapes
+            .iter()
+            .flat_map(|&s| [(s, None), (s, Some(s.1 as i32))])
+        {
             let values: Vec<i32> = (0..rows)
                 .map(|_| (low + (next() % width as u64) as i64) as i32)
                 .collect();
-            let ours = match small_int_data(&values) {
+            let ours = match small_int_data(&values, null) {
                 Data::Coded(dict, codes) => {
                     dictionary_pages(dict, &codes, ty.clone(), options).expect("our pages")
                 }
@@ -954,7 +998,10 @@ mod tests {
                 }
             };
             let mut theirs = Vec::new();
-            let a = PrimitiveArray::<i32>::from_vec(values.clone()).boxed();
+            let a = PrimitiveArray::<i32>::from_iter(
+                values.iter().map(|&v| (Some(v) != null).then_some(v)),
+            )
+            .boxed();
             for leaf in array_to_columns(a, ty.clone(), options, &[Encoding::RleDictionary])
                 .expect("polars writes the column")
             {
@@ -962,7 +1009,10 @@ mod tests {
             }
             let ours: Vec<_> = ours.iter().map(shown).collect();
             let theirs: Vec<_> = theirs.iter().map(shown).collect();
-            assert!(ours == theirs, "{rows} rows from {low}, {width} wide");
+            assert!(
+                ours == theirs,
+                "{rows} rows from {low}, {width} wide, null {null:?}"
+            );
         }
     }
 

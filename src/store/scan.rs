@@ -49,6 +49,9 @@ pub struct Columns {
     pub sizes: bool,
     /// request_time_us, ts_precision.
     pub timing: bool,
+    /// `client` on every row: otherwise only rows without an address carry it (the
+    /// address is the client), and a row with one reads it as null.
+    pub every_client: bool,
 }
 
 impl Columns {
@@ -68,6 +71,7 @@ impl Columns {
         xff: true,
         sizes: true,
         timing: true,
+        every_client: true,
     };
 
     /// The base every reader of rows started from: status, line and the client.
@@ -86,6 +90,7 @@ impl Columns {
         xff: false,
         sizes: false,
         timing: false,
+        every_client: false,
     };
 
     fn names(&self, version: u32) -> Vec<&'static str> {
@@ -121,6 +126,11 @@ impl Columns {
         if self.xff && version >= 3 {
             columns.push(C::ClientList);
         }
+        // Format 4 keeps a request that is not HTTP in `request`, its path null; a
+        // batch has it in `path` (`merge_request`).
+        if (self.request || self.path) && version >= 4 {
+            columns.push(C::Request);
+        }
         columns.into_iter().map(Column::name).collect()
     }
 }
@@ -135,6 +145,8 @@ pub struct FileBatch {
     /// known), from the time ranges the manifest records: a reader that needs rows in
     /// time order can act on the rows before it without waiting for the end.
     pub floor_ms: i64,
+    /// The index in the manifest's parts of the part it was read from.
+    pub part: usize,
 }
 
 /// What a [`scan`] read.
@@ -188,10 +200,12 @@ pub fn scan_with<P: Send>(
         ds,
         plan,
         |s| {
-            let mut batches = read_slice(plan, s, &columns, since, until, mode)?;
+            let mut batches =
+                read_slice(plan, s, &columns, (since, until), cols.every_client, mode)?;
             // Rows of this slice still to come are no older than its start.
             let n = batches.len();
             for (k, fb) in batches.iter_mut().enumerate() {
+                fb.part = s.part;
                 fb.floor_ms = if k + 1 == n {
                     s.floor_ms
                 } else {
@@ -275,8 +289,26 @@ fn read_slice(
     plan: &slices::Plan,
     s: &slices::Slice,
     columns: &[String],
-    since: Option<i64>,
-    until: Option<i64>,
+    (since, until): (Option<i64>, Option<i64>),
+    every_client: bool,
+    mode: ScanMode,
+) -> Result<Vec<FileBatch>, StoreError> {
+    let mut batches = read_slice_as_stored(plan, s, columns, (since, until), every_client, mode)?;
+    if plan.version == 3 {
+        batches
+            .iter_mut()
+            .for_each(|fb| batch_from_format3(&mut fb.batch));
+    }
+    Ok(batches)
+}
+
+/// [`read_slice`], text as the part stored it.
+fn read_slice_as_stored(
+    plan: &slices::Plan,
+    s: &slices::Slice,
+    columns: &[String],
+    (since, until): (Option<i64>, Option<i64>),
+    every_client: bool,
     mode: ScanMode,
 ) -> Result<Vec<FileBatch>, StoreError> {
     let md = plan.footer(&s.path);
@@ -291,13 +323,14 @@ fn read_slice(
                 columns,
                 (s.offset, s.len),
                 (since, until),
+                every_client,
             ),
         )
     {
         return r;
     }
     let df = polars_slice(&s.path, md, columns, s.offset, s.len)?;
-    frame_to_batches(&df, since, until).map_err(|e| StoreError::Parquet {
+    frame_to_batches(&df, since, until, every_client).map_err(|e| StoreError::Parquet {
         path: s.path.clone(),
         detail: e.to_string(),
     })
@@ -364,7 +397,89 @@ fn text_field(b: &mut Batch, c: Column) -> &mut TextColumn {
         | Column::RequestTimeUs
         | Column::HasCookie
         | Column::ClientList
+        | Column::Request
         | Column::Line => unreachable!("{} is not a batch's text column", c.name()),
+    }
+}
+
+/// `path` with the text of a request that is not HTTP (format 4's `request`, where
+/// `path` is null) put back in `path`, as the parser gives it: `method` null, `path`
+/// the request's text. Nothing to do (the common case) when `request` is all null.
+fn merge_request(path: &mut TextColumn, request: &TextColumn, rows: usize) {
+    if (0..rows).all(|i| request.code(i).is_none()) {
+        return;
+    }
+    let mut merged = TextColumn::default();
+    for i in 0..rows {
+        merged.push_str(path.get(i).or(request.get(i)));
+    }
+    *path = merged.to_coded();
+}
+
+/// Format 3's stored text (a backslash doubled, a byte that is not UTF-8 as `\xHH`, a
+/// character of U+EF80–U+EFFF as itself) in the form of format 4
+/// (`batch::push_stored`). `None` when it is the same.
+fn from_format3(s: &str) -> Option<String> {
+    if !format3_differs(s) {
+        return None;
+    }
+    // The logged bytes, then stored as format 4 stores them.
+    let b = s.as_bytes();
+    let mut raw = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let hex = |c: Option<&u8>| c.and_then(|&c| (c as char).to_digit(16));
+    while i < b.len() {
+        match (b[i], b.get(i + 1)) {
+            (b'\\', Some(b'\\')) => {
+                raw.push(b'\\');
+                i += 2;
+            }
+            (b'\\', Some(b'x')) if hex(b.get(i + 2)).is_some() && hex(b.get(i + 3)).is_some() => {
+                let v = hex(b.get(i + 2)).unwrap_or(0) * 16 + hex(b.get(i + 3)).unwrap_or(0);
+                raw.push(v as u8);
+                i += 4;
+            }
+            (c, _) => {
+                raw.push(c);
+                i += 1;
+            }
+        }
+    }
+    let mut out = String::with_capacity(s.len());
+    logscope_core::batch::push_stored(&mut out, &raw);
+    Some(out)
+}
+
+/// Whether format 3's stored text `s` is not format 4's.
+fn format3_differs(s: &str) -> bool {
+    s.chars()
+        .any(|c| c == '\\' || logscope_core::batch::stored_byte(c).is_some())
+}
+
+/// Every text column of `b` from format 3's stored form to format 4's, a distinct
+/// value at a time.
+fn batch_from_format3(b: &mut Batch) {
+    for column in TEXT.iter().copied().chain([Column::Client]) {
+        let col = text_field(b, column);
+        let changed = |col: &TextColumn| {
+            (0..col.slots()).any(|k| col.value(k as u32).is_some_and(format3_differs))
+        };
+        if !changed(col) {
+            continue;
+        }
+        let mut values = TextColumn::default();
+        for k in 0..col.slots() {
+            let v = col.value(k as u32);
+            match v.and_then(from_format3) {
+                Some(new) => values.push_str(Some(&new)),
+                None => values.push_str(v),
+            }
+        }
+        *col = match col.codes() {
+            Some(codes) => TextColumn::with_codes(values, codes.to_vec()),
+            // Plain: slot k is row k.
+            None => values,
+        };
     }
 }
 
@@ -508,6 +623,7 @@ fn frame_to_batches(
     df: &DataFrame,
     since: Option<i64>,
     until: Option<i64>,
+    every_client: bool,
 ) -> PolarsResult<Vec<FileBatch>> {
     let ts_col = df.column("ts")?.cast(&DataType::Int64)?;
     let ts = ts_col.i64()?;
@@ -596,7 +712,7 @@ fn frame_to_batches(
             .collect();
         // `client` matters only where it is not an address (the address is the client):
         // rows with an address leave it null.
-        let names_only = b.ip.iter().any(Option::is_none);
+        let names_only = every_client || b.ip.iter().any(Option::is_none);
         for column in TEXT
             .iter()
             .copied()
@@ -608,6 +724,11 @@ fn frame_to_batches(
                 None => *col = TextColumn::absent(),
             }
         }
+        if let Some(ca) = df.column("request").ok().and_then(|c| c.str().ok()) {
+            let mut request = TextColumn::default();
+            coded_text(ca, &keep, &mut map, &mut request);
+            merge_request(&mut b.path, &request, keep.len());
+        }
         if !names_only {
             b.client = TextColumn::absent();
         }
@@ -616,6 +737,7 @@ fn frame_to_batches(
             file: file_name,
             batch: b,
             floor_ms: i64::MIN,
+            part: 0,
         });
     }
     Ok(out)
@@ -630,6 +752,7 @@ fn slice_from_pages(
     columns: &[String],
     (offset, len): (usize, usize),
     (since, until): (Option<i64>, Option<i64>),
+    every_client: bool,
 ) -> Result<Vec<FileBatch>, PageError> {
     let f = File::open(path).map_err(|e| PageError::Damaged(format!("opening: {e}")))?;
     let mut out = Vec::new();
@@ -652,10 +775,11 @@ fn slice_from_pages(
                     cols.push((name.as_str(), col));
                 }
             }
-            let addressless = match cols.iter().find(|(c, _)| *c == "ip_hi") {
-                Some((_, Decoded::Int(v))) => v.any_null(lo - start..hi - start),
-                _ => true,
-            };
+            let addressless = every_client
+                || match cols.iter().find(|(c, _)| *c == "ip_hi") {
+                    Some((_, Decoded::Int(v))) => v.any_null(lo - start..hi - start),
+                    _ => true,
+                };
             if addressless
                 && columns.iter().any(|c| c == "client")
                 && let Some(chunk) = rg
@@ -671,8 +795,8 @@ fn slice_from_pages(
                 cols,
                 lo - start,
                 hi - start,
-                since,
-                until,
+                (since, until),
+                every_client,
             )?);
         }
         start += n;
@@ -737,8 +861,8 @@ fn decoded_to_batches(
     cols: Vec<(&str, Decoded)>,
     lo: usize,
     hi: usize,
-    since: Option<i64>,
-    until: Option<i64>,
+    (since, until): (Option<i64>, Option<i64>),
+    every_client: bool,
 ) -> Result<Vec<FileBatch>, PageError> {
     // The text columns of the batches apart (`file` aside): a batch of every row of the
     // row group takes its column whole instead of copying it.
@@ -858,7 +982,7 @@ fn decoded_to_batches(
             _ => vec![None; rows],
         };
         b.ip_codes = ip_codes(int("ip_hi"), int("ip_lo"), &keep);
-        let names_only = b.ip.iter().any(Option::is_none);
+        let names_only = every_client || b.ip.iter().any(Option::is_none);
         let whole = single && matches!(keep, Keep::Range(0, z) if z == ts.values.len());
         for column in TEXT
             .iter()
@@ -879,6 +1003,13 @@ fn decoded_to_batches(
                 _ => TextColumn::absent(),
             };
         }
+        if let Some((_, Some((values, codes)))) = texts.iter().find(|(n, _)| *n == "request") {
+            let request = match &keep {
+                Keep::Range(a, z) => pages::text_rows(values, codes, *a..*z, &mut remap),
+                Keep::Rows(r) => pages::text_rows(values, codes, r.iter().copied(), &mut remap),
+            };
+            merge_request(&mut b.path, &request, rows);
+        }
         if !names_only {
             b.client = TextColumn::absent();
         }
@@ -886,6 +1017,7 @@ fn decoded_to_batches(
             file: file_of(start).unwrap_or("").to_string(),
             batch: b,
             floor_ms: i64::MIN,
+            part: 0,
         });
     }
     Ok(out)

@@ -21,6 +21,8 @@ pub struct Slice {
     pub offset: usize,
     /// Rows.
     pub len: usize,
+    /// Its part's index in the manifest's parts.
+    pub part: usize,
     /// No row of this slice is older (UTC ms): its part's or segments' recorded start.
     pub min_ts_ms: i64,
     /// No row of a later slice of the plan is older (`i64::MAX` after the last one):
@@ -98,22 +100,23 @@ pub fn plan(
     let mut slices = Vec::new();
     let mut footers: Vec<Footer> = Vec::new();
     let overlaps = |lo: i64, hi: i64| since.is_none_or(|s| hi >= s) && until.is_none_or(|u| lo < u);
-    let mut parts: Vec<&super::PartEntry> = manifest
+    let mut parts: Vec<(usize, &super::PartEntry)> = manifest
         .parts
         .iter()
-        .filter(|p| overlaps(p.min_ts_ms, p.max_ts_ms))
+        .enumerate()
+        .filter(|(_, p)| overlaps(p.min_ts_ms, p.max_ts_ms))
         .collect();
     if order == PartOrder::Time {
         let mut by_time = parts.clone();
-        by_time.sort_by_key(|p| p.min_ts_ms);
+        by_time.sort_by_key(|(_, p)| p.min_ts_ms);
         let apart = by_time
             .windows(2)
-            .all(|w| w[0].max_ts_ms.saturating_add(999) < w[1].min_ts_ms);
+            .all(|w| w[0].1.max_ts_ms.saturating_add(999) < w[1].1.min_ts_ms);
         if apart {
             parts = by_time;
         }
     }
-    for part in parts {
+    for (index, part) in parts {
         let path = snapshot.part_path(part);
         check_part(&path, part).map_err(lost)?;
         let ranges = ranges(part, &overlaps);
@@ -130,6 +133,7 @@ pub fn plan(
                     path: path.clone(),
                     offset: o,
                     len: n,
+                    part: index,
                     min_ts_ms: min_ts(part, o, n),
                     floor_ms: i64::MAX,
                 });

@@ -24,6 +24,7 @@ const TEXT_FIELDS: &[&str] = &[
     "user",
     "method",
     "path",
+    "request",
     "query",
     "protocol",
     "referer",
@@ -33,26 +34,15 @@ const TEXT_FIELDS: &[&str] = &[
 ];
 const INT_FIELDS: &[&str] = &["status", "bytes", "request_time_us"];
 
-/// The stored form of a text column back to the log's bytes: `\\` is a backslash, `\xHH`
-/// a byte that was not valid UTF-8 (see `batch::push_escaped`).
+/// The stored form of a text column (format 4) back to the log's bytes: a character of
+/// U+EF80–U+EFFF is the byte U+EF00 less; everything else is the logged text.
 fn unstore(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && b.get(i + 1) == Some(&b'\\') {
-            out.push(b'\\');
-            i += 2;
-        } else if b[i] == b'\\'
-            && b.get(i + 1) == Some(&b'x')
-            && i + 4 <= b.len()
-            && let Ok(v) = u8::from_str_radix(&s[i + 2..i + 4], 16)
-        {
-            out.push(v);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
+    let mut out = Vec::with_capacity(s.len());
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        match (c as u32).checked_sub(0xEF00) {
+            Some(b @ 0x80..=0xFF) => out.push(b as u8),
+            _ => out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
         }
     }
     out
@@ -238,9 +228,7 @@ fn check(log: &Path, t: &mut Tally) {
                 )
             } else if INT_FIELDS.contains(&k.as_str()) {
                 let got = int(df, k, r);
-                // A status the log does not give (`-`) is stored as 0.
                 let ok = match (k.as_str(), want) {
-                    ("status", Value::Null) => got == Some(0),
                     (_, Value::Null) => got.is_none(),
                     (_, w) => w.as_i64().is_some() && got == w.as_i64(),
                 };
@@ -353,12 +341,16 @@ fn other_projects_parser_tests_never_crash_and_do_not_regress() {
     );
 }
 
-/// What the corpus gave when it was last measured: 150 of 150 records stored, 1479 of
-/// 1480 fields agree (99.93 %; the one miss is crowdsec-traefik_json.log:7: CrowdSec
-/// takes the last address of `ClientHost` `192.168.1.100,10.0.0.50`, logscope the first
-/// public one, else the first — `--trust-proxy` reads the list right to left).
+/// What the corpus gave when it was last measured (dataset format 4): 150 of 150
+/// records stored, 1498 of 1506 fields agree (99.47 %). One miss is
+/// crowdsec-traefik_json.log:7: CrowdSec takes the last address of `ClientHost`
+/// `192.168.1.100,10.0.0.50`, logscope the first public one, else the first —
+/// `--trust-proxy` reads the list right to left. Seven are Caddy's `"status":0` (no
+/// status written) in crowdsec-caddy-logs.log: CrowdSec keeps 0, format 4 stores no
+/// status as null, as it stores `-`. (Format 3: 1479 of 1480, non-HTTP requests then
+/// compared as `path`, which is now `request` as the peers have it.)
 const MEASURED_STORED: usize = 150;
-const MEASURED_SHARE: f64 = 0.999;
+const MEASURED_SHARE: f64 = 0.9946;
 
 /// The bar: every expected record stored, ≥ 99 % of the fields agree.
 #[test]
@@ -399,7 +391,8 @@ fn further_projects_parser_tests_do_not_regress() {
 }
 
 /// What the further part gave when last measured: 10 of 10 files detected, 32 of 32
-/// records stored, 329 of 331 fields agree (99.40 %). The two misses are InfluxDB's
+/// records stored, 330 of 332 fields agree (99.40 %; logparser's TLS handshake line
+/// has its `request` compared too). The two misses are InfluxDB's
 /// request time (µs, after a request ID, telegraf-influxdb-httpd.log): the unquoted tail
 /// after the user agent goes into no column. Before the fallback layouts read lines
 /// behind a bracketed tag, that file was not recognised at all (30 of 32 records,

@@ -24,6 +24,7 @@ const SCHEMA: &[(&str, &str)] = &[
     ("path", "text"),
     ("query", "text"),
     ("protocol", "text"),
+    ("request", "text"),
     ("status", "int32"),
     ("bytes", "int64"),
     ("referer", "text"),

@@ -184,12 +184,19 @@ fn requests_that_are_not_http_are_kept_with_method_null() {
         assert_eq!(text(&df, "protocol", row), None, "row {row}");
         assert_eq!(text(&df, "query", row), None, "row {row}");
     }
-    assert_eq!(text(&df, "path", 1), s("hello"));
-    // The raw request as logged (how a backslash is stored is the batch's business).
-    let tls = text(&df, "path", 2).unwrap();
-    assert!(tls.contains("x16") && tls.contains("xF4"), "{tls}");
+    // The text in `request`, the path null (format 4).
+    assert_eq!(text(&df, "request", 0), None);
+    assert_eq!(text(&df, "request", 1), s("hello"));
+    assert_eq!(text(&df, "path", 1), None);
+    // The raw request as the server wrote it.
+    assert_eq!(
+        text(&df, "request", 2),
+        s(r"\x16\x03\x01\x00\xF4\x01\x00\x00")
+    );
+    assert_eq!(text(&df, "path", 2), None);
     // `-`: no request logged at all.
     assert_eq!(text(&df, "path", 3), None);
+    assert_eq!(text(&df, "request", 3), None);
     let status = df.column("status").unwrap().i32().unwrap();
     assert_eq!(status.get(3), Some(408));
 }

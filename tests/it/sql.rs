@@ -469,8 +469,11 @@ fn every_format_escapes_and_types() {
     let text = ok(d, &["sql", q]);
     assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
     assert!(text.starts_with("1 row\n"), "{text}");
-    // The stored form: a backslash is `\\`.
-    assert!(text.contains("/x\\\\y"), "{text}");
+    // Text as logged: a backslash is itself.
+    assert!(
+        text.contains("/x\\y") && !text.contains("/x\\\\y"),
+        "{text}"
+    );
     let md = ok(d, &["sql", q, "--format", "md"]);
     assert!(
         !md.contains('\x1b') && !md.replace("\\<", "").contains("<img"),

@@ -1,6 +1,7 @@
-//! The stored form of log text (dataset format 3): a raw byte that is not UTF-8 and the
-//! same characters typed by a client stay apart everywhere; client lists and
-//! `--trust-proxy`; older (format 2) datasets are read but not written to.
+//! The stored form of log text (dataset format 4): the text as the server wrote it, a
+//! raw byte that is not UTF-8 apart from the same characters written by the server, a
+//! request that is not HTTP in `request`, no status null; client lists and
+//! `--trust-proxy`; older (format 2 and 3) datasets read as format 4, migrated once.
 
 use std::io::Write;
 
@@ -35,14 +36,14 @@ fn a_raw_byte_and_the_same_characters_typed_stay_apart() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let log = write_log(dir.path(), "access.log", &[RAW, TYPED]);
-    // Read from the file.
+    // Read from the file: the byte as a character of U+EF80–U+EFFF, the text as logged.
     let mut c = common::logscope(&data);
     c.args(["agents", "--sample", "10", "--format", "json"])
         .arg(&log);
     let from_file = sample_agents(c);
     assert_eq!(
         from_file,
-        vec![r"Bot\\xac".to_string(), r"Bot\xac".to_string()]
+        vec![r"Bot\xac".to_string(), "Bot\u{efac}".to_string()]
     );
     // Stored, then read back: the same two values, also for other engines.
     common::logscope(&data)
@@ -63,18 +64,94 @@ fn a_raw_byte_and_the_same_characters_typed_stay_apart() {
         .map(|s| s.unwrap().to_string())
         .collect();
     paths.sort();
-    assert_eq!(paths, vec![r"/a\\xac".to_string(), r"/a\xac".to_string()]);
-    // The terminal shows the stored form too: two distinct lines.
+    assert_eq!(paths, vec![r"/a\xac".to_string(), "/a\u{efac}".to_string()]);
+    // The terminal shows both as nginx writes a byte: `\xac`.
     let out = common::logscope(&data)
         .args(["agents", "--sample", "10"])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains(r"Bot\\xac"), "{text}");
-    assert!(
-        text.contains("Bot\\xac\n") || text.contains("Bot\\xac "),
-        "{text}"
+    assert!(text.contains(r"Bot\xac"), "{text}");
+    assert!(!text.contains('\u{efac}'), "{text}");
+}
+
+/// What nginx wrote for a TLS handshake sent to its HTTP port, a request with no
+/// status, and an Apache-escaped quote.
+const SERVER_ESCAPED: &[u8] = b"198.51.100.1 - - [10/Oct/2024:13:55:36 +0000] \"\\x16\\x03\\x01\\x00\\xF4\" 400 157 \"-\" \"-\"\n\
+198.51.100.2 - - [10/Oct/2024:13:55:37 +0000] \"GET /a?q=\\x22 HTTP/1.1\" - 0 \"-\" \"say \\\"hi\\\"\"\n\
+198.51.100.3 - - [10/Oct/2024:13:55:38 +0000] \"hello\" 400 0 \"-\" \"-\"\n";
+
+#[test]
+fn the_dataset_holds_what_the_server_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let log = write_log(dir.path(), "access.log", &[SERVER_ESCAPED]);
+    common::logscope(&data)
+        .args(["ingest", "--quiet"])
+        .arg(&log)
+        .assert()
+        .success();
+    let df = common::read_dataset(&data);
+    let text = |c: &str| -> Vec<Option<String>> {
+        df.column(c)
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .map(|s| s.map(str::to_string))
+            .collect()
+    };
+    let s = |v: &str| Some(v.to_string());
+    // A request that is not HTTP: its text in `request`, no method, no path.
+    assert_eq!(
+        text("request"),
+        vec![s(r"\x16\x03\x01\x00\xF4"), None, s("hello")]
     );
+    assert_eq!(text("path"), vec![None, s("/a"), None]);
+    assert_eq!(text("method"), vec![None, s("GET"), None]);
+    // Escapes as the server wrote them, not doubled.
+    assert_eq!(text("query")[1], s(r"q=\x22"));
+    assert_eq!(text("user_agent")[1], s(r#"say \"hi\""#));
+    // `-` for a status is null.
+    let status: Vec<Option<i32>> = df.column("status").unwrap().i32().unwrap().iter().collect();
+    assert_eq!(status, vec![Some(400), None, Some(400)]);
+    // A search written as the log reads finds the row (what DuckDB's LIKE does).
+    let out = common::logscope(&data)
+        .args([
+            "sql",
+            "--format",
+            "csv",
+            r"SELECT count(*) AS n FROM requests WHERE request LIKE '\x16%' AND path IS NULL",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "n\n1");
+    // Reports read the dataset as they read the file: the request's text as its path.
+    let top = |files: bool| {
+        let mut c = common::logscope(&data);
+        c.args(["top", "--by", "path", "--format", "json"]);
+        if files {
+            c.arg(&log);
+        }
+        let v = common::report_json_without_origin(c, "top");
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["value"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let from_file = top(true);
+    assert!(
+        from_file.contains(&r"\x16\x03\x01\x00\xF4".to_string()),
+        "{from_file:?}"
+    );
+    assert_eq!(top(false), from_file);
 }
 
 #[test]
@@ -116,7 +193,7 @@ fn trust_proxy_reads_a_client_list_right_to_left() {
 }
 
 #[test]
-fn a_format_2_dataset_is_read_but_not_written_to() {
+fn a_format_2_dataset_is_read_then_migrated_once() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let log = write_log(dir.path(), "access.log", &[TYPED]);
@@ -150,14 +227,132 @@ fn a_format_2_dataset_is_read_but_not_written_to() {
         .success();
     let info = common::logscope(&data).arg("info").output().unwrap();
     assert!(info.status.success());
-    // Written to: refused, with how to rebuild it.
+    // Written to: refused, with how to migrate it.
+    let more = write_log(dir.path(), "more.log", &[RAW]);
     let out = common::logscope(&data)
         .args(["ingest", "--quiet"])
-        .arg(write_log(dir.path(), "more.log", &[RAW]))
+        .arg(&more)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("format 2"), "{err}");
-    assert!(err.contains("ingest into a new directory"), "{err}");
+    assert!(err.contains("migrate`"), "{err}");
+    // Migrated once, then written to.
+    let out = common::logscope(&data).arg("migrate").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("from dataset format 2 to 4: 1 parts, 1 rows"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    common::logscope(&data)
+        .args(["ingest", "--quiet"])
+        .arg(&more)
+        .assert()
+        .success();
+    assert_eq!(common::glob_rows(&data), 2);
+}
+
+/// A dataset written by logscope's format 3 (`fixtures/datasets/format3`, from its
+/// `v3.log`): a raw byte, a server's escapes, a character of U+EF80–U+EFFF, a request
+/// that is not HTTP, a status `-`.
+fn format3_dataset(dir: &std::path::Path) -> std::path::PathBuf {
+    let data = dir.join("data");
+    let snap = data.join("snapshots/0000000001");
+    std::fs::create_dir_all(&snap).unwrap();
+    for f in ["2026-12-0000000001-000.parquet", "_manifest.json"] {
+        std::fs::copy(
+            common::fixture(&format!("datasets/format3/{f}")),
+            snap.join(f),
+        )
+        .unwrap();
+    }
+    std::os::unix::fs::symlink("snapshots/0000000001", data.join("requests")).unwrap();
+    data
+}
+
+#[test]
+fn a_format_3_dataset_reads_as_its_log_before_and_after_its_migration() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = format3_dataset(dir.path());
+    let log = common::fixture("datasets/format3/v3.log");
+    let report = |by: &str, files: bool| {
+        let mut c = common::logscope(&data);
+        c.args(["top", "--by", by, "--format", "json"]);
+        if files {
+            c.arg(&log);
+        }
+        common::report_json_without_origin(c, "top")["rows"].clone()
+    };
+    let from_log: Vec<_> = ["path", "agent", "referer", "status"]
+        .iter()
+        .map(|by| report(by, true))
+        .collect();
+    let read = || -> Vec<_> {
+        ["path", "agent", "referer", "status"]
+            .iter()
+            .map(|by| report(by, false))
+            .collect()
+    };
+    assert_eq!(read(), from_log, "format 3 read as format 4");
+    // Written to: refused until migrated.
+    let out = common::logscope(&data)
+        .args(["ingest", "--quiet"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("migrate"));
+    let out = common::logscope(&data).arg("migrate").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("from dataset format 3 to 4: 1 parts, 5 rows"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(read(), from_log, "migrated");
+    // The rewritten parts hold what a format-4 ingest of the log holds.
+    let fresh = dir.path().join("fresh");
+    common::logscope(&fresh)
+        .args(["ingest", "--quiet"])
+        .arg(&log)
+        .assert()
+        .success();
+    let (a, b) = (common::read_dataset(&data), common::read_dataset(&fresh));
+    for c in [
+        "client",
+        "path",
+        "request",
+        "query",
+        "method",
+        "status",
+        "user_agent",
+        "referer",
+        "user",
+        "line",
+    ] {
+        assert!(
+            a.column(c).unwrap().equals_missing(b.column(c).unwrap()),
+            "{c}: {:?} vs {:?}",
+            a.column(c),
+            b.column(c)
+        );
+    }
+    // Once: again is nothing to do; the log is already ingested.
+    let out = common::logscope(&data).arg("migrate").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("already dataset format 4"));
+    let (v, code) = common::ingest_json(&data, &[log.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(common::glob_rows(&data), 5);
 }

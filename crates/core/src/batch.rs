@@ -5,10 +5,11 @@ use std::net::IpAddr;
 
 use crate::record::Record;
 
-/// A column of optional text in the *stored form* ([`push_escaped`]): the log's bytes,
-/// with a backslash written `\\` and a byte that is not valid UTF-8 written `\xHH`, so
-/// every value is valid UTF-8, nothing of the original is lost, and a raw byte 0xAC
-/// (`\xac`) and the four characters `\xac` sent by a client (`\\xac`) stay apart.
+/// A column of optional text in the *stored form* ([`push_stored`]): the log's text as
+/// the server wrote it (its own escapes, `\x16` or `\"`, untouched), a byte that is not
+/// valid UTF-8 written as a private-use character U+EF80–U+EFFF, so every value is
+/// valid UTF-8, nothing of the original is lost, and a raw byte 0xAC and the four
+/// characters `\xac` a server wrote stay apart.
 ///
 /// Two layouts, one meaning: *plain* (row `i` is value `i`, as the parser fills it) and
 /// *coded* (row `i` is value `codes[i]`, each distinct value stored once, as the dataset
@@ -19,7 +20,7 @@ use crate::record::Record;
 pub struct TextColumn {
     data: String,
     /// End offset of each value in `data` (`usize`: a column may exceed 4 GiB when
-    /// `--max-line` allows lines of more than 1 GiB, each byte escaped to 4).
+    /// `--max-line` allows lines of more than 1 GiB, each byte stored as up to 3).
     ends: Vec<usize>,
     valid: Vec<bool>,
     /// Coded layout: the value slot of each row ([`NULL_CODE`] = null).
@@ -125,7 +126,7 @@ impl TextColumn {
     /// Appends a value (`None` = null).
     pub fn push(&mut self, v: Option<&[u8]>) {
         if let Some(bytes) = v {
-            push_escaped(&mut self.data, bytes);
+            push_stored(&mut self.data, bytes);
         }
         self.end_row(v.is_some());
     }
@@ -160,7 +161,7 @@ impl TextColumn {
             Some(k) => k,
             None => {
                 let start = data.len();
-                push_escaped(data, bytes);
+                push_stored(data, bytes);
                 let clean = &data.as_bytes()[start..] == bytes;
                 let (table, form_hash) = if clean {
                     (&mut index.clean, h)
@@ -346,47 +347,88 @@ impl TextColumn {
     }
 }
 
-/// Appends `bytes` to `out` in the stored form: a backslash as `\\`, a byte that is not
-/// valid UTF-8 as `\xHH` (lower-case hex); everything else as it is. The form is
-/// reversible, so two different byte strings never give the same text.
-pub fn push_escaped(out: &mut String, mut bytes: &[u8]) {
+/// The first of the 128 private-use characters U+EF80–U+EFFF that stand for a byte
+/// 0x80–0xFF that is not valid UTF-8 in the stored form: byte `b` is `BYTE_BASE + b`.
+pub const BYTE_BASE: u32 = 0xEF00;
+
+/// Appends `bytes` to `out` in the stored form: text as logged, each byte that is not
+/// valid UTF-8 as the private-use character U+EF00 + byte (U+EF80–U+EFFF), and a
+/// character of that range that was itself logged as its three UTF-8 bytes, each so
+/// written. Two different byte strings never give the same text, and text a server
+/// escaped (`\x16`, `\"`) stays exactly as it wrote it; [`stored_bytes`] gives the
+/// bytes back.
+pub fn push_stored(out: &mut String, mut bytes: &[u8]) {
     loop {
-        match std::str::from_utf8(bytes) {
-            Ok(s) => {
-                push_doubling_backslashes(out, s);
-                return;
-            }
-            Err(e) => {
-                let good = e.valid_up_to();
-                // SAFETY-free: from_utf8 said these bytes are valid.
-                push_doubling_backslashes(
-                    out,
-                    std::str::from_utf8(&bytes[..good]).unwrap_or_default(),
-                );
-                let bad = e.error_len().unwrap_or(bytes.len() - good);
-                for b in &bytes[good..good + bad] {
-                    out.push_str("\\x");
-                    out.push(HEX[(b >> 4) as usize] as char);
-                    out.push(HEX[(b & 15) as usize] as char);
-                }
-                bytes = &bytes[good + bad..];
-            }
+        let (good, bad) = match std::str::from_utf8(bytes) {
+            Ok(_) => (bytes.len(), 0),
+            Err(e) => (
+                e.valid_up_to(),
+                e.error_len().unwrap_or(bytes.len() - e.valid_up_to()),
+            ),
+        };
+        push_valid(out, &bytes[..good]);
+        for &b in &bytes[good..good + bad] {
+            out.push(byte_char(b));
+        }
+        if bad == 0 {
+            return;
+        }
+        bytes = &bytes[good + bad..];
+    }
+}
+
+/// The character that stands for byte `b` (≥ 0x80) in the stored form.
+#[inline]
+fn byte_char(b: u8) -> char {
+    char::from_u32(BYTE_BASE + b as u32).unwrap_or(char::REPLACEMENT_CHARACTER)
+}
+
+/// Valid UTF-8 `v` in the stored form: as it is, but for a character of U+EF80–U+EFFF
+/// (UTF-8 `EE BE xx`, `EE BF xx`), written as its three bytes (one `memchr` when there
+/// is none, the common case).
+#[inline]
+fn push_valid(out: &mut String, mut v: &[u8]) {
+    while let Some(i) = memchr::memchr(0xEE, v) {
+        // `v` is valid UTF-8, so 0xEE starts a three-byte character.
+        out.push_str(std::str::from_utf8(&v[..i]).unwrap_or_default());
+        if matches!(v.get(i + 1), Some(0xBE | 0xBF)) {
+            v[i..i + 3].iter().for_each(|&b| out.push(byte_char(b)));
+        } else {
+            out.push_str(std::str::from_utf8(&v[i..i + 3]).unwrap_or_default());
+        }
+        v = &v[i + 3..];
+    }
+    out.push_str(std::str::from_utf8(v).unwrap_or_default());
+}
+
+/// The byte a character of the stored form stands for, when it stands for one (the
+/// private-use range U+EF80–U+EFFF of [`push_stored`]).
+#[inline]
+pub fn stored_byte(c: char) -> Option<u8> {
+    let n = (c as u32).wrapping_sub(BYTE_BASE);
+    (0x80..=0xFF).contains(&n).then_some(n as u8)
+}
+
+/// The logged bytes of stored text `s` (the inverse of [`push_stored`]): borrowed when
+/// it holds no byte character.
+pub fn stored_bytes(s: &str) -> std::borrow::Cow<'_, [u8]> {
+    if !s
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0] == 0xEE && w[1] >= 0xBE)
+    {
+        return std::borrow::Cow::Borrowed(s.as_bytes());
+    }
+    let mut out = Vec::with_capacity(s.len());
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        match stored_byte(c) {
+            Some(b) => out.push(b),
+            None => out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
         }
     }
+    std::borrow::Cow::Owned(out)
 }
-
-/// `s` with every `\\` doubled (one `memchr` when there is none, the common case).
-#[inline]
-fn push_doubling_backslashes(out: &mut String, mut s: &str) {
-    while let Some(i) = memchr::memchr(b'\\', s.as_bytes()) {
-        out.push_str(&s[..=i]);
-        out.push('\\');
-        s = &s[i + 1..];
-    }
-    out.push_str(s);
-}
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// A line that could not be parsed.
 #[derive(Clone, Debug)]
@@ -785,7 +827,7 @@ mod tests {
         fn interned_column_reads_as_the_plain_one(
             rows in proptest::collection::vec(
                 proptest::option::of(proptest::collection::vec(
-                    proptest::sample::select(vec![b'a', b'\\', b'x', b'f', 0xff, 0xc3, 0xa9]),
+                    proptest::sample::select(vec![b'a', b'\\', b'x', b'f', 0xff, 0xc3, 0xa9, 0xee, 0xbe, 0x80]),
                     0..5,
                 )),
                 0..60,
@@ -800,8 +842,10 @@ mod tests {
             let distinct: std::collections::HashSet<&[u8]> =
                 rows.iter().flatten().map(|v| v.as_slice()).collect();
             proptest::prop_assert_eq!(coded.slots(), distinct.len());
-            for i in 0..rows.len() {
+            for (i, row) in rows.iter().enumerate() {
                 proptest::prop_assert_eq!(coded.get(i), plain.get(i));
+                let back = coded.get(i).map(|s| stored_bytes(s).into_owned());
+                proptest::prop_assert_eq!(back.as_ref(), row.as_ref());
             }
         }
     }
@@ -863,35 +907,56 @@ mod tests {
         assert_eq!(coded.code(2), coded.code(3));
         assert_ne!(coded.code(2), coded.code(6));
         assert_eq!(coded.code(6), coded.code(8));
-        assert_eq!(coded.get(6), Some(r"\xff"));
-        assert_eq!(coded.get(2), Some(r"\\xff"));
+        assert_eq!(coded.get(6), Some("\u{efff}"));
+        assert_eq!(coded.get(2), Some(r"\xff"));
         assert_eq!(coded.to_coded().slots(), 5);
     }
 
     #[test]
-    fn invalid_utf8_is_escaped_not_lost() {
+    fn invalid_utf8_is_kept_as_byte_characters_not_lost() {
         let mut s = String::new();
-        push_escaped(&mut s, b"SEARCH /\x90\x90\x02ok \xe2\x82");
-        assert_eq!(s, "SEARCH /\\x90\\x90\x02ok \\xe2\\x82");
+        push_stored(&mut s, b"SEARCH /\x90\x90\x02ok \xe2\x82");
+        assert_eq!(s, "SEARCH /\u{ef90}\u{ef90}\x02ok \u{efe2}\u{ef82}");
+        assert_eq!(
+            stored_bytes(&s).as_ref(),
+            b"SEARCH /\x90\x90\x02ok \xe2\x82"
+        );
         let mut t = String::new();
-        push_escaped(&mut t, "caf\u{e9}".as_bytes());
+        push_stored(&mut t, "caf\u{e9}".as_bytes());
         assert_eq!(t, "caf\u{e9}");
+        assert!(matches!(stored_bytes(&t), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]
-    fn stored_form_is_unambiguous() {
+    fn stored_form_is_the_logged_text_and_unambiguous() {
         let stored = |b: &[u8]| {
             let mut s = String::new();
-            push_escaped(&mut s, b);
+            push_stored(&mut s, b);
             s
         };
-        // A raw byte 0xAC and the four characters `\xac` a client typed differ once stored.
-        assert_eq!(stored(b"/a\xac"), r"/a\xac");
-        assert_eq!(stored(br"/a\xac"), r"/a\\xac");
+        // What a server escaped stays as it wrote it: a search for `\x16` finds it.
+        assert_eq!(stored(br"/a\x16b"), r"/a\x16b");
+        assert_eq!(stored(br#"agent \"q\""#), r#"agent \"q\""#);
+        assert_eq!(stored(br"\\"), r"\\");
+        // A raw byte 0xAC and the four characters `\xac` differ once stored.
+        assert_eq!(stored(b"/a\xac"), "/a\u{efac}");
         assert_ne!(stored(b"/a\xac"), stored(br"/a\xac"));
-        assert_eq!(stored(br"\\"), r"\\\\");
-        assert_eq!(stored(b"caf\xc3\xa9 \\ \xff"), r"café \\ \xff");
+        // A logged character of the byte range is its three bytes, so it is not
+        // mistaken for the byte it would stand for.
+        assert_eq!(stored("/\u{efac}".as_bytes()), "/\u{efee}\u{efbe}\u{efac}");
+        assert_ne!(stored("\u{efac}".as_bytes()), stored(b"\xac"));
+        // Other characters that start with 0xEE are kept.
+        assert_eq!(stored("\u{e000}\u{ef7f}".as_bytes()), "\u{e000}\u{ef7f}");
         assert_eq!(stored(b"plain"), "plain");
+        for b in [
+            &b"/a\xac"[..],
+            "/\u{efac}\u{e000}".as_bytes(),
+            b"\xee\xbe",
+            b"\xee",
+            b"x\xee\xbf\xbfy",
+        ] {
+            assert_eq!(stored_bytes(&stored(b)).as_ref(), b);
+        }
     }
 
     #[test]

@@ -4,17 +4,18 @@
 use std::fmt::Write;
 
 /// Text safe to print on a terminal: the bytes in the stored form of log text
-/// ([`crate::batch::push_escaped`]: a backslash as `\\`, invalid UTF-8 as `\xHH`), then
-/// control characters (ESC, CR, BEL, …) as `\xHH` too, cut to `max` characters with `…`.
-/// So a `\xHH` shown is always a byte, never text a client typed (that shows as `\\xHH`).
+/// ([`crate::batch::push_stored`]), then shown as [`terminal_str`] shows it: a byte
+/// that is not UTF-8 and control characters (ESC, CR, BEL, …) as `\xHH`, as nginx and
+/// Apache write them in their logs; cut to `max` characters with `…`.
 pub fn terminal(bytes: &[u8], max: usize) -> String {
     let mut stored = String::with_capacity(bytes.len());
-    crate::batch::push_escaped(&mut stored, bytes);
+    crate::batch::push_stored(&mut stored, bytes);
     terminal_str(&stored, max)
 }
 
 /// [`terminal`] for text already known to be UTF-8 and in the stored form (log text read
-/// from a batch or the dataset) or our own: backslashes are left as they are.
+/// from a batch or the dataset) or our own: a stored byte (U+EF80–U+EFFF) is shown as
+/// `\xHH`, backslashes are left as they are.
 pub fn terminal_str(s: &str, max: usize) -> String {
     let mut out = String::new();
     for (n, c) in s.chars().enumerate() {
@@ -31,6 +32,7 @@ pub fn terminal_str(s: &str, max: usize) -> String {
 /// and bidi formatting characters, and the Unicode line and paragraph separators.
 fn needs_escape(c: char) -> bool {
     c.is_control()
+        || crate::batch::stored_byte(c).is_some()
         || matches!(
             c,
             '\u{061c}'
@@ -41,7 +43,10 @@ fn needs_escape(c: char) -> bool {
 }
 
 fn push_char(out: &mut String, c: char) {
-    if needs_escape(c) {
+    if let Some(b) = crate::batch::stored_byte(c) {
+        // A byte of the log that is not UTF-8.
+        let _ = write!(out, "\\x{b:02x}");
+    } else if needs_escape(c) {
         // C0/C1 controls and bidi overrides can rewrite what the terminal shows.
         let mut buf = [0u8; 4];
         for b in c.encode_utf8(&mut buf).bytes() {
@@ -172,9 +177,15 @@ mod tests {
         assert_eq!(terminal(b"a\x1b[31mred\x07", 100), "a\\x1b[31mred\\x07");
         assert_eq!(terminal(b"\x90\x90ok", 100), "\\x90\\x90ok");
         assert_eq!(terminal(b"abcdef", 3), "abc…");
-        // A typed `\x1b` and a raw ESC look different.
-        assert_eq!(terminal(b"\\x1b", 100), "\\\\x1b");
+        // Both read as nginx writes them: `\x1b` as logged, a raw ESC escaped.
+        assert_eq!(terminal(b"\\x1b", 100), "\\x1b");
         assert_eq!(terminal(b"\x1b", 100), "\\x1b");
+        assert_eq!(terminal(br"a\b", 100), r"a\b");
+        // A stored byte shows as the byte it stands for, in every output.
+        assert_eq!(terminal_str("/\u{efac}", 100), "/\\xac");
+        assert_eq!(html("\u{efac}<"), "\\xac&lt;");
+        assert_eq!(csv_cell("\u{efac}"), "\\xac");
+        assert_eq!(json("\"\u{efac}\""), "\"\\uefac\"");
         assert_eq!(terminal("x\u{202e}y".as_bytes(), 10), "x\\xe2\\x80\\xaey");
         assert_eq!(terminal("x\u{2028}y".as_bytes(), 10), "x\\xe2\\x80\\xa8y");
         assert_eq!(

@@ -537,8 +537,8 @@ impl CountFilter {
 /// out as fail2ban's date detector cuts it (`[]` stays):
 /// `CLIENT - USER [] "METHOD PATH?QUERY HTTP/1.1" STATUS BYTES "REFERER" "AGENT"`.
 /// The protocol is not kept by the replay: it is written as `HTTP/1.1`; the ident field
-/// is `-`; a missing field is `-` (a missing status `0`). Fields are in logscope's
-/// stored form (a byte that is not UTF-8 as `\xHH`, a backslash as `\\`).
+/// is `-`; a missing field is `-` (a missing status `0`). Fields are the logged text
+/// (a stored byte character is the byte again, `batch::stored_bytes`).
 pub fn rebuild_line(req: &Request<'_>, buf: &mut Vec<u8>) {
     fn or_dash(buf: &mut Vec<u8>, v: Option<&[u8]>) {
         match v {
@@ -584,6 +584,12 @@ pub fn rebuild_line(req: &Request<'_>, buf: &mut Vec<u8>) {
     buf.extend_from_slice(b"\" \"");
     or_dash(buf, req.user_agent);
     buf.push(b'"');
+    if buf.windows(2).any(|w| w[0] == 0xEE && w[1] >= 0xBE)
+        && let Ok(s) = std::str::from_utf8(buf)
+        && let std::borrow::Cow::Owned(raw) = crate::batch::stored_bytes(s)
+    {
+        *buf = raw;
+    }
 }
 
 fn itoa_buf(n: u64) -> Digits {

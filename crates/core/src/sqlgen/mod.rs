@@ -418,8 +418,8 @@ impl Twin<'_> {
             format!("\n  WHERE {}", period.join(" AND "))
         };
         let inner = format!(
-            "SELECT {epoch} AS ts_ms, {local} AS local_ms, r.ts, r.status, coalesce(r.bytes, 0) AS bytes, \
-r.method, r.path, r.query, r.host, r.referer, r.user_agent, r.client, r.{user}, r.has_cookie, r.ip_hi, r.ip_lo,\n  \
+            "SELECT {epoch} AS ts_ms, {local} AS local_ms, r.ts, coalesce(r.status, 0) AS status, coalesce(r.bytes, 0) AS bytes, \
+r.method, coalesce(r.path, r.request) AS path, r.query, r.host, r.referer, r.user_agent, r.client, r.{user}, r.has_cookie, r.ip_hi, r.ip_lo,\n  \
 CASE WHEN r.ip_hi IS NULL THEN 2 WHEN {v4} THEN 0 ELSE 1 END AS pfam, {phi} AS phi, {plo} AS plo,\n  \
 CASE WHEN r.ip_hi IS NULL THEN coalesce(r.client, '(none)') END AS pname,\n  \
 CASE WHEN a.ua IS NULL THEN 0 ELSE a.agent_id END AS agent_id,\n  \

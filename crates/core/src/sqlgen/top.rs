@@ -45,7 +45,11 @@ pub fn script(t: &Twin<'_>, by: By, sort: Sort, limit: usize, errors: bool) -> S
                 key_order(""),
             )
         }
-        By::Status => ("status AS v".into(), d.to_text("r.v"), "v".to_string()),
+        By::Status => (
+            "NULLIF(status, 0) AS v".into(),
+            d.to_text("r.v"),
+            "v".to_string(),
+        ),
         other => {
             let col = match other {
                 By::Path => "path",

@@ -291,6 +291,8 @@ impl TopAcc {
                 value: match v {
                     Value::Null => None,
                     Value::Text(s) => Some(s.to_string()),
+                    // No status logged (`-`, `000`): null, as the dataset has it.
+                    Value::Status(0) => None,
                     Value::Status(s) => Some(s.to_string()),
                     Value::Client(k) => Some(cls.key_label(*k)),
                 },
