@@ -140,7 +140,8 @@ pub struct FilterArgs {
     #[arg(long, value_name = "HOST", help_heading = "Selection")]
     pub host: Option<String>,
 
-    /// Only clients in this network (CIDR or address); repeat or comma-separate for several.
+    /// Only clients in this network (CIDR or address), or logged as this host name;
+    /// repeat or comma-separate for several.
     #[arg(
         long = "client",
         value_name = "CIDR",
@@ -241,9 +242,17 @@ impl FilterArgs {
             filter.host = Some(HostPattern::parse(h));
         }
         for c in &self.clients {
-            filter
-                .clients
-                .push(parse_cidr(c).map_err(|e| usage_error(format!("--client: {e}")))?);
+            match parse_cidr(c) {
+                Ok(net) => filter.clients.push(net),
+                Err(_) if is_host_name(c.trim()) => {
+                    filter.client_names.push(c.trim().to_ascii_lowercase())
+                }
+                Err(e) => {
+                    return Err(usage_error(format!(
+                        "--client: {e}, or a host name as logged (e.g. --client www-relay.pa-x.dec.com)"
+                    )));
+                }
+            }
         }
         if let Some(a) = &self.agent {
             let names: Vec<&str> = config.agent.iter().map(|r| r.name.as_str()).collect();
@@ -309,6 +318,16 @@ pub fn duration_arg(s: &str) -> Result<Duration, DurationError> {
 /// `--limit` (the period in the one duration grammar, milliseconds allowed).
 pub fn rate_arg(s: &str) -> Result<Rate, String> {
     Rate::parse(s).map_err(|e| format!("{e}; a capacity or limit is N/WINDOW, e.g. 1610/10m"))
+}
+
+/// Whether `s` reads as a host name a server logged in place of an address
+/// (`www-relay.pa-x.dec.com`): letters, digits, `-`, `_` and `.`, at least one letter.
+fn is_host_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && s.bytes().any(|b| b.is_ascii_alphabetic())
 }
 
 #[cfg(test)]

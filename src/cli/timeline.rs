@@ -22,9 +22,10 @@ Examples:
   logscope timeline --client 203.0.113.0/24 --by 10m --since 2026-09-25 --until 2026-09-25 --tz Asia/Seoul
   logscope timeline --client 2001:db8::/48 --by 1d access.log   # a file, without ingest
   logscope timeline --client 203.0.113.7 --status 4xx --format html --out who.html
+  logscope timeline --client www-relay.pa-x.dec.com     # a client logged by host name
 
---client (the shared filter: an address or a CIDR network; repeat or comma-separate for
-several) is required here. Per bucket (aligned on the --tz clock, the --by grammar of
+--client (the shared filter: an address, a CIDR network, or a host name as logged; repeat
+or comma-separate for several) is required here. Per bucket (aligned on the --tz clock, the --by grammar of
 `heavy`): requests, errors (status ≥ 400) and their share, body bytes, and for a network
 the distinct addresses; buckets without requests are left out. Then its top paths,
 statuses and user agents (and addresses, for a network), each with requests, share,
@@ -59,7 +60,7 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
     }
     if args.filters.clients.iter().all(|c| c.trim().is_empty()) {
         return Err(usage_error(
-            "timeline needs --client ADDR or CIDR: whose timeline (e.g. --client 203.0.113.7 or --client 203.0.113.0/24)",
+            "timeline needs --client ADDR, CIDR or HOST: whose timeline (e.g. --client 203.0.113.7, --client 203.0.113.0/24 or --client www-relay.pa-x.dec.com)",
         ));
     }
     let mut sel = args.filters.build()?;
@@ -74,6 +75,7 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
                 n.to_string()
             }
         })
+        .chain(sel.filter.client_names.iter().cloned())
         .collect();
     let source = args.rows.source(data)?;
     let timeline = Timeline::new(args.by, args.top, clients);

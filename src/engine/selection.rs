@@ -98,8 +98,11 @@ impl Selection {
             .needs
             .heavy
             .then(|| self.classifier.heavy_rules().clone());
-        let nets = (!self.filter.clients.is_empty() && self.classifier.trust.is_empty())
-            .then(|| NetRanges::of(&self.filter.clients));
+        // Host-name clients are matched by their text, row by row (`Filter::matches`).
+        let nets = (!self.filter.clients.is_empty()
+            && self.filter.client_names.is_empty()
+            && self.classifier.trust.is_empty())
+        .then(|| NetRanges::of(&self.filter.clients));
         let (since, until) = self.period();
         move |b| Prepped {
             heavy: rules

@@ -685,3 +685,47 @@ fn edge_values_never_panic() {
         }
     }
 }
+
+/// A client logged by host name (NASA's 1995 log has 1,241): `top --by ip` lists it and
+/// `timeline --client NAME` follows it, from the file and from the dataset.
+#[test]
+fn a_host_name_client_can_be_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let log = "www-relay.pa-x.dec.com - - [01/Jul/1995:00:00:09 -0400] \"GET /shuttle/countdown/ HTTP/1.0\" 200 3985\n\
+               199.72.81.55 - - [01/Jul/1995:00:00:10 -0400] \"GET /history/apollo/ HTTP/1.0\" 200 6245\n\
+               www-relay.pa-x.dec.com - - [01/Jul/1995:00:01:09 -0400] \"GET /images/NASA-logosmall.gif HTTP/1.0\" 304 0\n\
+               relay.pa-x.dec.com - - [01/Jul/1995:00:02:00 -0400] \"GET / HTTP/1.0\" 200 7074\n";
+    std::fs::write(d.join("nasa.log"), log).unwrap();
+    let top = json(d, &["top", "--by", "ip", "nasa.log"]);
+    assert_eq!(top["rows"][0]["value"], "www-relay.pa-x.dec.com", "{top}");
+    for files in [true, false] {
+        let mut args = vec!["timeline", "--client", "WWW-Relay.pa-x.dec.com"];
+        if files {
+            args.push("nasa.log");
+        } else {
+            ok(d, &["ingest", "--quiet", "nasa.log"]);
+        }
+        let v = json(d, &args);
+        assert_eq!(v["requests"], 2, "{v}");
+        assert_eq!(v["clients"], serde_json::json!(["www-relay.pa-x.dec.com"]));
+        let mut paths: Vec<&str> = v["paths"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["value"].as_str().unwrap())
+            .collect();
+        paths.sort();
+        assert_eq!(paths, ["/images/NASA-logosmall.gif", "/shuttle/countdown/"]);
+    }
+    // A name and a network together: each row is kept by the one that applies.
+    let v = json(
+        d,
+        &["timeline", "--client", "relay.pa-x.dec.com,199.72.81.0/24"],
+    );
+    assert_eq!(v["requests"], 2, "{v}");
+    // Still a usage error when it is neither.
+    let (_, err, code) = run(d, &["timeline", "--client", "10.0.0.1/40", "nasa.log"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("host name as logged"), "{err}");
+}

@@ -373,6 +373,9 @@ pub struct Filter {
     pub host: Option<HostPattern>,
     /// Keep real clients inside any of these networks.
     pub clients: Vec<IpNet>,
+    /// Keep clients logged as one of these host names (no address: a log written with
+    /// `HostnameLookups`), compared without regard to ASCII case.
+    pub client_names: Vec<String>,
     /// Keep agents of these classes.
     pub agent: Option<AgentSelector>,
     memo: Vec<u8>,
@@ -403,6 +406,7 @@ impl Filter {
             && self.path.is_none()
             && self.host.is_none()
             && self.clients.is_empty()
+            && self.client_names.is_empty()
             && self.agent.is_none()
     }
 
@@ -432,12 +436,16 @@ impl Filter {
         {
             return false;
         }
-        if !self.clients.is_empty() {
-            let Some(ip) = rc.ip else {
-                return false;
+        if !self.clients.is_empty() || !self.client_names.is_empty() {
+            let named = |c: &str| self.client_names.iter().any(|n| n.eq_ignore_ascii_case(c));
+            let kept = match rc.ip {
+                Some(ip) => {
+                    let ip = crate::net::canonical(ip);
+                    self.clients.iter().any(|n| n.contains(&ip))
+                }
+                None => b.client.get(i).is_some_and(named),
             };
-            let ip = crate::net::canonical(ip);
-            if !self.clients.iter().any(|n| n.contains(&ip)) {
+            if !kept {
                 return false;
             }
         }
@@ -486,8 +494,13 @@ impl Filter {
         if let Some(h) = &self.host {
             parts.push(format!("host {h}"));
         }
-        if !self.clients.is_empty() {
-            let c: Vec<String> = self.clients.iter().map(|n| n.to_string()).collect();
+        if !self.clients.is_empty() || !self.client_names.is_empty() {
+            let c: Vec<String> = self
+                .clients
+                .iter()
+                .map(|n| n.to_string())
+                .chain(self.client_names.iter().cloned())
+                .collect();
             parts.push(format!("client in {}", c.join(", ")));
         }
         if let Some(a) = &self.agent {
