@@ -1,8 +1,6 @@
 //! The `logscope` binary: parses the command line and reports errors; the work is in
 //! the library.
 
-use clap::Parser;
-
 /// The system allocator, counting once `logscope sql` arms its `--memory-limit`.
 #[global_allocator]
 static ALLOC: logscope::cli::memlimit::Counting = logscope::cli::memlimit::Counting;
@@ -34,7 +32,7 @@ fn main() {
         // SAFETY: no other thread exists yet to read the environment concurrently.
         unsafe { std::env::set_var("POLARS_MAX_THREADS", (cores / 2).max(1).to_string()) };
     }
-    let cli = logscope::cli::Cli::parse();
+    let cli = logscope::cli::parse();
     match logscope::cli::run(cli) {
         Ok(code) => std::process::exit(code),
         Err(e) => {

@@ -1,4 +1,4 @@
-//! The format flags of the commands that read log files (`--format`, `--log-format`,
+//! The format flags of the commands that read log files (`--input-format`, `--log-format`,
 //! `--json-map`, `--assume-offset`).
 
 use clap::Args;
@@ -16,8 +16,9 @@ pub struct FormatArgs {
     /// vhost-common, combined-xff, combined-rt, combined-us, nginx-msec, netnea,
     /// caddy-json, w3c, elb, alb, ingress-nginx, haproxy, traefik, traefik-json, envoy,
     /// nginx-json, or nginx:'<log_format>' / apache:'<LogFormat>' / json:'<map>'
-    /// (`logscope detect FILE` shows which a file is in).
-    #[arg(long, value_name = "NAME")]
+    /// (`logscope detect FILE` shows which a file is in). `--format` elsewhere is a
+    /// report's output format; `ingest --format` is still read as this.
+    #[arg(long = "input-format", alias = "format", value_name = "NAME")]
     pub format: Option<String>,
 
     /// Your own format string, in nginx `log_format` syntax ('$remote_addr - …') or
@@ -72,7 +73,9 @@ impl FormatArgs {
     pub fn forced(&self) -> anyhow::Result<Option<Format>> {
         if let Some(name) = &self.format {
             return Ok(Some(Format::from_name(name).map_err(|e| {
-                usage_error(format!("--format {name}: {e} (e.g. --format combined)"))
+                usage_error(format!(
+                    "--input-format {name}: {e} (e.g. --input-format combined)"
+                ))
             })?));
         }
         if let Some(f) = &self.log_format {

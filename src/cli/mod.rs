@@ -124,6 +124,40 @@ Examples:
     },
 }
 
+/// Parses the command line, as `Cli::parse` does (clap's own message and exit status
+/// 2 on a usage error), with a pointer when a log format is given to a report's
+/// output `--format` (`top --format combined FILE`).
+pub fn parse() -> Cli {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let e = match Cli::try_parse() {
+        Ok(cli) => return cli,
+        Err(e) => e,
+    };
+    let value = match (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) {
+        (Some(ContextValue::String(arg)), Some(ContextValue::String(v)))
+            if e.kind() == ErrorKind::InvalidValue && arg.starts_with("--format") =>
+        {
+            Some(v.clone())
+        }
+        _ => None,
+    };
+    match value {
+        Some(v) if logscope_core::parse::Format::from_name(&v).is_ok() => {
+            let _ = e.print();
+            eprintln!(
+                "\n  tip: --format is the report's output format (text, md, csv, json, html); \
+                 the log's format is --input-format {}",
+                logscope_core::escape::terminal_str(&v, 60)
+            );
+            std::process::exit(exit::USAGE);
+        }
+        _ => e.exit(),
+    }
+}
+
 /// The dataset directory to use.
 pub fn data_dir(cli: &Option<PathBuf>) -> PathBuf {
     if let Some(d) = cli {

@@ -91,7 +91,7 @@ fn every_bad_value_exits_2_naming_the_flag_with_an_example() {
         ("replay", "--status", "6xx"),
         ("replay", "--agent", "robots"),
         ("replay", "--tz", "Mars/Olympus"),
-        ("ingest", "--format", "nope"),
+        ("ingest", "--input-format", "nope"),
         ("ingest", "--log-format", "no variables here"),
     ];
     for &(cmd, flag, value) in cases {
@@ -356,4 +356,41 @@ fn help_points_only_to_what_exists() {
         assert_eq!(code, 1, "--format {name}: {err}");
         assert!(err.contains("missing.log"), "--format {name}: {err}");
     }
+}
+
+/// `--format` is a report's output format in every command; the log's format is
+/// `--input-format` (`ingest --format` is still read as it). A log format given to
+/// `--format` exits 2 with a pointer to the right flag.
+#[test]
+fn format_is_the_output_and_input_format_the_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tiny_log(tmp.path());
+    let (code, out, err) = run(
+        tmp.path(),
+        &["top", "--by", "path", "--format", "combined", &log],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(err.contains("--input-format combined"), "{err}");
+    let (code, out, err) = run(
+        tmp.path(),
+        &[
+            "top",
+            "--by",
+            "path",
+            "--input-format",
+            "combined",
+            "--format",
+            "csv",
+            &log,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("rank,path,"), "{out}");
+    for flag in ["--input-format", "--format"] {
+        let (code, _, err) = run(tmp.path(), &["ingest", "--quiet", flag, "combined", &log]);
+        assert_eq!(code, 0, "ingest {flag}: {err}");
+    }
+    let (_, help, _) = run(tmp.path(), &["ingest", "--help"]);
+    assert!(help.contains("--input-format <NAME>"), "{help}");
 }
