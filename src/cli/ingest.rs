@@ -206,7 +206,8 @@ fn progress_bar(total: u64) -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new(total);
     pb.set_style(
         indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+            // MB (10^6), as the summary says them.
+            "{spinner} [{elapsed_precise}] {wide_bar} {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} ETA {eta}",
         )
         .expect("valid template"),
     );
@@ -220,6 +221,6 @@ fn next_step_hint(s: &IngestSummary) {
         return;
     }
     eprintln!(
-        "next: logscope heavy --by 1h   (or: logscope agents, logscope concentration; logscope --help for all)"
+        "next: logscope top   (or: logscope report --out first, logscope timeline --client ADDR; logscope --help for all)"
     );
 }

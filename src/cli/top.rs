@@ -39,7 +39,7 @@ per value. Rows: largest first by --sort, ties by value; `0` for --top lists eve
 value. --errors is --status 400-999.")]
 pub struct TopArgs {
     /// What to break the requests down by.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, default_value = "path")]
     pub by: TopBy,
 
     /// How many values to list (0 = all); the rest are added up under the table.

@@ -172,7 +172,7 @@ fn first_ingest_suggests_the_next_step_once() {
     let log = write_log(dir.path(), true);
     let (out, err, code) = run(&data, dir.path(), &["ingest", log.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("next: logscope heavy --by 1h"), "{err}");
+    assert!(err.contains("next: logscope top "), "{err}");
     assert!(!out.contains("next:"), "the hint is on stderr: {out}");
     // Not after a later ingest into a dataset that has rows.
     let more = dir.path().join("more.log");

@@ -273,7 +273,7 @@ fn bad_paths_formats_and_flags_fail_clearly() {
         .arg(&junk)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--format no-such-format"));
+        .stderr(predicate::str::contains("--input-format no-such-format"));
     logscope(&data)
         .args(["ingest", "--log-format", "%h %Q %>s"])
         .arg(&junk)

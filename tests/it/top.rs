@@ -543,7 +543,6 @@ fn bad_values_exit_2_with_an_example() {
             "--by",
         ),
         (vec!["top", "--by", "url", "access.log"], "--by"),
-        (vec!["top", "access.log"], "--by"),
         (
             vec!["top", "--by", "path", "--limit=-1", "access.log"],
             "--top",
@@ -728,4 +727,14 @@ fn a_host_name_client_can_be_followed() {
     let (_, err, code) = run(d, &["timeline", "--client", "10.0.0.1/40", "nasa.log"]);
     assert_eq!(code, 2);
     assert!(err.contains("host name as logged"), "{err}");
+}
+
+/// `top` without `--by` is `--by path`.
+#[test]
+fn top_breaks_down_by_path_by_default() {
+    let dir = setup();
+    let d = dir.path();
+    let plain = json(d, &["top", "access.log"]);
+    assert_eq!(plain["by"], "path");
+    assert_eq!(plain, json(d, &["top", "--by", "path", "access.log"]));
 }

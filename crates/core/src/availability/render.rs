@@ -724,7 +724,9 @@ pub fn doc(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> Doc {
         notes.extend(collapsed_lines(r));
         sections.push(Section {
             title: None,
-            table: Some(period_table(r, |g| format!("{} {}", g.emoji(), g.word()))),
+            // The grade as a coloured word: an emoji shows as an empty box on a
+            // terminal or page without an emoji font (Markdown keeps them).
+            table: Some(period_table(r, |g| g.word().to_string())),
             notes,
         });
     }
