@@ -738,3 +738,29 @@ fn top_breaks_down_by_path_by_default() {
     assert_eq!(plain["by"], "path");
     assert_eq!(plain, json(d, &["top", "--by", "path", "access.log"]));
 }
+
+/// By client, the header's client count is the number of distinct values, exact, never
+/// an estimate beside it (NASA: "1,656 distinct addresses … from ≈1,621 clients").
+#[test]
+fn top_by_ip_counts_its_clients_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut log = String::new();
+    for i in 0..1_000u32 {
+        log.push_str(&format!(
+            "10.{}.{}.{} - - [25/Sep/2026:14:00:05 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"curl/8\"\n",
+            i / 65_536,
+            (i / 256) % 256,
+            i % 256
+        ));
+    }
+    std::fs::write(d.join("many.log"), log).unwrap();
+    let v = json(d, &["top", "--by", "ip", "many.log"]);
+    assert_eq!(v["distinct_values"], 1_000);
+    assert_eq!(
+        (&v["clients"], &v["clients_estimated"]),
+        (&1_000.into(), &false.into())
+    );
+    let text = ok(d, &["top", "--by", "ip", "many.log"]);
+    assert!(text.contains("from 1,000 clients"), "{text}");
+}

@@ -197,7 +197,13 @@ impl TopReport {
             let l = local(ms);
             local_rfc3339(l, l - ms)
         };
-        let (clients, clients_estimated) = t.clients.count();
+        let (mut clients, mut clients_estimated) = t.clients.count();
+        let breakdown = acc.finish(cls, sort, limit, local);
+        // By client, the distinct values are the distinct clients, counted exactly: the
+        // header never puts an estimate beside its own exact count.
+        if breakdown.by == TopBy::Ip {
+            (clients, clients_estimated) = (breakdown.distinct_values, false);
+        }
         TopReport {
             origin: origin.to_string(),
             selection: selection.to_string(),
@@ -212,7 +218,7 @@ impl TopReport {
             last_seen: (t.requests > 0).then(|| time(t.last_ms)),
             error_status: ERROR_STATUS,
             exact_clients_up_to: EXACT_CLIENTS,
-            breakdown: acc.finish(cls, sort, limit, local),
+            breakdown,
         }
     }
 
