@@ -177,7 +177,8 @@ pub fn run(ds: &Dataset, query: &str, classifier: Classifier) -> Result<SqlResul
             .stack_size(STACK)
             .spawn_scoped(scope, move || {
                 check(query)?;
-                run_here(ds, query, classifier)
+                let named = name_columns(query);
+                run_here(ds, named.as_deref().unwrap_or(query), classifier)
             })
             .map_err(|e| SqlError::Engine(format!("cannot start the query's thread: {e}")))?;
         worker.join().unwrap_or_else(|panic| {
@@ -217,6 +218,50 @@ pub fn check(query: &str) -> Result<(), SqlError> {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
     }
+}
+
+/// The query with each unnamed computed column of its outermost SELECT named by its
+/// own text, as DuckDB names it (`count(*)`, `count(DISTINCT client)`), where polars
+/// would call them `len` and `client`; `None` when nothing needs a name (or the query
+/// is not one SELECT: polars reads it as it is).
+fn name_columns(query: &str) -> Option<String> {
+    use sqlparser::ast::{SelectItem, SetExpr};
+    let dialect = GenericDialect {};
+    let mut statements = Parser::new(&dialect)
+        .with_options(ParserOptions {
+            trailing_commas: true,
+            ..ParserOptions::default()
+        })
+        .try_with_sql(query)
+        .and_then(|mut p| p.parse_statements())
+        .ok()?;
+    let mut renamed = false;
+    if let [Statement::Query(q)] = statements.as_mut_slice()
+        && let SetExpr::Select(select) = q.body.as_mut()
+    {
+        for item in select.projection.iter_mut() {
+            if let SelectItem::UnnamedExpr(e) = item
+                && !matches!(e, SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_))
+            {
+                let name = e.to_string();
+                let expr = std::mem::replace(e, SqlExpr::Identifier(Ident::new("")));
+                *item = SelectItem::ExprWithAlias {
+                    expr,
+                    alias: Ident::with_quote('"', name),
+                };
+                renamed = true;
+            }
+        }
+    }
+    let text = renamed.then(|| {
+        statements
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(";\n")
+    });
+    free_shallow(statements);
+    text
 }
 
 /// Walks a syntax tree: the nesting of expressions so far, and what FROM reads.
@@ -317,6 +362,7 @@ fn run_here(ds: &Dataset, query: &str, classifier: Classifier) -> Result<SqlResu
     let scan = PartsScan {
         parts,
         synth_client_list: manifest.version < 3,
+        synth_request: manifest.version < 4,
         schema: schema.clone(),
         reads: reads.clone(),
         failure: failure.clone(),
@@ -372,6 +418,9 @@ struct PartsScan {
     parts: Vec<(PathBuf, PartEntry)>,
     /// A format-2 dataset: `client_list` is not stored (always false).
     synth_client_list: bool,
+    /// Format 2 and 3 have no `request` column: it is null (their text is as they
+    /// stored it; `logscope migrate` rewrites them).
+    synth_request: bool,
     schema: SchemaRef,
     reads: Arc<Mutex<Vec<ScanRead>>>,
     failure: Arc<Mutex<Option<StoreError>>>,
@@ -461,6 +510,9 @@ impl AnonymousScan for PartsScan {
             let mut extra = vec![lit(part.month.as_str()).alias("month")];
             if self.synth_client_list {
                 extra.push(lit(false).alias("client_list"));
+            }
+            if self.synth_request {
+                extra.push(lit(NULL).cast(DataType::String).alias("request"));
             }
             lf = lf.with_columns(extra);
             frames.push(lf);

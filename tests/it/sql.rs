@@ -586,3 +586,33 @@ fn a_query_on_an_empty_dataset() {
     );
     assert!(text.starts_with("0 rows"), "{text}");
 }
+
+/// An unnamed computed column is named by its own text, as DuckDB names it, not
+/// polars' `len` for `count(*)` or the column's name for `count(DISTINCT client)`.
+#[test]
+fn computed_columns_are_named_by_their_text() {
+    let dir = setup();
+    let d = dir.path();
+    let out = ok(
+        d,
+        &[
+            "sql",
+            "SELECT count(*), count(DISTINCT client), max(status) AS s FROM requests",
+            "--format",
+            "csv",
+        ],
+    );
+    let header = out.lines().next().unwrap();
+    assert_eq!(header, "count(*),count(DISTINCT client),s", "{out}");
+    // A named column keeps its name; a plain column its own.
+    let out = ok(
+        d,
+        &[
+            "sql",
+            "SELECT status, count(*) AS n FROM requests GROUP BY status LIMIT 1",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(out.lines().next().unwrap(), "status,n");
+}

@@ -301,6 +301,22 @@ fn a_format_3_dataset_reads_as_its_log_before_and_after_its_migration() {
             .collect()
     };
     assert_eq!(read(), from_log, "format 3 read as format 4");
+    // SQL reads it as stored, with a null `request` column.
+    let out = common::logscope(&data)
+        .args([
+            "sql",
+            "SELECT count(*) AS n, count(request) AS r FROM requests",
+            "--format",
+            "csv",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "n,r\n5,0");
     // Written to: refused until migrated.
     let out = common::logscope(&data)
         .args(["ingest", "--quiet"])
