@@ -30,7 +30,8 @@ pub struct FormatArgs {
     /// 'ts=time,client=remote_ip,method=verb,path=url,status=code,bytes=size,agent=ua'.
     /// Names: ts (arrival) or ts_end (completion), client, user, method, path, query,
     /// request, protocol, status, bytes, agent, referer, host, xff, request_time
-    /// (seconds; request_time_ms/_us/_ns for other units). ts and status are required.
+    /// (seconds; request_time_ms/_us/_ns for other units), and field:NAME for a field
+    /// `replay` can key on (key=field:NAME). ts and status are required.
     #[arg(long, value_name = "MAP", conflicts_with_all = ["format", "log_format"])]
     pub json_map: Option<String>,
 

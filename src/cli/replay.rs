@@ -12,6 +12,7 @@ use clap::Args;
 use logscope_core::classify::config::parse_cidr;
 use logscope_core::duration::Duration;
 use logscope_core::escape;
+use logscope_core::parse::{CaptureError, Format};
 use logscope_core::rate::Rate;
 use logscope_core::replay::conf::{EmitSummary, NginxConf, emit_nginx};
 use logscope_core::replay::fleet::{Balance, parse_servers};
@@ -26,6 +27,7 @@ use super::output::{self, AtomicFile, OutputArgs};
 use super::rows::RowArgs;
 use crate::engine;
 use crate::engine::replay::{ReplayError, ReplayJob, Replayed};
+use crate::engine::rows::RowSource;
 
 const EXAMPLES: &str = "\
 SPEC is RATE[,burst=N][,algo=A][,key=K][,cost=C][,scope=S][,name=X]:
@@ -34,7 +36,10 @@ SPEC is RATE[,burst=N][,algo=A][,key=K][,cost=C][,scope=S][,name=X]:
          nodelay and delay=N), caddy (rate_limit), token-bucket, gcra, fixed-window,
          sliding-window (counter), leaky-queue (queue=N)
   key    site (default: one bucket), ip, prefix (/24, /48), prefix/N, prefix/N/M, agent,
-         host, user, method, path, uri, query, status, referer
+         host, user, method, path, uri, query, status, referer, field:NAME (a field of
+         the FILEs' --log-format: $http_x_api_key is field:http_x_api_key, Apache
+         %{X-Api-Key}i is field:X-Api-Key; or a --json-map entry field:NAME=KEY; rows
+         without it are not limited; not over the dataset, which keeps no such field)
   cost   requests (default), request-time (ms of server time), bytes
   scope  all (default), heavy, anonymous, anonymous-heavy
   ban    with algo=ban: ban=1h|forever, challenge=100/1m, extend, reach, increment,
@@ -63,6 +68,9 @@ Examples:
 
   # An HAProxy stick-table limit, tested, written as a frontend to paste into haproxy.cfg
   logscope replay --limit 20/10s,algo=haproxy,key=ip,expire=10s --emit haproxy --out limits.cfg
+
+  # Per API key, a field the log format logs (nginx syntax; Apache: %{X-Api-Key}i)
+  logscope replay --limit 600/1m,key=field:http_x_api_key --log-format '$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\" \"$http_x_api_key\"' access.log
 
   # Seed 001's policy: over 500/min banned for an hour, over 100/min challenged
   logscope replay --limit 500/1m,algo=ban,ban=1h,challenge=100/1m,key=ip access.log
@@ -365,10 +373,17 @@ pub fn compute(data: &Path, args: &ReplayArgs) -> anyhow::Result<Result<Replayed
         Ok(f) => f,
         Err(m) => return usage_in(m),
     };
-    let policies = match candidates(args, false)? {
+    let mut policies = match candidates(args, false)? {
         Ok(p) => p,
         Err(code) => return Ok(Err(code)),
     };
+    let mut source = args.rows.source(data)?;
+    // `key=field:NAME`: the FILEs' format told to capture the fields the keys name.
+    match bind_fields(args, source.format.as_ref(), &mut policies) {
+        Ok(Some(f)) => source.format = Some(f),
+        Ok(None) => {}
+        Err(m) => return usage_in(m),
+    }
     let shard = match args.keys.as_deref().map(Shard::parse).transpose() {
         Ok(s) => s,
         Err(e) => return usage_in(format_args!("--keys {e}")),
@@ -377,7 +392,7 @@ pub fn compute(data: &Path, args: &ReplayArgs) -> anyhow::Result<Result<Replayed
         Ok(f) => f,
         Err(e) => return usage_in(format_args!("--keys: {}", escape::message(&e.to_string()))),
     };
-    let mut out = compute_with(data, args, policies, shard_filter, fleet)?;
+    let mut out = compute_with(args, policies, source, shard_filter, fleet)?;
     if let (Ok(r), Some(s)) = (out.as_mut(), &args.sweep)
         && let Ok(sweep) = Sweep::parse(s)
     {
@@ -555,11 +570,68 @@ fn candidates(args: &ReplayArgs, quiet: bool) -> anyhow::Result<Result<Vec<Polic
     Ok(Ok(policies))
 }
 
+/// The candidates' `key=field:NAME` keys bound to the fields the FILEs' `format`
+/// (`--log-format`, `--json-map`) captures: `Ok(None)` when no key names a field, else
+/// that format told to capture them, for the FILEs. `Err`: why the fields cannot be
+/// read (over the dataset, a format without them, too many), for a usage message.
+fn bind_fields(
+    args: &ReplayArgs,
+    format: Option<&Format>,
+    policies: &mut [Policy],
+) -> Result<Option<Format>, String> {
+    let mut names: Vec<Box<str>> = Vec::new();
+    for f in policies.iter().flat_map(Policy::field_keys) {
+        if !names.iter().any(|n| n.eq_ignore_ascii_case(&f.name)) {
+            names.push(f.name.clone());
+        }
+    }
+    let Some(first) = names.first() else {
+        return Ok(None);
+    };
+    let keys = names
+        .iter()
+        .map(|n| format!("key=field:{n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if args.rows.files.is_empty() {
+        let var = if first
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        {
+            first.to_string()
+        } else {
+            logscope_core::parse::header_variable(first)
+        };
+        return Err(format!(
+            "{keys} reads a field of the log lines, and the dataset keeps only the built-in columns: replay the log FILEs, with the format that logs the field, e.g. logscope replay --limit 300/1m,key=field:{first} --log-format '$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\" \"${var}\"' access.log"
+        ));
+    }
+    let wanted: Vec<&str> = names.iter().map(|n| &**n).collect();
+    let Some(format) = format else {
+        return Err(format!(
+            "{keys} reads a field of the log lines, and the built-in formats (detected when no format is given) log none beyond their columns: give the format that logs it with --log-format (nginx or Apache syntax: $http_x_api_key, %{{X-Api-Key}}i) or --json-map (field:{first}=KEY)"
+        ));
+    };
+    let (captured, at) = format.capture(&wanted).map_err(|e| match e {
+        CaptureError::Unknown { ref known, .. } if known.is_empty() => format!(
+            "{keys}: {e}; give the format that logs it with --log-format (nginx or Apache syntax: $http_x_api_key, %{{X-Api-Key}}i) or --json-map (field:{first}=KEY)"
+        ),
+        e => format!("{keys}: {e}"),
+    })?;
+    for p in policies.iter_mut() {
+        p.bind_fields(|name| {
+            let k = wanted.iter().position(|w| w.eq_ignore_ascii_case(name))?;
+            at.get(k).map(|c| (c.slot, c.header.clone()))
+        });
+    }
+    Ok(Some(captured))
+}
+
 /// [`compute`] once the candidates are built.
 fn compute_with(
-    data: &Path,
     args: &ReplayArgs,
     policies: Vec<Policy>,
+    source: RowSource,
     shard_filter: Option<ShardFilter>,
     fleet: Option<(usize, Balance)>,
 ) -> anyhow::Result<Result<Replayed, i32>> {
@@ -595,14 +667,19 @@ fn compute_with(
     let tmp_shown = escape::path(spill.dir.as_deref().unwrap_or(&std::env::temp_dir()));
 
     let mut sel = args.filters.build()?;
-    let source = args.rows.source(data)?;
     let fleet = match fleet {
         None => None,
         Some((n, balance)) => {
             let mut copies = Vec::with_capacity(n + 1);
             for _ in 0..=n {
                 match candidates(args, true)? {
-                    Ok(p) => copies.push(p),
+                    Ok(mut p) => {
+                        // Bound as the main copy was (same names, same format).
+                        if let Err(m) = bind_fields(args, source.format.as_ref(), &mut p) {
+                            return usage_in(m);
+                        }
+                        copies.push(p)
+                    }
                     Err(code) => return Ok(Err(code)),
                 }
             }

@@ -33,6 +33,7 @@ mod ingest_layering;
 mod layouts;
 mod nginx_conf;
 mod replay;
+mod replay_field;
 mod replay_memory;
 mod report;
 mod reports;

@@ -493,6 +493,10 @@ pub struct Batch {
     /// ([`Record::client_list`]); may be empty when read from a dataset that does not
     /// need it (read it with `.get(i)`: missing = not a list).
     pub client_list: Vec<bool>,
+    /// The fields a format was told to capture ([`Record::fields`]), a column per slot;
+    /// empty when none was (every log read without `key=field:…`, and the dataset, which
+    /// stores no such column): read them with [`Batch::field`].
+    pub fields: Vec<TextColumn>,
     /// Line number of each record; may be empty when read from a dataset by a reader
     /// that does not need it (read it with [`Batch::line_no`]).
     pub line: Vec<u64>,
@@ -573,7 +577,10 @@ impl Batch {
             &mut self.user_agent,
             &mut self.host,
             &mut self.xff,
-        ] {
+        ]
+        .into_iter()
+        .chain(&mut self.fields)
+        {
             if !c.is_coded() {
                 *c = c.to_coded();
             }
@@ -612,6 +619,32 @@ impl Batch {
         self.has_cookie.push(r.has_cookie);
         self.client_list.push(r.client_list);
         self.line.push(line);
+        if r.captured > 0 || !self.fields.is_empty() {
+            self.push_fields(r, text);
+        }
+    }
+
+    /// Appends the captured fields of `r` (the row itself already pushed): a column per
+    /// slot, null for the rows before a column's first value and in the slots `r` does
+    /// not fill.
+    fn push_fields(&mut self, r: &Record<'_>, text: fn(&mut TextColumn, Option<&[u8]>)) {
+        let n = usize::from(r.captured).min(r.fields.len());
+        while self.fields.len() < n {
+            let mut c = TextColumn::default();
+            for _ in 1..self.ts_ms.len() {
+                text(&mut c, None);
+            }
+            self.fields.push(c);
+        }
+        for (k, c) in self.fields.iter_mut().enumerate() {
+            text(c, r.fields.get(k).copied().flatten().filter(|_| k < n));
+        }
+    }
+
+    /// Row `i`'s captured field in slot `k` ([`Batch::fields`]), `None` when absent.
+    #[inline]
+    pub fn field(&self, k: usize, i: usize) -> Option<&str> {
+        self.fields.get(k).filter(|c| i < c.len())?.get(i)
     }
 
     /// Keeps only the records whose index satisfies `keep` (bad lines untouched).
@@ -650,6 +683,15 @@ impl Batch {
                 out.line.push(v);
             }
         }
+        out.fields = self
+            .fields
+            .iter()
+            .map(|c| {
+                let mut kept = TextColumn::default();
+                idx.iter().for_each(|&i| kept.push_str(c.get(i)));
+                kept
+            })
+            .collect();
         out
     }
 
@@ -699,6 +741,51 @@ mod tests {
             &mut b.xff,
         ] {
             *c = TextColumn::absent();
+        }
+    }
+
+    #[test]
+    fn captured_fields_get_a_column_per_slot() {
+        let rec = |t: i64, f: [Option<&'static [u8]>; 2], captured: u8| Record {
+            ts_ms: t,
+            client: b"1.2.3.4",
+            fields: [f[0], f[1], None, None],
+            captured,
+            ..Record::default()
+        };
+        for coded in [false, true] {
+            let mut b = Batch::default();
+            let push = |b: &mut Batch, r: &Record<'_>, l| {
+                if coded {
+                    b.push_coded(r, l)
+                } else {
+                    b.push(r, l)
+                }
+            };
+            // No field asked for: no column, no cost.
+            push(&mut b, &rec(1, [Some(b"x"), None], 0), 1);
+            assert!(b.fields.is_empty());
+            push(&mut b, &rec(2, [Some(b"k\\1"), None], 2), 2);
+            push(&mut b, &rec(3, [None, Some(b"t")], 2), 3);
+            // A row that fills no slot keeps the columns aligned.
+            push(&mut b, &rec(4, [Some(b"y"), None], 0), 4);
+            push(&mut b, &rec(5, [Some(b"k\\1"), Some(b"t")], 2), 5);
+            fn col(b: &Batch, k: usize) -> Vec<Option<&str>> {
+                (0..b.len()).map(|i| b.field(k, i)).collect()
+            }
+            assert_eq!(
+                col(&b, 0),
+                [None, Some("k\\\\1"), None, None, Some("k\\\\1")],
+                "coded {coded}"
+            );
+            assert_eq!(col(&b, 1), [None, None, Some("t"), None, Some("t")]);
+            assert_eq!((b.field(2, 0), b.field(0, 99)), (None, None));
+            let kept = b.retain_indices(&[1, 2]);
+            assert_eq!(col(&kept, 0), [Some("k\\\\1"), None]);
+            assert_eq!(col(&kept, 1), [None, Some("t")]);
+            b.code_text();
+            assert!(b.fields.iter().all(TextColumn::is_coded));
+            assert_eq!(col(&b, 1), [None, None, Some("t"), None, Some("t")]);
         }
     }
 

@@ -26,6 +26,7 @@
 
 mod apache;
 mod caddy;
+mod captured;
 mod cri;
 mod fields;
 mod haproxy;
@@ -44,6 +45,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::record::Record;
+pub use captured::{CaptureError, Captured, header_variable, normalise_field, request_header};
 use fields::RtUnit;
 pub use haproxy::HAPROXY_CLF_FORMAT;
 pub use jsonlines::JsonMap;

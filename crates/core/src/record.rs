@@ -2,6 +2,11 @@
 
 use std::net::IpAddr;
 
+/// How many fields of a user's format (`--log-format` variables, `--json-map`
+/// `field:NAME` entries) one parse can capture ([`Record::fields`]): a replay keyed on
+/// more distinct fields is refused.
+pub const MAX_FIELDS: usize = 4;
+
 /// How precise a record's timestamp is, as the log wrote it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Precision {
@@ -99,6 +104,13 @@ pub struct Record<'a> {
     /// [`Record::xff`], its last entry the hop nearest the server): `--trust-proxy`
     /// then reads the list right to left instead of trusting the first public address.
     pub client_list: bool,
+    /// The fields of a user's format that the caller asked the format to capture
+    /// (`Format::capture`), by slot; `None` when absent, empty or `-`. Only the first
+    /// [`Record::captured`] slots are filled.
+    pub fields: [Option<&'a [u8]>; MAX_FIELDS],
+    /// How many slots of [`Record::fields`] the parser fills (0 unless the format was
+    /// told to capture fields): a batch keeps a column per slot only then.
+    pub captured: u8,
 }
 
 impl<'a> Record<'a> {

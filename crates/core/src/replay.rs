@@ -70,7 +70,9 @@ pub use haproxy_program::{
     Action, Cmp, Cond, Frontend, Program, SLOTS as HAPROXY_SLOTS, Term, Test, TrackKey,
 };
 pub use increment::{Increment, milli_text, parse_milli};
-pub use key::{DEFAULT_V4_PREFIX, DEFAULT_V6_PREFIX, KEY_NAMES, KeySpec, canonical, prefix_of};
+pub use key::{
+    DEFAULT_V4_PREFIX, DEFAULT_V6_PREFIX, FieldKey, KEY_NAMES, KeySpec, canonical, prefix_of,
+};
 pub use matcher::{CREDENTIAL_REFUSALS, Exempt, Matcher};
 pub use policy::{Dialect, LimitRef, Policy, PolicyError, Rule, RuleLimit};
 pub use request::{Reorder, ReplayOrder, Request};

@@ -3,9 +3,12 @@
 //!
 //! Accepts the bare format, the format with config escaping (`\"%r\"`), or a whole
 //! `LogFormat "…" nickname` line. Directives whose value logscope does not use
-//! (`%A`, `%{…}e`, `%{…}n`, `%X`, …) are matched and ignored.
+//! (`%A`, `%{…}e`, `%{…}n`, `%X`, …) are matched and ignored; a request header
+//! (`%{X-Api-Key}i`), an environment variable (`%{UNIQUE_ID}e`) or a note (`%{ratio}n`)
+//! is a field named after it, which a replay can key on (`key=field:X-Api-Key`).
 
 use super::FormatError;
+use super::captured::Extra;
 use super::fields::RtUnit;
 use super::program::{Builder, FieldKind, Program, TItem, TimeKind, Trailing};
 
@@ -255,7 +258,9 @@ pub(crate) fn compile(src: &str) -> Result<Program, FormatError> {
                 Some(b"x-forwarded-for") => FieldKind::Xff,
                 Some(b"cookie") => FieldKind::Cookie,
                 Some(b"host") => FieldKind::Host,
-                Some(_) => FieldKind::Ignore,
+                Some(_) => FieldKind::Extra(Box::new(Extra::header(&String::from_utf8_lossy(
+                    arg.unwrap_or_default(),
+                )))),
                 None => {
                     return Err(FormatError::Invalid {
                         col,
@@ -295,6 +300,9 @@ pub(crate) fn compile(src: &str) -> Result<Program, FormatError> {
                 };
                 FieldKind::Time { kind, completion }
             }
+            b'e' | b'n' if arg.is_some_and(|a| !a.is_empty()) => FieldKind::Extra(Box::new(
+                Extra::plain(&String::from_utf8_lossy(arg.unwrap_or_default())),
+            )),
             b'A' | b'C' | b'c' | b'e' | b'f' | b'I' | b'k' | b'L' | b'n' | b'o' | b'p' | b'P'
             | b'R' | b'S' | b'X' | b'x' | b'^' => FieldKind::Ignore,
             _ => return Err(FormatError::UnknownDirective { col, token }),

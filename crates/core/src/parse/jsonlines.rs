@@ -18,10 +18,11 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::caddy::parse_go_duration;
+use super::captured::{Extra, normalise_field};
 use super::fields::{dash_none, dash_only, parse_ip, parse_status, split_request, split_target};
 use super::json::S;
 use super::{FormatError, LineParser, ParseError, ParseOptions};
-use crate::record::{Precision, Record};
+use crate::record::{MAX_FIELDS, Precision, Record};
 use crate::time::{self, ClfTime};
 
 /// Unit of a request-time key.
@@ -56,6 +57,8 @@ pub(crate) enum Slot {
     Host,
     Xff,
     ReqTime(Unit),
+    /// A captured `field:NAME` entry: its slot in [`Record::fields`].
+    Field(u8),
 }
 
 impl Slot {
@@ -77,11 +80,12 @@ impl Slot {
             Slot::Host => 13,
             Slot::Xff => 14,
             Slot::ReqTime(_) => 15,
+            Slot::Field(k) => 16 + usize::from(k).min(MAX_FIELDS - 1),
         }
     }
 }
 
-const SLOTS: usize = 16;
+const SLOTS: usize = 16 + MAX_FIELDS;
 
 /// The names a user map may use, and their slots.
 const MAP_NAMES: &[(&str, Slot)] = &[
@@ -121,6 +125,11 @@ pub struct JsonMap {
     /// Whether some key is a dotted path (`request.remote_ip`): only then are objects
     /// looked into.
     nested: bool,
+    /// The `field:NAME=KEY` entries: each field and its key. Only those a caller asked
+    /// to capture ([`JsonMap::with_slots`]) are in `keys`.
+    fields: Vec<(Extra, Box<str>)>,
+    /// How many slots of [`Record::fields`] the captured fields fill.
+    captured: u8,
 }
 
 /// What a JSON key of a line is to the map.
@@ -152,6 +161,8 @@ impl JsonMap {
                 .map(|any| any.iter().map(|s| s.idx()).collect())
                 .collect(),
             nested: false,
+            fields: Vec::new(),
+            captured: 0,
         }
     }
 
@@ -262,6 +273,10 @@ impl JsonMap {
     /// dotted path into nested objects (`client=request.remote_ip`,
     /// `agent=request.headers.User-Agent`); a top-level key that contains the dots
     /// itself is found first. An array value gives its first element.
+    ///
+    /// `field:NAME=KEY` names a field beyond these (`field:api_key=headers.X-Api-Key`),
+    /// read only when a replay keys on it (`key=field:api_key`); a name `http_…` is a
+    /// request header by nginx's convention (`field:http_x_api_key` is `X-Api-Key`).
     pub fn parse(src: &str) -> Result<JsonMap, FormatError> {
         let text = src.trim();
         if text.is_empty() {
@@ -270,6 +285,7 @@ impl JsonMap {
         let lead = src.len() - src.trim_start().len();
         let cols = super::nginx::columns(src);
         let mut keys: Vec<(Box<str>, Slot, u8)> = Vec::new();
+        let mut fields: Vec<(Extra, Box<str>)> = Vec::new();
         let mut at = lead;
         for part in text.split(',') {
             let col = cols[at.min(src.len())];
@@ -287,20 +303,42 @@ impl JsonMap {
                 .split_once('=')
                 .ok_or_else(|| bad("expected name=key, e.g. ts=time".into()))?;
             let (name, key) = (name.trim(), key.trim());
-            let slot = MAP_NAMES
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(name))
-                .map(|(_, s)| *s)
-                .ok_or_else(|| {
-                    bad(format!(
-                        "unknown field; known: {}",
-                        MAP_NAMES
-                            .iter()
-                            .map(|(n, _)| *n)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ))
-                })?;
+            let field = name
+                .get(..6)
+                .filter(|p| p.eq_ignore_ascii_case("field:"))
+                .map(|_| name[6..].trim());
+            if let Some(f) = field {
+                if f.is_empty() || f.contains(|c: char| c.is_whitespace() || c.is_control()) {
+                    return Err(bad(
+                        "a field needs a name without spaces: field:NAME=KEY, e.g. field:api_key=headers.X-Api-Key".into(),
+                    ));
+                }
+                if fields
+                    .iter()
+                    .any(|e| normalise_field(&e.0.name) == normalise_field(f))
+                {
+                    return Err(bad("this field is mapped twice".into()));
+                }
+            }
+            let slot = match field {
+                Some(_) => None,
+                None => Some(
+                    MAP_NAMES
+                        .iter()
+                        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                        .map(|(_, s)| *s)
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "unknown field; known: {}, or field:NAME for a field of your own",
+                                MAP_NAMES
+                                    .iter()
+                                    .map(|(n, _)| *n)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ))
+                        })?,
+                ),
+            };
             if key.is_empty() {
                 return Err(bad("the JSON key is empty".into()));
             }
@@ -309,13 +347,22 @@ impl JsonMap {
                     "a key path has an empty part (write request.remote_ip)".into(),
                 ));
             }
-            if keys.iter().any(|k| k.1.idx() == slot.idx()) {
+            if slot.is_some_and(|slot| keys.iter().any(|k| k.1.idx() == slot.idx())) {
                 return Err(bad("this field is mapped twice".into()));
             }
-            if keys.iter().any(|k| k.0.eq_ignore_ascii_case(key)) {
+            if keys
+                .iter()
+                .map(|k| &k.0)
+                .chain(fields.iter().map(|f| &f.1))
+                .any(|k| k.eq_ignore_ascii_case(key))
+            {
                 return Err(bad("this JSON key is mapped twice".into()));
             }
-            keys.push((key.into(), slot, 0));
+            match (slot, field) {
+                (Some(slot), _) => keys.push((key.into(), slot, 0)),
+                (None, Some(f)) => fields.push((Extra::named(f), key.into())),
+                (None, None) => unreachable!("a field or a name"),
+            }
         }
         let has = |s: Slot| keys.iter().any(|k| k.1 == s);
         if !(has(Slot::Ts) || has(Slot::TsEnd)) || !has(Slot::Status) {
@@ -331,7 +378,30 @@ impl JsonMap {
             keys,
             required: Vec::new(),
             nested,
+            fields,
+            captured: 0,
         })
+    }
+
+    /// The `field:NAME` entries, in map order.
+    pub(crate) fn extras(&self) -> impl Iterator<Item = &Extra> {
+        self.fields.iter().map(|f| &f.0)
+    }
+
+    /// The same map capturing its `field:` entries ([`JsonMap::extras`], in that order)
+    /// into `slots` (`None`: not read), `captured` slots in all.
+    pub(crate) fn with_slots(&self, slots: &[Option<u8>], captured: u8) -> JsonMap {
+        let mut m = self.clone();
+        m.keys.retain(|k| !matches!(k.1, Slot::Field(_)));
+        for ((e, key), slot) in m.fields.iter_mut().zip(slots) {
+            e.slot = *slot;
+            if let Some(k) = slot {
+                m.keys.push((key.clone(), Slot::Field(*k), 0));
+            }
+        }
+        m.nested = m.keys.iter().any(|k| k.0.contains('.'));
+        m.captured = captured;
+        m
     }
 
     /// What `key`, found inside the object at `prefix` (`""` = top level), is to the
@@ -710,6 +780,17 @@ impl LineParser for JsonParser {
         {
             return Err(ParseError::NotAccessLog);
         }
+        let captured = map.captured.min(MAX_FIELDS as u8);
+        let mut vals = vals;
+        for k in 0..captured {
+            // A number as a field is its digits (a tenant id logged as one).
+            if let Some((V::U(n), rank, slot)) = vals[Slot::Field(k).idx()] {
+                use std::io::Write as _;
+                let a = self.arena.len();
+                let _ = write!(self.arena, "{n}");
+                vals[Slot::Field(k).idx()] = Some((V::S(S::A(a, self.arena.len())), rank, slot));
+            }
+        }
         let arena: &'a [u8] = &self.arena;
         let get = |s: Slot| vals[s.idx()].map(|v| v.0);
         let text = |s: Slot| match get(s) {
@@ -796,6 +877,10 @@ impl LineParser for JsonParser {
         rec.user_agent = text(Slot::Agent).and_then(dash_only);
         rec.referer = text(Slot::Referer).and_then(dash_only);
         rec.xff = text(Slot::Xff).and_then(dash_none).or(list);
+        rec.captured = captured;
+        for k in 0..captured {
+            rec.fields[usize::from(k)] = text(Slot::Field(k)).and_then(dash_none);
+        }
         Ok(rec)
     }
 }
@@ -822,6 +907,45 @@ mod tests {
             );
         }
         assert_eq!(JsonMap::parse(" "), Err(FormatError::Empty));
+    }
+
+    #[test]
+    fn field_entries() {
+        let m = JsonMap::parse(
+            "ts=time,status=code,field:api_key=headers.X-Api-Key,FIELD:tenant=tenant",
+        )
+        .unwrap();
+        let names: Vec<&str> = m.extras().map(|e| &*e.name).collect();
+        assert_eq!(names, ["api_key", "tenant"]);
+        // Not asked for: not read (no key of the map), not nested.
+        assert!(!m.nested && m.keys.len() == 2);
+        for (bad, col) in [
+            ("ts=t,status=s,field:=x", 15),
+            ("ts=t,status=s,field:a b=x", 15),
+            ("ts=t,status=s,field:a=x,field:A=y", 25),
+            ("ts=t,status=s,field:a=t", 15),
+        ] {
+            let e = JsonMap::parse(bad).unwrap_err();
+            assert!(
+                e.to_string().starts_with(&format!("column {col}:")),
+                "{bad}: {e}"
+            );
+        }
+        let (f, at) = super::super::Format::Json(m)
+            .capture(&["tenant", "API_KEY"])
+            .unwrap();
+        assert_eq!((at[0].slot, at[1].slot), (0, 1));
+        let mut p = f.parser(&ParseOptions::default());
+        let r = p
+            .parse(br#"{"time":1700000000,"code":200,"tenant":42,"headers":{"X-Api-Key":"k1"}}"#)
+            .unwrap();
+        assert_eq!(r.captured, 2);
+        assert_eq!(r.fields[0], Some(&b"42"[..]));
+        assert_eq!(r.fields[1], Some(&b"k1"[..]));
+        let r = p
+            .parse(br#"{"time":1700000000,"code":200,"tenant":"-","headers":{}}"#)
+            .unwrap();
+        assert_eq!((r.fields[0], r.fields[1]), (None, None));
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //!
 //! Accepts the bare format, or the format as written in nginx.conf: one or more quoted
 //! strings, optionally preceded by `log_format NAME [escape=…]` and followed by `;`.
-//! Unknown variables are fields logscope ignores (nginx allows any variable).
+//! Other variables are fields logscope ignores (nginx allows any variable), named after
+//! the variable so that a replay can key on one (`key=field:http_x_api_key`).
 
 use super::FormatError;
+use super::captured::Extra;
 use super::fields::RtUnit;
 use super::program::{Builder, FieldKind, Program, TimeKind, Trailing};
 
@@ -176,7 +178,9 @@ fn var_kind(name: &str) -> FieldKind {
         "http_cookie" => FieldKind::Cookie,
         "host" | "http_host" | "server_name" => FieldKind::Host,
         "request_time" => FieldKind::ReqTime(RtUnit::Secs),
-        _ => FieldKind::Ignore,
+        // Any other variable is a field named after it (`$http_x_api_key`: the
+        // request header X-Api-Key), captured when a replay's key names it.
+        _ => FieldKind::Extra(Box::new(Extra::named(name))),
     }
 }
 

@@ -9,6 +9,7 @@
 
 use memchr::{memchr, memrchr};
 
+use super::captured::Extra;
 use super::fields::RtUnit;
 use super::fields::{
     client_list, dash_none, dash_only, find_quote, is_addr_list, parse_ip, parse_rt, parse_status,
@@ -87,6 +88,10 @@ pub(crate) enum FieldKind {
     Cookie,
     ReqTime(RtUnit),
     Ignore,
+    /// A field no built-in column takes, named (an nginx variable, an Apache header,
+    /// environment variable or note): ignored unless the format was told to capture it
+    /// ([`Program::with_slots`]).
+    Extra(Box<Extra>),
 }
 
 impl FieldKind {
@@ -158,6 +163,39 @@ pub(crate) struct Program {
     /// first extra field goes to `xff` when it is a list of addresses (nginx's
     /// `main` format, combined + `"$http_x_forwarded_for"`, in a combined file).
     xff_extra: bool,
+    /// How many slots of [`Record::fields`] the [`FieldKind::Extra`] fields fill.
+    captured: u8,
+}
+
+impl Program {
+    /// The named fields no built-in column takes, in format order.
+    pub(crate) fn extras(&self) -> impl Iterator<Item = &Extra> {
+        self.toks.iter().filter_map(|t| match t {
+            Tok::Field(Field {
+                kind: FieldKind::Extra(e),
+                ..
+            }) => Some(&**e),
+            _ => None,
+        })
+    }
+
+    /// The same program capturing its extra fields ([`Program::extras`], in that
+    /// order) into `slots` (`None`: ignored), `captured` slots in all.
+    pub(crate) fn with_slots(&self, slots: &[Option<u8>], captured: u8) -> Program {
+        let mut p = self.clone();
+        let mut at = slots.iter();
+        for t in &mut p.toks {
+            if let Tok::Field(Field {
+                kind: FieldKind::Extra(e),
+                ..
+            }) = t
+            {
+                e.slot = at.next().copied().flatten();
+            }
+        }
+        p.captured = captured;
+        p
+    }
 }
 
 /// Builds a [`Program`] token by token, checking that fields can be delimited.
@@ -291,6 +329,7 @@ impl Builder {
             strip_outer,
             trim_lead,
             xff_extra,
+            captured: 0,
         })
     }
 }
@@ -450,7 +489,10 @@ impl TextParser {
         {
             line = &line[1..line.len() - 1];
         }
-        let mut rec = Record::default();
+        let mut rec = Record {
+            captured: prog.captured,
+            ..Record::default()
+        };
         let mut t = TimeAcc::default();
         let mut rt: Option<u64> = None;
         let toks = &prog.toks;
@@ -683,6 +725,13 @@ impl TextParser {
                             }
                         }
                         FieldKind::Ignore => {}
+                        FieldKind::Extra(e) => {
+                            if let Some(k) = e.slot
+                                && let Some(f) = rec.fields.get_mut(usize::from(k))
+                            {
+                                *f = dash_none(v);
+                            }
+                        }
                     }
                     pos += used;
                 }

@@ -49,17 +49,76 @@ pub enum KeySpec {
     Status,
     /// Per Referer.
     Referer,
+    /// Per value of a field of the user's log format (`--log-format` variable,
+    /// `--json-map` `field:` entry): an API key, a tenant.
+    Field(FieldKey),
+}
+
+/// A field a key names (`key=field:NAME`) and where a [`Request`] carries it.
+///
+/// [`KeySpec::parse`] gives slot 0; the replay's caller binds every field key to the
+/// slot its log format captures the field into ([`KeySpec::bind_field`]) before the
+/// first request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FieldKey {
+    /// The name as written (`http_x_api_key`, `X-Api-Key`, `api_key`; no `$`).
+    pub name: Box<str>,
+    /// The slot of [`Request::fields`] that carries it.
+    pub slot: u8,
+    /// The request header it logs, when known (`http_…` names, or as the format says
+    /// when bound): `--emit` writes such a key as the header.
+    pub header: Option<Box<str>>,
+}
+
+impl FieldKey {
+    /// A field key named `name` (a leading `$` dropped), not bound yet.
+    pub fn new(name: &str) -> FieldKey {
+        let n = name.trim();
+        let n = n.strip_prefix('$').unwrap_or(n);
+        FieldKey {
+            name: n.into(),
+            slot: 0,
+            header: crate::parse::request_header(n).map(String::into_boxed_str),
+        }
+    }
+
+    /// The nginx variable that holds it: `$http_x_api_key` for a header, else `$NAME`;
+    /// `None` when the name is not a variable name.
+    pub fn nginx_variable(&self) -> Option<String> {
+        let var = match &self.header {
+            Some(h) => crate::parse::header_variable(h),
+            None => self.name.to_string(),
+        };
+        (!var.is_empty() && var.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'))
+            .then(|| format!("${var}"))
+    }
 }
 
 /// Names accepted by [`KeySpec::parse`], for messages.
-pub const KEY_NAMES: &str = "site, ip, prefix, prefix/N, prefix/N/M, agent, host, user, method, path, uri, query, status, referer";
+pub const KEY_NAMES: &str = "site, ip, prefix, prefix/N, prefix/N/M, agent, host, user, method, path, uri, query, status, referer, field:NAME";
 
 impl KeySpec {
     /// Parses `site`, `ip`, `prefix` (/24 and /48), `prefix/N` (IPv4 /N, IPv6 /48),
     /// `prefix/N/M` (IPv4 /N, IPv6 /M), `agent`, `host`, `user`, `method`, `path`, `uri`,
-    /// `query`, `status`, `referer`. `None` if it is none of these.
+    /// `query`, `status`, `referer`, `field:NAME` (a field of the user's log format,
+    /// `$` optional). `None` if it is none of these.
     pub fn parse(s: &str) -> Option<KeySpec> {
         let s = s.trim();
+        if let Some(name) = s
+            .get(..6)
+            .filter(|p| p.eq_ignore_ascii_case("field:"))
+            .map(|_| s[6..].trim())
+        {
+            let bare = name.strip_prefix('$').unwrap_or(name);
+            // A name is what a format or a map can name: no separators of the spec
+            // grammars, no spaces or controls.
+            let ok = !bare.is_empty()
+                && !bare.starts_with('$')
+                && !bare.contains(|c: char| {
+                    c.is_whitespace() || c.is_control() || matches!(c, ',' | '=' | '"' | '\'')
+                });
+            return ok.then(|| KeySpec::Field(FieldKey::new(name)));
+        }
         let k = match s.to_ascii_lowercase().as_str() {
             "site" | "global" | "all" => KeySpec::Site,
             "ip" | "addr" | "address" | "client" | "client_ip" => KeySpec::Ip,
@@ -100,6 +159,26 @@ impl KeySpec {
         matches!(self, KeySpec::Site)
     }
 
+    /// The field a `field:NAME` key names.
+    pub fn field(&self) -> Option<&FieldKey> {
+        match self {
+            KeySpec::Field(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Binds a `field:NAME` key to the slot of [`Request::fields`] its format captures
+    /// it into, and the request header it logs when the format says it is one (kept
+    /// as it was otherwise). No effect on other keys.
+    pub fn bind_field(&mut self, slot: u8, header: Option<&str>) {
+        if let KeySpec::Field(f) = self {
+            f.slot = slot;
+            if let Some(h) = header {
+                f.header = Some(h.into());
+            }
+        }
+    }
+
     /// Writes the key of `req` into `buf` (cleared first). Returns `false` when the
     /// request has no such key (the limit then skips it). The site key is empty.
     ///
@@ -133,6 +212,7 @@ impl KeySpec {
             KeySpec::Path => copy(buf, req.path),
             KeySpec::Query => copy(buf, req.query),
             KeySpec::Referer => copy(buf, req.referer),
+            KeySpec::Field(f) => copy(buf, req.field(f.slot)),
             KeySpec::Uri => {
                 let Some(p) = req.path else { return false };
                 buf.extend_from_slice(p);
@@ -176,6 +256,7 @@ impl KeySpec {
             KeySpec::Path => text(req.path),
             KeySpec::Query => text(req.query),
             KeySpec::Referer => text(req.referer),
+            KeySpec::Field(f) => text(req.field(f.slot)),
             KeySpec::Uri => req.path.map(|p| {
                 let mut s = String::from_utf8_lossy(p).into_owned();
                 if let Some(q) = req.query {
@@ -205,6 +286,11 @@ impl KeySpec {
             KeySpec::Query => "per query string".into(),
             KeySpec::Status => "per status code".into(),
             KeySpec::Referer => "per referer".into(),
+            KeySpec::Field(f) => match &f.header {
+                Some(h) if **h == *f.name => format!("per field {} (a request header)", f.name),
+                Some(h) => format!("per field {} (request header {h})", f.name),
+                None => format!("per field {}", f.name),
+            },
         }
     }
 }
@@ -232,6 +318,7 @@ impl fmt::Display for KeySpec {
             KeySpec::Query => f.write_str("query"),
             KeySpec::Status => f.write_str("status"),
             KeySpec::Referer => f.write_str("referer"),
+            KeySpec::Field(k) => write!(f, "field:{}", k.name),
         }
     }
 }
@@ -342,6 +429,82 @@ mod tests {
         assert!(k.extract(&ra, &mut ka) && k.extract(&rb, &mut kb));
         assert_eq!(ka, kb);
         assert_eq!(k.display(&rb).unwrap(), "203.0.113.0/24");
+    }
+
+    #[test]
+    fn parses_field_keys() {
+        let k = KeySpec::parse("field:http_x_api_key").unwrap();
+        let f = k.field().unwrap();
+        assert_eq!(&*f.name, "http_x_api_key");
+        assert_eq!((f.slot, f.header.as_deref()), (0, Some("X-Api-Key")));
+        // `$` optional, the prefix in any case, the name kept as written.
+        let k = KeySpec::parse(" FIELD:$X-Api-Key ").unwrap();
+        assert_eq!(&*k.field().unwrap().name, "X-Api-Key");
+        assert_eq!(k.field().unwrap().header, None);
+        assert_eq!(k.to_string(), "field:X-Api-Key");
+        for s in ["field:api_key", "field:http_x_api_key", "field:a.b:c"] {
+            let k = KeySpec::parse(s).unwrap();
+            assert_eq!(k.to_string(), s);
+            assert_eq!(KeySpec::parse(&k.to_string()), Some(k));
+        }
+        for bad in [
+            "field:",
+            "field:$",
+            "field:$$x",
+            "field:a b",
+            "field:a,b",
+            "field:a=b",
+        ] {
+            assert_eq!(KeySpec::parse(bad), None, "{bad}");
+        }
+        assert_eq!(KeySpec::parse("header:X-Api-Key"), None);
+        assert_eq!(
+            KeySpec::parse("field:api_key").unwrap().describe(),
+            "per field api_key"
+        );
+        // In a spec, and in TOML.
+        let s = crate::replay::LimitSpec::parse("300/1m,key=field:$api_key").unwrap();
+        assert_eq!(s.key, KeySpec::Field(FieldKey::new("api_key")));
+        assert_eq!(s.to_string(), "300/m,key=field:api_key");
+        let p = crate::replay::Policy::from_toml(
+            "[[zones]]\nname = \"api\"\nrate = \"300/1m\"\nkey = \"field:api_key\"\n[[rules]]\nname = \"all\"\nzone = \"api\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            p.field_keys().map(|f| &*f.name).collect::<Vec<_>>(),
+            ["api_key"]
+        );
+        let e = crate::replay::LimitSpec::parse("300/1m,key=header:X-Api-Key").unwrap_err();
+        assert!(e.to_string().contains("field:NAME"), "{e}");
+    }
+
+    #[test]
+    fn field_keys_read_their_bound_slot() {
+        let mut k = KeySpec::parse("field:X-Api-Key").unwrap();
+        k.bind_field(2, Some("X-Api-Key"));
+        let f = k.field().unwrap();
+        assert_eq!((f.slot, f.header.as_deref()), (2, Some("X-Api-Key")));
+        assert_eq!(f.nginx_variable().as_deref(), Some("$http_x_api_key"));
+        assert_eq!(
+            FieldKey::new("api_key").nginx_variable().as_deref(),
+            Some("$api_key")
+        );
+        assert_eq!(FieldKey::new("a.b").nginx_variable(), None);
+        let mut buf = Vec::new();
+        let mut r = Request::default();
+        r.fields[2] = Some(b"key-1");
+        assert!(k.extract(&r, &mut buf));
+        assert_eq!(buf, b"key-1");
+        assert_eq!(k.display(&r).as_deref(), Some("key-1"));
+        // Absent, empty or `-`: no key, the limit skips the request.
+        for v in [None, Some(&b""[..]), Some(b"-")] {
+            r.fields[2] = v;
+            assert!(!k.extract(&r, &mut buf));
+            assert_eq!(k.display(&r), None);
+        }
+        // Another slot's value is not this key's.
+        r.fields[0] = Some(b"key-0");
+        assert!(!k.extract(&r, &mut buf));
     }
 
     #[test]

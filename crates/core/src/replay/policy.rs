@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::client_view::ClientView;
 use super::decision::{Decision, RuleId, Verdict};
 use super::haproxy_program::{Program, Scratch};
+use super::key::FieldKey;
 use super::matcher::{Exempt, Matcher};
 use super::nginx::NginxLimit;
 use super::request::Request;
@@ -345,6 +346,25 @@ impl Policy {
     /// The zones, to set a ban zone's count filter ([`Zone::set_count_filter`]).
     pub fn zones_mut(&mut self) -> &mut [Zone] {
         &mut self.zones
+    }
+
+    /// The `field:NAME` keys of the zones, in zone order.
+    pub fn field_keys(&self) -> impl Iterator<Item = &FieldKey> {
+        self.zones.iter().filter_map(|z| z.spec().key.field())
+    }
+
+    /// Binds every `field:NAME` key of the zones to where its log format captures it:
+    /// `bind` gives a name's slot and the request header it logs (`None`: the key is
+    /// left as it is).
+    pub fn bind_fields(&mut self, mut bind: impl FnMut(&str) -> Option<(u8, Option<String>)>) {
+        for z in &mut self.zones {
+            let Some(name) = z.spec().key.field().map(|f| f.name.clone()) else {
+                continue;
+            };
+            if let Some((slot, header)) = bind(&name) {
+                z.bind_field(slot, header.as_deref());
+            }
+        }
     }
 
     /// The rules, by [`RuleId`].

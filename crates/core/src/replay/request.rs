@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use crate::record::Record;
+use crate::record::{MAX_FIELDS, Record};
 
 /// One request, as the replay needs it: when the limiter would have decided, and the
 /// fields matchers, keys and costs read.
@@ -55,6 +55,9 @@ pub struct Request<'a> {
     /// The log stamps the request in whole seconds and `arrival_ms` was spread over its
     /// second; a reader of the log line (fail2ban) sees the second itself.
     pub whole_second: bool,
+    /// The fields of the user's format that `key=field:NAME` keys read, by slot
+    /// ([`Record::fields`]).
+    pub fields: [Option<&'a [u8]>; MAX_FIELDS],
 }
 
 impl<'a> Request<'a> {
@@ -82,7 +85,19 @@ impl<'a> Request<'a> {
             request_time_us: r.request_time_us,
             bytes: r.bytes,
             whole_second: false,
+            fields: r.fields,
         }
+    }
+
+    /// The captured field in `slot` ([`Request::fields`]); `None` when absent, empty or
+    /// `-` (the key's limit then skips the request).
+    #[inline]
+    pub fn field(&self, slot: u8) -> Option<&'a [u8]> {
+        self.fields
+            .get(usize::from(slot))
+            .copied()
+            .flatten()
+            .filter(|v| !v.is_empty() && *v != b"-")
     }
 
     /// Request time rounded up to whole milliseconds, if known.

@@ -135,6 +135,7 @@ pub fn key_text(key: &KeySpec, req: &Request<'_>, buf: &mut Vec<u8>) -> bool {
         KeySpec::Path => text(buf, req.path),
         KeySpec::Query => text(buf, req.query),
         KeySpec::Referer => text(buf, req.referer),
+        KeySpec::Field(f) => text(buf, req.field(f.slot)),
         KeySpec::Uri => {
             let Some(p) = req.path else { return false };
             buf.extend_from_slice(p);

@@ -859,7 +859,9 @@ impl SpecProblem {
             SpecProblem::UnknownAlgo(_) | SpecProblem::NotApplicable { .. } => {
                 "`5r/s,algo=nginx,burst=10,nodelay,key=ip` or `1/s,algo=token-bucket,burst=15,key=ip`"
             }
-            SpecProblem::UnknownKey(_) => "`300/min,key=prefix/24` or `100/10m,key=agent`",
+            SpecProblem::UnknownKey(_) => {
+                "`300/min,key=prefix/24`, `100/10m,key=agent` or `300/1m,key=field:http_x_api_key` (a field of --log-format or --json-map)"
+            }
             SpecProblem::UnknownCost(_) => "`300/s,algo=token-bucket,burst=1000,cost=request-time`",
             SpecProblem::NginxRateTooLow => "`1r/m,algo=nginx,burst=5`",
             SpecProblem::UnknownScope(_) => "`1600/10m,scope=anonymous-heavy`",

@@ -268,6 +268,13 @@ impl Zone {
         &self.spec
     }
 
+    /// Binds the zone's `field:NAME` key to the slot its log format captures it into
+    /// ([`KeySpec::bind_field`](super::KeySpec::bind_field)); other keys stay as they
+    /// are.
+    pub fn bind_field(&mut self, slot: u8, header: Option<&str>) {
+        self.spec.key.bind_field(slot, header);
+    }
+
     /// Tallies so far.
     pub fn counters(&self) -> &ZoneCounters {
         &self.counters

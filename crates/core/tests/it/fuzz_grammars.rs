@@ -270,6 +270,12 @@ fn requests() -> &'static [Request<'static>] {
                 bytes: [None, Some(0), Some(u64::MAX), Some(1 << 40)][k % 4],
                 whole_second: k.is_multiple_of(6),
                 anonymous: k.is_multiple_of(9),
+                fields: [
+                    [None, Some(&b"key-a"[..]), Some(b"-"), Some(b"k\xff")][k % 4],
+                    None,
+                    None,
+                    None,
+                ],
             });
         }
         out
@@ -357,6 +363,8 @@ const SPEC_TOKENS: &[&str] = &[
     ",key=prefix//",
     ",key=agent",
     ",key=uri",
+    ",key=field:http_x_api_key",
+    ",key=field:",
     ",cost=",
     ",cost=bytes",
     ",cost=request-time",
@@ -489,6 +497,9 @@ fn fuzz_key_and_names() {
         "query",
         "status",
         "referer",
+        "field:",
+        "field:api_key",
+        "$",
         "IP",
         "nginx",
         "caddy",

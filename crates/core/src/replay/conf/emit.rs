@@ -106,6 +106,8 @@ enum Unwritable {
     Prefix(u8),
     /// The status is known only after nginx decided.
     Status,
+    /// A field whose name is not an nginx variable name.
+    Field,
 }
 
 impl std::fmt::Display for Unwritable {
@@ -117,6 +119,9 @@ impl std::fmt::Display for Unwritable {
             ),
             Unwritable::Status => f.write_str(
                 "a per-status key cannot be written: nginx decides before the status is known",
+            ),
+            Unwritable::Field => f.write_str(
+                "a per-field key whose name is not an nginx variable name ([A-Za-z0-9_]) cannot be written",
             ),
         }
     }
@@ -148,6 +153,8 @@ fn key_var(out: &mut String, k: &KeySpec, zone: &str) -> Result<String, Unwritab
         KeySpec::Query => "$args".into(),
         KeySpec::Referer => "$http_referer".into(),
         KeySpec::Status => return Err(Unwritable::Status),
+        // The variable the log format logged: `$http_x_api_key`, `$api_key`.
+        KeySpec::Field(f) => f.nginx_variable().ok_or(Unwritable::Field)?,
     })
 }
 
@@ -303,6 +310,13 @@ fn emit_one(out: &mut String, p: &Policy, suffix: &str) {
                 continue;
             }
         };
+        if let Some(f) = spec.key.field().filter(|f| f.header.is_none()) {
+            let _ = writeln!(
+                out,
+                "# NOTE {name}: keyed on {key}, the variable the replayed log's field {} came from; nginx must have it (its own, or one set by map)",
+                escape::comment(&f.name)
+            );
+        }
         if !ex.is_empty() {
             let _ = writeln!(
                 out,

@@ -224,17 +224,37 @@ fn exempt_lines(e: &Exempt, indent: &str, out: &mut String, notes: &mut Vec<Stri
     }
 }
 
-/// A per-status key: Caddy decides before the status is known.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct StatusKey;
+/// A key Caddy cannot be given (the text of the NOTE that leaves its zone out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Inexpressible {
+    /// A per-status key: Caddy decides before the status is known.
+    StatusKey,
+    /// A field of the log that is not a request header: its name.
+    FieldKey(String),
+}
 
-impl std::fmt::Display for StatusKey {
+impl std::fmt::Display for Inexpressible {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a per-status key cannot be written: Caddy decides before the status is known")
+        match self {
+            Inexpressible::StatusKey => f.write_str(
+                "a per-status key cannot be written: Caddy decides before the status is known",
+            ),
+            Inexpressible::FieldKey(name) => write!(
+                f,
+                "a key on field {name} cannot be written: Caddy has a placeholder for a request header, and this field is not one (a field named http_NAME, or an Apache %{{NAME}}i, is the header NAME)"
+            ),
+        }
     }
 }
 
-fn key_lines(k: &KeySpec, zone: &str) -> Result<Vec<String>, StatusKey> {
+/// Whether a header name can stand in a placeholder as it is.
+fn is_token(h: &str) -> bool {
+    !h.is_empty()
+        && h.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+}
+
+fn key_lines(k: &KeySpec, zone: &str) -> Result<Vec<String>, Inexpressible> {
     Ok(match k {
         KeySpec::Site => vec![format!("key {}", tok(zone))],
         KeySpec::Ip => vec!["key {client_ip}".into()],
@@ -256,7 +276,11 @@ fn key_lines(k: &KeySpec, zone: &str) -> Result<Vec<String>, StatusKey> {
         KeySpec::Path => vec!["key {path}".into()],
         KeySpec::Uri => vec!["key {uri}".into()],
         KeySpec::Query => vec!["key {query}".into()],
-        KeySpec::Status => return Err(StatusKey),
+        KeySpec::Status => return Err(Inexpressible::StatusKey),
+        KeySpec::Field(f) => match &f.header {
+            Some(h) if is_token(h) => vec![format!("key {{http.request.header.{h}}}")],
+            _ => return Err(Inexpressible::FieldKey(escape::comment(&f.name))),
+        },
     })
 }
 
@@ -316,7 +340,12 @@ fn emit_one(out: &mut String, p: &Policy) {
         }
         if matches!(
             spec.key,
-            KeySpec::Agent | KeySpec::Referer | KeySpec::User | KeySpec::Query | KeySpec::Host
+            KeySpec::Agent
+                | KeySpec::Referer
+                | KeySpec::User
+                | KeySpec::Query
+                | KeySpec::Host
+                | KeySpec::Field(_)
         ) {
             notes.push("Caddy puts requests without the key's field in one shared bucket; the replay did not limit them".into());
         }

@@ -177,6 +177,8 @@ enum Inexpressible {
     UserMatcher,
     /// A key per status.
     StatusKey,
+    /// A key on a field of the log that is not a request header: its name.
+    FieldKey(String),
     /// A cost other than requests: its unit and its name.
     Cost {
         unit: &'static str,
@@ -214,6 +216,10 @@ impl std::fmt::Display for Inexpressible {
             Inexpressible::StatusKey => {
                 f.write_str("a per-status key: HAProxy decides before the status is known")
             }
+            Inexpressible::FieldKey(name) => write!(
+                f,
+                "a key on field {name}: HAProxy fetches request headers, and this field is not one (a field named http_NAME, or an Apache %{{NAME}}i, is the header NAME)"
+            ),
             Inexpressible::Cost { unit, name } => write!(
                 f,
                 "it counts {unit} (cost={name}); HAProxy's http_req_rate counts requests"
@@ -569,6 +575,19 @@ fn key_expr(k: &KeySpec) -> Result<(&'static str, String), Inexpressible> {
         KeySpec::Status => {
             return Err(Inexpressible::StatusKey);
         }
+        KeySpec::Field(f) => match &f.header {
+            Some(h)
+                if !h.is_empty()
+                    && h.bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_') =>
+            {
+                (
+                    "string len 64",
+                    format!("req.hdr({})", h.to_ascii_lowercase()),
+                )
+            }
+            _ => return Err(Inexpressible::FieldKey(f.name.to_string())),
+        },
     })
 }
 

@@ -7,12 +7,12 @@ use super::run_buf::RunBuf;
 use crate::replay::request::Request;
 
 /// The names a [`Fed`] needs: the input files and the interned clients, methods,
-/// hosts, agents and users, as the store had them when it was taken (each [`Fed`]
+/// hosts, agents, users and captured fields, as the store had them when it was taken (each [`Fed`]
 /// carries those added since the one before).
 #[derive(Default)]
 pub struct FedNames {
     pub(super) files: Vec<String>,
-    pub(super) tables: [Vec<Box<str>>; 5],
+    pub(super) tables: [Vec<Box<str>>; 6],
 }
 
 /// Rows taken by [`RowStore::take_before`](super::RowStore::take_before), in decision-time order, with their text
@@ -39,13 +39,14 @@ impl Fed {
         for (all, new) in names.tables.iter_mut().zip(&self.names.tables) {
             all.extend_from_slice(new);
         }
-        let [clients, method, host, agent, user] = &names.tables;
+        let [clients, method, host, agent, user, fields] = &names.tables;
         let tables = Tables {
             clients,
             method,
             host,
             agent,
             user,
+            fields,
         };
         for (k, r) in self.rows.rows.iter().enumerate() {
             let (t, fs) = self.rows.held_text(r);

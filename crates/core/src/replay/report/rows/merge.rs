@@ -6,7 +6,7 @@ use std::collections::binary_heap::PeekMut;
 use std::io;
 
 use super::needs::Needs;
-use super::row::{Row, packed_key};
+use super::row::{IDS, Row, packed_key};
 use super::run_buf::RunBuf;
 use super::spill::{Run, RunReader};
 
@@ -20,7 +20,7 @@ pub(super) const CHUNK_TEXT: usize = 8 << 20;
 #[derive(Default)]
 pub(super) struct Chunk {
     pub(super) rows: Vec<Row>,
-    pub(super) ids: Vec<[u32; 7]>,
+    pub(super) ids: Vec<[u32; IDS]>,
     /// Per row: the path, query and referer as (start, length) in `text`; length
     /// `u32::MAX` for none.
     pub(super) spans: Vec<[(u32, u32); 3]>,
@@ -29,7 +29,7 @@ pub(super) struct Chunk {
 
 impl Chunk {
     #[inline]
-    pub(super) fn push(&mut self, r: &Row, t: [u32; 7], fs: [Option<&[u8]>; 3]) {
+    pub(super) fn push(&mut self, r: &Row, t: [u32; IDS], fs: [Option<&[u8]>; 3]) {
         self.rows.push(*r);
         self.ids.push(t);
         let text = &mut self.text;
@@ -44,7 +44,7 @@ impl Chunk {
     }
 
     #[inline]
-    pub(super) fn row(&self, k: usize) -> (&Row, [u32; 7], [Option<&[u8]>; 3]) {
+    pub(super) fn row(&self, k: usize) -> (&Row, [u32; IDS], [Option<&[u8]>; 3]) {
         let fs = self.spans[k]
             .map(|(s, l)| (l != u32::MAX).then(|| &self.text[s as usize..s as usize + l as usize]));
         (&self.rows[k], self.ids[k], fs)
@@ -61,7 +61,7 @@ impl Chunk {
 
 /// The row a merge source is at, with its text.
 #[inline]
-pub(super) fn current<'s>(src: &'s Source<'_>) -> (&'s Row, [u32; 7], [Option<&'s [u8]>; 3]) {
+pub(super) fn current<'s>(src: &'s Source<'_>) -> (&'s Row, [u32; IDS], [Option<&'s [u8]>; 3]) {
     match src {
         Source::Held { buf, pos } => {
             let r = &buf.rows[*pos];

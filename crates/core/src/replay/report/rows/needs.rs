@@ -1,5 +1,6 @@
 //! Which text fields of a row the candidates read ([`Needs`]).
 
+use crate::record::MAX_FIELDS;
 use crate::replay::Policy;
 use crate::replay::key::KeySpec;
 use crate::replay::matcher::{Exempt, Matcher};
@@ -29,6 +30,10 @@ pub struct Needs {
     /// The response size (a cost in bytes, or the log line a count filter rebuilds):
     /// not a text field either; without it the `bytes` column is not read.
     pub bytes: bool,
+    /// Captured fields (`key=field:NAME`): how many slots of
+    /// [`Request::fields`](crate::replay::Request::fields) are kept (every slot below
+    /// the highest a key reads).
+    pub fields: u8,
 }
 
 impl Needs {
@@ -43,6 +48,7 @@ impl Needs {
         user: true,
         heavy: true,
         bytes: true,
+        fields: MAX_FIELDS as u8,
     };
 
     /// What `policies` read.
@@ -79,6 +85,11 @@ impl Needs {
             }
         }
         n
+    }
+
+    /// Slots of captured fields kept, at most [`MAX_FIELDS`].
+    pub(super) fn field_slots(&self) -> usize {
+        usize::from(self.fields).min(MAX_FIELDS)
     }
 
     /// Whether any text field is kept.
@@ -122,6 +133,7 @@ impl Needs {
             }
             KeySpec::Query => self.query = true,
             KeySpec::Referer => self.referer = true,
+            KeySpec::Field(f) => self.fields = self.fields.max(f.slot.saturating_add(1)),
         }
     }
 }

@@ -5,9 +5,16 @@ use std::net::IpAddr;
 
 use super::who::Who;
 use crate::classify::ClientKey;
+use crate::record::MAX_FIELDS;
 use crate::replay::request::{ReplayOrder, Request};
 
 pub(super) const NONE: u32 = u32::MAX;
+/// A row's interned text ids: method, path, query, host, agent, referer, user (the
+/// free text fields' places hold their index in the run's arenas), then one per
+/// captured field slot ([`MAX_FIELDS`]).
+pub(super) const IDS: usize = 7 + MAX_FIELDS;
+/// Where the field slots start in a row's ids.
+pub(super) const FIELD_IDS: usize = 7;
 pub(super) const NO_VALUE: u64 = u64::MAX;
 
 pub(super) const HEAVY: u8 = 1;
@@ -117,6 +124,8 @@ pub(super) struct Tables<'a> {
     pub(super) host: &'a [Box<str>],
     pub(super) agent: &'a [Box<str>],
     pub(super) user: &'a [Box<str>],
+    /// The values of captured fields (every slot in one table).
+    pub(super) fields: &'a [Box<str>],
 }
 
 impl<'a> Tables<'a> {
@@ -126,10 +135,17 @@ impl<'a> Tables<'a> {
         &self,
         index: u64,
         r: &Row,
-        t: &[u32; 7],
+        t: &[u32; IDS],
         f: [Option<&'a [u8]>; 3],
     ) -> Request<'a> {
         let get = |v: &'a [Box<str>], i: u32| v.get(i as usize).map(|s| s.as_bytes());
+        let mut fields = [None; MAX_FIELDS];
+        for (k, out) in fields.iter_mut().enumerate() {
+            let id = t[FIELD_IDS + k];
+            if id != NONE {
+                *out = get(self.fields, id);
+            }
+        }
         Request {
             index,
             arrival_ms: r.arrival,
@@ -150,6 +166,7 @@ impl<'a> Tables<'a> {
             request_time_us: (r.rt_us != NO_VALUE).then_some(r.rt_us),
             bytes: (r.bytes != NO_VALUE).then_some(r.bytes),
             whole_second: r.flags & SECOND != 0,
+            fields,
         }
     }
 }

@@ -4,7 +4,7 @@ use std::io;
 use std::path::Path;
 
 use super::needs::Needs;
-use super::row::{NONE, Row, decision_order};
+use super::row::{IDS, NONE, Row, decision_order};
 use super::spill::{Run, RunWriter};
 use super::text::Arena;
 
@@ -13,7 +13,7 @@ use super::text::Arena;
 #[derive(Default)]
 pub(super) struct RunBuf {
     pub(super) rows: Vec<Row>,
-    pub(super) texts: Vec<[u32; 7]>,
+    pub(super) texts: Vec<[u32; IDS]>,
     pub(super) path: Arena,
     pub(super) query: Arena,
     pub(super) referer: Arena,
@@ -54,9 +54,9 @@ impl RunBuf {
 
     /// The free text fields of a row: its interned ids and its path, query and referer.
     #[inline]
-    pub(super) fn held_text(&self, r: &Row) -> ([u32; 7], [Option<&[u8]>; 3]) {
+    pub(super) fn held_text(&self, r: &Row) -> ([u32; IDS], [Option<&[u8]>; 3]) {
         if r.text == NONE {
-            return ([NONE; 7], [None; 3]);
+            return ([NONE; IDS], [None; 3]);
         }
         let t = self.texts[r.text as usize];
         (

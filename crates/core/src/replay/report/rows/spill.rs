@@ -16,7 +16,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
 use super::needs::Needs;
-use super::row::{NO_VALUE, NONE, Row};
+use super::row::{FIELD_IDS, IDS, NO_VALUE, NONE, Row};
 use super::who::Who;
 use crate::varint::put as put_var;
 
@@ -31,8 +31,8 @@ const HAS_NAME: u8 = 32;
 const WRITE_BUF: usize = 1 << 20;
 /// Bytes read from a run file at a time.
 const READ_BUF: usize = 256 << 10;
-/// More than the longest encoding of a row without its text bytes (presence byte, 16
-/// varints of at most 10 bytes, an IPv6 address, flags and class: 179).
+/// More than the longest encoding of a row without its text bytes (presence byte, 20
+/// varints of at most 10 bytes, an IPv6 address, flags and class: 219).
 const MAX_HEAD: usize = 256;
 
 /// One sorted run on disk.
@@ -77,11 +77,12 @@ impl RunWriter {
     }
 
     /// Appends a row (rows must come in decision-time order). `t` holds the interned
-    /// ids (method, -, -, host, agent, -, user); the free text fields are given.
+    /// ids (method, -, -, host, agent, -, user, then the captured fields); the free
+    /// text fields are given.
     pub(super) fn put(
         &mut self,
         r: &Row,
-        t: &[u32; 7],
+        t: &[u32; IDS],
         path: Option<&[u8]>,
         query: Option<&[u8]>,
         referer: Option<&[u8]>,
@@ -153,6 +154,9 @@ impl RunWriter {
         }
         if n.user {
             put_id(b, t[6]);
+        }
+        for &id in &t[FIELD_IDS..FIELD_IDS + n.field_slots()] {
+            put_id(b, id);
         }
         for s in [path, query, referer].into_iter().flatten() {
             b.extend_from_slice(s);
@@ -243,8 +247,8 @@ pub(super) struct RunReader<'a> {
     needs: Needs,
     /// The current row (its `text` is [`NONE`]: the texts are below).
     pub(super) row: Row,
-    /// Its interned ids (method, -, -, host, agent, -, user).
-    pub(super) t: [u32; 7],
+    /// Its interned ids (method, -, -, host, agent, -, user, then the captured fields).
+    pub(super) t: [u32; IDS],
     lens: [Option<usize>; 3],
     texts: [Vec<u8>; 3],
 }
@@ -265,7 +269,7 @@ impl<'a> RunReader<'a> {
             prev: 0,
             needs,
             row: Row::EMPTY,
-            t: [NONE; 7],
+            t: [NONE; IDS],
             lens: [None; 3],
             texts: Default::default(),
         })
@@ -389,6 +393,9 @@ impl<'a> RunReader<'a> {
         }
         if n.user {
             t[6] = c.id()?;
+        }
+        for id in &mut t[FIELD_IDS..FIELD_IDS + n.field_slots()] {
+            *id = c.id()?;
         }
         let mut at = c.i;
         if at + self.lens.iter().flatten().sum::<usize>() != len {

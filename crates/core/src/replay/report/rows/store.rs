@@ -12,8 +12,8 @@ use super::fed::Fed;
 use super::merge::{CHUNK_ROWS, CHUNK_TEXT, Chunk, current, merge};
 use super::needs::Needs;
 use super::row::{
-    ANONYMOUS, COOKIE, COOKIE_KNOWN, HEAVY, IDENTIFIED, LOG_ORDER, LOGGED_REFUSAL, NO_VALUE, NONE,
-    Row, RowMeta, SECOND, Tables, decision_order,
+    ANONYMOUS, COOKIE, COOKIE_KNOWN, FIELD_IDS, HEAVY, IDENTIFIED, IDS, LOG_ORDER, LOGGED_REFUSAL,
+    NO_VALUE, NONE, Row, RowMeta, SECOND, Tables, decision_order,
 };
 use super::run_buf::RunBuf;
 use super::spill::{Run, RunReader};
@@ -84,8 +84,8 @@ struct Group {
 /// run is gathered (two runs in memory at most). [`RowStore::for_each_sorted`] merges
 /// the runs (and the rows still held) on a reader thread, in exactly the order one sort
 /// of every row gives: decision time, then input order. Memory grows with the run size
-/// and with the distinct agents, hosts, methods, users and client names, not with the
-/// log.
+/// and with the distinct agents, hosts, methods, users, client names and captured field
+/// values (API keys), not with the log.
 #[derive(Default)]
 pub struct RowStore {
     needs: Needs,
@@ -99,6 +99,8 @@ pub struct RowStore {
     host: Interned,
     agent: Interned,
     user: Interned,
+    /// Captured fields' values (`key=field:NAME`), every slot in one table.
+    fields: Interned,
     group: Option<Group>,
     /// The runs on disk, once [`RowStore::sort`] has collected them from the writer.
     runs: Vec<Run>,
@@ -136,8 +138,8 @@ pub struct RowStore {
 #[derive(Default)]
 struct Sent {
     files: usize,
-    /// clients, methods, hosts, agents, users.
-    tables: [usize; 5],
+    /// clients, methods, hosts, agents, users, fields.
+    tables: [usize; 6],
 }
 
 impl RowStore {
@@ -315,6 +317,7 @@ impl RowStore {
     fn text_ids(&mut self, b: &Batch, i: usize) -> u32 {
         if self.needs.any() {
             let n = self.needs;
+            let mut ids = [NONE; IDS];
             let t = [
                 if n.method {
                     self.method.push(b.method.get(i))
@@ -352,7 +355,11 @@ impl RowStore {
                     NONE
                 },
             ];
-            self.cur.texts.push(t);
+            ids[..FIELD_IDS].copy_from_slice(&t);
+            for k in 0..n.field_slots() {
+                ids[FIELD_IDS + k] = self.fields.push(b.field(k, i));
+            }
+            self.cur.texts.push(ids);
             (self.cur.texts.len() - 1) as u32
         } else {
             NONE
@@ -550,6 +557,7 @@ impl RowStore {
             &self.host,
             &self.agent,
             &self.user,
+            &self.fields,
         ];
         for ((new, sent), t) in fed
             .names
@@ -596,7 +604,7 @@ impl RowStore {
         &'a self,
         index: u64,
         r: &Row,
-        t: &[u32; 7],
+        t: &[u32; IDS],
         f: [Option<&'a [u8]>; 3],
     ) -> Request<'a> {
         Tables {
@@ -605,6 +613,7 @@ impl RowStore {
             host: &self.host.vals,
             agent: &self.agent.vals,
             user: &self.user.vals,
+            fields: &self.fields.vals,
         }
         .request(index, r, t, f)
     }

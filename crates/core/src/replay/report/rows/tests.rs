@@ -43,6 +43,12 @@ fn needs_follow_the_candidates() {
     let b = Needs::of(&[Policy::from_spec("10000000/m,cost=bytes").unwrap()]);
     assert!(b.bytes && !b.any());
     assert!(!Needs::of(&[Policy::from_spec("10/s,cost=request-time").unwrap()]).bytes);
+    // A field key keeps the slots up to its own.
+    let mut f = Policy::from_spec("10/s,key=field:api_key").unwrap();
+    let n = Needs::of(std::slice::from_ref(&f));
+    assert!(n.fields == 1 && n.any() && !n.agent);
+    f.bind_fields(|name| (name == "api_key").then_some((2, None)));
+    assert_eq!(Needs::of(&[f]).fields, 3);
 }
 
 #[test]
@@ -120,6 +126,9 @@ fn rows_taken_as_read_come_as_one_sort_of_every_row() {
                 let ts = if second { late / 1000 * 1000 } else { late };
                 let ip = format!("10.0.{}.{}", rnd(3), rnd(5));
                 let path = format!("/p/{line}");
+                // Captured fields (an API key, often absent; a tenant) in two slots.
+                let key = format!("key-{}", rnd(4));
+                let key = (rnd(3) != 0).then_some(key.as_bytes());
                 b.push(
                     &Record {
                         ts_ms: ts,
@@ -134,6 +143,8 @@ fn rows_taken_as_read_come_as_one_sort_of_every_row() {
                         user_agent: Some(if rnd(2) == 0 { b"a" } else { b"b" }),
                         status: if rnd(9) == 0 { 429 } else { 200 },
                         request_time_us: Some(rnd(4000)),
+                        fields: [key, Some(b"tenant\\1"), None, None],
+                        captured: 2,
                         ..Record::default()
                     },
                     line,
@@ -164,6 +175,7 @@ fn rows_taken_as_read_come_as_one_sort_of_every_row() {
             Option<Vec<u8>>,
             Option<Vec<u8>>,
             Option<IpAddr>,
+            Vec<Option<Vec<u8>>>,
         );
         let seen = |r: &Request<'_>, m: &RowMeta, file: &str| -> Seen {
             assert_eq!(file, ["a.log", "b.log"][m.file as usize]);
@@ -176,6 +188,7 @@ fn rows_taken_as_read_come_as_one_sort_of_every_row() {
                 path,
                 r.user_agent.map(<[u8]>::to_vec),
                 m.ip,
+                r.fields.iter().map(|f| f.map(<[u8]>::to_vec)).collect(),
             )
         };
         let run = |take: bool| {
@@ -236,6 +249,18 @@ fn rows_taken_as_read_come_as_one_sort_of_every_row() {
         );
         let index: Vec<u64> = got.iter().map(|g| g.0).collect();
         assert_eq!(index, (0..n as u64).collect::<Vec<_>>(), "case {case}");
+        // The captured fields come back (in their stored form) where kept.
+        let tenant = Some(b"tenant\\\\1".to_vec());
+        for g in &got {
+            if needs == Needs::ALL {
+                assert_eq!((&g.7[1], &g.7[2]), (&tenant, &None), "case {case}");
+            } else {
+                assert!(g.7.iter().all(Option::is_none), "case {case}");
+            }
+        }
+        if needs == Needs::ALL && n > 20 {
+            assert!(got.iter().any(|g| g.7[0].is_some()) && got.iter().any(|g| g.7[0].is_none()));
+        }
     }
 }
 
