@@ -98,24 +98,6 @@ fn write_log(path: &Path, n: usize) {
     f.flush().unwrap();
 }
 
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().unwrap().push('"');
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(String::new()),
-            _ => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
-}
-
 fn caddyfile() -> PathBuf {
     fixture("limits/caddy/femiwiki-caddy.Caddyfile")
 }

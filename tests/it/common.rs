@@ -203,3 +203,22 @@ pub fn run_bounded(mut cmd: std::process::Command, secs: u64) -> Option<std::pro
         std::thread::sleep(Duration::from_millis(2));
     }
 }
+
+/// Splits one CSV line (RFC 4180 quotes).
+pub fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(String::new()),
+            _ => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}

@@ -22,24 +22,6 @@ fn run_in(dir: &Path, args: &[&str]) -> (String, String, i32) {
     )
 }
 
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().unwrap().push('"');
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(String::new()),
-            _ => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
-}
-
 /// Decision rows → candidate → line → (key, decision, delay_ms, zone).
 type Decisions = BTreeMap<String, BTreeMap<u64, (String, String, String, String)>>;
 

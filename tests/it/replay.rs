@@ -45,25 +45,6 @@ fn json_in(dir: &Path, data: Option<&Path>, args: &[&str]) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {out}"))
 }
 
-/// Splits one CSV line (RFC 4180 quotes).
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().unwrap().push('"');
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(String::new()),
-            _ => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
-}
-
 /// `--decisions` CSV as line → (decision, delay_ms), one candidate.
 fn read_decisions(path: &Path) -> BTreeMap<u64, (String, u64)> {
     let text = std::fs::read_to_string(path).expect("decisions written");

@@ -90,25 +90,6 @@ fn write_log_with(path: &Path, apache: bool, tail: &str) -> BTreeMap<u64, String
     keys
 }
 
-/// Splits one CSV line (RFC 4180 quotes).
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().unwrap().push('"');
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(String::new()),
-            _ => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
-}
-
 /// A `--decisions` CSV of one candidate: line → (key, decision).
 fn decisions(path: &Path) -> BTreeMap<u64, (String, String)> {
     let text = std::fs::read_to_string(path).expect("decisions written");
