@@ -17,8 +17,9 @@ use logscope_core::duration::Duration;
 use logscope_core::escape;
 use logscope_core::forensics::agents::AgentsReport;
 use logscope_core::forensics::concentration::ConcentrationReport;
-use logscope_core::forensics::doc::{Doc, Figure, Section};
-use logscope_core::forensics::heavy::HeavyReport;
+use logscope_core::forensics::doc::{Doc, Figure, KeyFigure, Section};
+use logscope_core::forensics::heavy::{AUTO_MAX_BUCKETS, HeavyReport};
+use logscope_core::forensics::incident;
 use logscope_core::forensics::top as top_report;
 use logscope_core::forensics::top::{TopBy, TopSort};
 use logscope_core::number::thousands;
@@ -41,24 +42,41 @@ use crate::reports::{self, concentration::Concentration, heavy::Heavy, top::Top}
 #[command(after_help = "\
 Examples:
   logscope report --since 2026-09-25 --until 2026-09-25 --tz Asia/Seoul --capacity 1610/10m --out storm
-  logscope report --by 1h --out march access.log          # a log file, nothing ingested
+  logscope report --out year access.log                   # a log file, nothing ingested
+  logscope report --by 1h --out march access.log          # hourly, whatever the span
   logscope report --capacity 1610/10m --limit 1600/10m,scope=anonymous-heavy --probe '^/healthz$' --out fix
 
 Writes reports/NAME/index.html (one self-contained page: inline SVG and CSS, no script,
 no network; prints well) and reports/NAME/report.md (GitHub-flavoured Markdown) with its
-charts as SVG files beside it. It opens with findings computed from the data, then heavy
-requests over time against --capacity (the incident — the buckets whose aligned peak is
-above it — shaded), the concentration and agent mix of the heavy requests in the incident
-(or of all heavy requests without one), top paths and statuses, availability per month
-(--probe as in `availability`), each --limit candidate (what it refused, the load
-against --capacity, whom it hurt), and each part's tables. Every part is the same
-computation as its own command, one pass each, so FILE arguments are read several times
-(standard input cannot be: ingest it first). Sections without data are left out. Sources
-are named by file name (--full-paths for full paths).")]
+charts as SVG files beside it. It opens with key figures (requests, failed — status
+≥ 400 —, unique visitors, data sent, span) and findings computed from the data, then
+heavy requests over time against --capacity (the incident shaded), the concentration and
+agent mix of the heavy requests in the incident (or of all heavy requests without one),
+top paths and statuses, availability per month (--probe as in `availability`), each
+--limit candidate (what it refused, the load against --capacity, whom it hurt), and each
+part's tables. Every part is the same computation as its own command, one pass each, so
+FILE arguments are read several times (standard input cannot be: ingest it first).
+
+Buckets: --by auto (the default) takes the smallest of 1m, 5m, 10m, 30m, 1h, 3h, 6h, 1d,
+1w that gives at most 400 buckets from the first selected request to the last (a
+6-month log: 1d) and, with --capacity, is not finer than its window; the page says
+which it chose.
+
+The incident: with --capacity, the buckets whose aligned peak is above it. Without, it
+is found from the data: the run of buckets around the busiest (heavy requests, or all
+requests when none is heavy) each above 4 times the median bucket; none when the peak is
+not above it. The title says \"Incident report: WINDOW\" when there is an incident, else
+\"Traffic report: SPAN\".
+
+Long tables: a table of more than 50 rows shows its 50 busiest rows (per-bucket tables:
+the buckets with the most, in time order) and says \"N more rows: full data in
+NAME.csv\", written beside the page. Sections without data (no rows, or only zeros) are
+left out. Sources are named by file name (--full-paths for full paths).")]
 pub struct ReportArgs {
-    /// Bucket width of the time series, a duration: 10m, 1h, 1d.
-    #[arg(long, value_name = "WIDTH", default_value = "10m", value_parser = duration_arg)]
-    pub by: Duration,
+    /// Bucket width of the time series: auto (chosen from the span, at most 400
+    /// buckets, not finer than the --capacity window), or a duration: 10m, 1h, 1d.
+    #[arg(long, value_name = "WIDTH", default_value = "auto", value_parser = width_arg)]
+    pub by: Width,
 
     /// Heavy requests the server can take per window, e.g. 1610/10m: the incident is
     /// where the aligned peak went above it.
@@ -92,6 +110,28 @@ pub struct ReportArgs {
     pub rows: RowArgs,
 }
 
+/// The bucket width of `report --by`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    /// Chosen from the span of the selected rows.
+    Auto,
+    /// As given.
+    Fixed(Duration),
+}
+
+/// `--by`: `auto` or a duration.
+fn width_arg(s: &str) -> Result<Width, String> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(Width::Auto);
+    }
+    duration_arg(s)
+        .map(Width::Fixed)
+        .map_err(|e| format!("{e}; or auto (the default: a width from the span)"))
+}
+
+/// Tables longer than this show their most relevant rows, the whole table in a CSV file.
+const LONG_TABLE: usize = 50;
+
 /// One chart of the report: its file name (Markdown) and the figure.
 struct Chart {
     file: String,
@@ -112,13 +152,31 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
     // the selection's classifier for the columns it reads).
     let source = args.rows.source(data)?;
     // Heavy requests over the whole selection.
-    let (hv, stats) = report::run(
-        &source,
-        &mut args.filters.build()?,
-        Heavy::new(args.by, args.capacity),
-    )?;
-    // The incident: from the first to the last bucket over capacity.
-    let incident = incident_span(&hv, args.by.ms_i64());
+    let heavy = match args.by {
+        Width::Auto => Heavy::auto(args.capacity),
+        Width::Fixed(by) => Heavy::new(by, args.capacity),
+    };
+    let (hv, stats) = report::run(&source, &mut args.filters.build()?, heavy)?;
+    // Every time series of the page in the heavy part's buckets.
+    let by =
+        Duration::from_ms(hv.width_ms.max(1) as u64).context("the bucket width is out of range")?;
+    // The incident: from the first to the last bucket over capacity; without a
+    // capacity, found from the data.
+    let burst = match args.capacity {
+        Some(_) => None,
+        None => incident::find(&hv),
+    };
+    // Its first and last bucket, and the UTC span [start, end) they cover.
+    let window = match &burst {
+        Some(b) => Some((b.first, b.last)),
+        None => over_capacity(&hv),
+    };
+    let incident = window.map(|(first, last)| {
+        (
+            hv.buckets[first].start_utc_ms,
+            hv.buckets[last].start_utc_ms + hv.width_ms,
+        )
+    });
     // Concentration and agents of the heavy requests, in the incident when there is one.
     let mut focus = args.filters.clone();
     if hv.heavy > 0 {
@@ -178,17 +236,24 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
     let (cap, _) = report::run(
         &source,
         &mut args.filters.build()?,
-        Capacity::new(args.by, scope),
+        Capacity::new(by, scope),
     )?;
     let paths = breakdown(TopBy::Path)?;
     let statuses = breakdown(TopBy::Status)?;
 
     let clock = args.filters.build()?.clock;
     let mut doc = Doc {
-        title: title(&hv, &args),
+        title: title(&hv, &args, window),
         ..Doc::default()
     };
     doc.lines = findings(&hv, &conc, &ag, incident.is_some());
+    if hv.requests > 0 {
+        doc.lines.insert(1, width_line(&hv, &paths));
+    }
+    if let Some(b) = &burst {
+        doc.lines.insert(2, burst_line(&hv, b));
+    }
+    let keys = key_figures(&paths);
     if let Some(r) = &replayed {
         doc.lines.extend(replay_findings(r));
     }
@@ -281,29 +346,21 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
             });
         }
     }
-    // The parts' own tables, each under its own heading.
-    for (part, keep) in [
-        (avail_doc, has_avail),
-        (hv.doc(0), hv.requests > 0),
-        (cap_doc, has_cap),
-        (conc.doc(), conc.requests > 0),
-        (ag.doc(), ag.selected > 0),
-        (paths.doc(), paths.requests > 0),
-        (statuses.doc(), statuses.requests > 0),
+    // The parts' own tables, each under its own heading; long tables cut, in full in
+    // a CSV file beside the page.
+    let mut csvs: Vec<(String, String)> = Vec::new();
+    for (name, part, keep) in [
+        ("availability", avail_doc, has_avail),
+        ("heavy", hv.doc(0), hv.requests > 0),
+        ("capacity", cap_doc, has_cap),
+        ("concentration", conc.doc(), conc.requests > 0),
+        ("agents", ag.doc(), ag.selected > 0),
+        ("paths", paths.doc(), paths.requests > 0),
+        ("statuses", statuses.doc(), statuses.requests > 0),
     ] {
-        if !keep {
-            continue;
+        if keep {
+            add_part(&mut doc, name, part, &mut csvs);
         }
-        doc.sections.push(Section {
-            title: Some(part.title.clone()),
-            table: None,
-            notes: part.lines.clone(),
-        });
-        doc.sections.extend(
-            part.sections
-                .into_iter()
-                .filter(|s| s.table.as_ref().is_none_or(|t| !t.is_empty())),
-        );
     }
     if let Some(r) = &replayed {
         let part = r.doc();
@@ -313,19 +370,10 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
                 figure: f.clone(),
             });
         }
-        doc.sections.push(Section {
-            title: Some(part.title.clone()),
-            table: None,
-            notes: part.lines.clone(),
-        });
-        doc.sections.extend(
-            part.sections
-                .into_iter()
-                .filter(|s| s.table.as_ref().is_none_or(|t| !t.is_empty())),
-        );
+        add_part(&mut doc, "replay", part, &mut csvs);
     }
     doc.figures = charts.iter().map(|c| c.figure.clone()).collect();
-    write_report(&dir, &doc, &charts)?;
+    write_report(&dir, &doc, &keys, &charts, &csvs)?;
     eprintln!(
         "logscope: wrote {} and {}",
         escape::path(&dir.join("index.html")),
@@ -404,9 +452,16 @@ fn check_target(dir: &Path, force: bool) -> anyhow::Result<()> {
     }
 }
 
-/// Writes the page, the Markdown and the charts into a new directory beside `dir`,
-/// then puts it in place of `dir` (the old one, if any, removed after).
-fn write_report(dir: &Path, doc: &Doc, charts: &[Chart]) -> anyhow::Result<()> {
+/// Writes the page, the Markdown, the charts and the CSV files of long tables into a
+/// new directory beside `dir`, then puts it in place of `dir` (the old one, if any,
+/// removed after).
+fn write_report(
+    dir: &Path,
+    doc: &Doc,
+    keys: &[KeyFigure],
+    charts: &[Chart],
+    csvs: &[(String, String)],
+) -> anyhow::Result<()> {
     let parent = dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -425,10 +480,13 @@ fn write_report(dir: &Path, doc: &Doc, charts: &[Chart]) -> anyhow::Result<()> {
             let p = tmp.join(file);
             std::fs::write(&p, text).with_context(|| format!("cannot write {}", escape::path(&p)))
         };
-        write("index.html", &doc.to_html())?;
-        write("report.md", &markdown(doc, charts))?;
+        write("index.html", &doc.html_with(keys))?;
+        write("report.md", &markdown(doc, keys, charts))?;
         for c in charts {
             write(&c.file, &svg_file(&c.figure.svg))?;
+        }
+        for (file, csv) in csvs {
+            write(file, csv)?;
         }
         Ok(())
     })();
@@ -459,12 +517,13 @@ fn svg_file(svg: &str) -> String {
     format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n")
 }
 
-/// The Markdown: the Doc's own, with the charts as images after the findings.
-fn markdown(doc: &Doc, charts: &[Chart]) -> String {
+/// The Markdown: the Doc's own, with the key figures under the title and the charts as
+/// images after the findings.
+fn markdown(doc: &Doc, keys: &[KeyFigure], charts: &[Chart]) -> String {
     let mut no_figures = doc.clone();
     no_figures.figures.clear();
     no_figures.figure = None;
-    let md = no_figures.to_markdown();
+    let md = no_figures.markdown_with(keys);
     let mut images = String::new();
     for c in charts {
         let _ = writeln!(
@@ -480,10 +539,25 @@ fn markdown(doc: &Doc, charts: &[Chart]) -> String {
     }
 }
 
-fn title(hv: &HeavyReport, args: &ReportArgs) -> String {
-    let mut t = String::from("Incident report");
-    if let (Some(first), Some(last)) = (hv.buckets.first(), hv.buckets.last()) {
-        let _ = write!(t, ": {} to {}", first.label, last.label);
+/// "Incident report: WINDOW" when there is an incident (`window`: its first and last
+/// bucket), else "Traffic report: SPAN" (the span of the buckets), with the time zone
+/// when it is not UTC.
+fn title(hv: &HeavyReport, args: &ReportArgs, window: Option<(usize, usize)>) -> String {
+    let mut t = String::from(if window.is_some() {
+        "Incident report"
+    } else {
+        "Traffic report"
+    });
+    let (first, last) = match window {
+        Some((a, b)) => (hv.buckets.get(a), hv.buckets.get(b)),
+        None => (hv.buckets.first(), hv.buckets.last()),
+    };
+    if let (Some(first), Some(last)) = (first, last) {
+        let _ = write!(
+            t,
+            ": {}",
+            window_label(first.start_local_ms, last.start_local_ms + hv.width_ms)
+        );
     }
     if args.filters.tz != "UTC" {
         let _ = write!(t, " ({})", args.filters.tz);
@@ -491,12 +565,198 @@ fn title(hv: &HeavyReport, args: &ReportArgs) -> String {
     t
 }
 
-/// The UTC span `[start, end)` from the first to the last bucket over capacity.
-fn incident_span(hv: &HeavyReport, by_ms: i64) -> Option<(i64, i64)> {
-    let over: Vec<_> = hv.buckets.iter().filter(|b| b.over_capacity).collect();
-    let first = over.first()?;
-    let last = over.last()?;
-    Some((first.start_utc_ms, last.start_utc_ms + by_ms))
+/// Local times `[start, end)` in words: whole days as dates (the last day included:
+/// `2026-03-14`, `2026-03-14 to 2026-03-16`), else minutes (`2026-03-14 10:00 to
+/// 12:00`, `2026-03-14 22:00 to 2026-03-15 02:00`).
+fn window_label(start: i64, end: i64) -> String {
+    use logscope_core::forensics::local_label;
+    const DAY: i64 = 86_400_000;
+    if start.rem_euclid(DAY) == 0 && end.rem_euclid(DAY) == 0 {
+        let (a, b) = (local_label(start, true), local_label(end - DAY, true));
+        return if a == b { a } else { format!("{a} to {b}") };
+    }
+    let (a, b) = (local_label(start, false), local_label(end, false));
+    if a.get(..10) == b.get(..10) {
+        format!("{a} to {}", &b[11..])
+    } else {
+        format!("{a} to {b}")
+    }
+}
+
+/// A span of time in words: `183 days`, `36 hours`, `45 minutes`, `20 seconds`.
+fn span_words(ms: i64) -> String {
+    let plural = |n: i64, unit: &str| {
+        if n == 1 {
+            format!("1 {unit}")
+        } else {
+            format!("{} {unit}s", thousands(n as u64))
+        }
+    };
+    let round = |unit: i64| (ms + unit / 2) / unit;
+    if ms >= 2 * 86_400_000 {
+        plural(round(86_400_000), "day")
+    } else if ms >= 2 * 3_600_000 {
+        plural(round(3_600_000), "hour")
+    } else if ms >= 2 * 60_000 {
+        plural(round(60_000), "minute")
+    } else {
+        plural(round(1000).max(0), "second")
+    }
+}
+
+/// The selection's first and last request (UTC ms), from `top`'s figures.
+fn first_last(paths: &top_report::TopReport) -> Option<(i64, i64)> {
+    let t = |s: &Option<String>| {
+        s.as_deref()
+            .and_then(|s| logscope_core::time::parse_rfc3339_ms(s.as_bytes()))
+    };
+    Some((t(&paths.first_seen)?, t(&paths.last_seen)?))
+}
+
+/// The bucket width in a sentence: chosen, or as --by asked.
+fn width_line(hv: &HeavyReport, paths: &top_report::TopReport) -> String {
+    if !hv.auto_width {
+        return format!("Buckets of {}, as --by asked.", hv.by);
+    }
+    let span = first_last(paths).map_or(0, |(a, b)| b - a);
+    let words = span_words(span);
+    let (n, unit) = words.split_once(' ').unwrap_or((&words, ""));
+    let unit = unit.strip_suffix('s').unwrap_or(unit);
+    format!(
+        "Buckets of {}, chosen for a {n}-{unit} span (at most {AUTO_MAX_BUCKETS} buckets); --by to choose.",
+        hv.by
+    )
+}
+
+/// The incident found from the data, in a sentence that states the rule.
+fn burst_line(hv: &HeavyReport, b: &incident::Burst) -> String {
+    let what = if b.heavy {
+        "heavy requests"
+    } else {
+        "requests"
+    };
+    let (first, last) = (&hv.buckets[b.first], &hv.buckets[b.last]);
+    format!(
+        "The incident, found from the data: {}, the run of {} buckets around the busiest ({} {what} in the bucket of {}) with more than {} times the median bucket ({}), i.e. more than {}.",
+        window_label(first.start_local_ms, last.start_local_ms + hv.width_ms),
+        hv.by,
+        thousands(b.peak_value),
+        hv.buckets[b.peak].label,
+        incident::FACTOR,
+        thousands(b.median),
+        thousands(b.threshold)
+    )
+}
+
+/// The key figures of the selection, from `top`'s totals (the same numbers as `top
+/// --format json`): requests, failed (status ≥ 400), unique visitors (distinct clients,
+/// exact or estimated as `top` counts them), data sent (body bytes), span.
+fn key_figures(paths: &top_report::TopReport) -> Vec<KeyFigure> {
+    if paths.requests == 0 {
+        return Vec::new();
+    }
+    let key = |label: &str, value: String, note: Option<String>| KeyFigure {
+        label: label.into(),
+        value,
+        note,
+    };
+    let mut keys = vec![
+        key("requests", thousands(paths.requests), None),
+        key(
+            "failed",
+            thousands(paths.errors),
+            Some(format!(
+                "{}, status ≥ {}",
+                pct(paths.error_share),
+                paths.error_status
+            )),
+        ),
+        key(
+            "unique visitors",
+            top_report::clients_label(paths.clients, paths.clients_estimated),
+            Some(
+                if paths.clients_estimated {
+                    "distinct clients, estimated"
+                } else {
+                    "distinct clients, exact"
+                }
+                .into(),
+            ),
+        ),
+        key(
+            "data sent",
+            top_report::bytes_label(paths.bytes),
+            Some("response bodies".into()),
+        ),
+    ];
+    if let (Some((a, b)), Some(f), Some(l)) =
+        (first_last(paths), &paths.first_seen, &paths.last_seen)
+    {
+        let short = |s: &str| s.get(..16).unwrap_or(s).replacen('T', " ", 1);
+        keys.push(key(
+            "span",
+            span_words(b - a),
+            Some(format!("{} to {}", short(f), short(l))),
+        ));
+    }
+    keys
+}
+
+/// Adds a part's heading and tables to `doc`: tables without data (no rows, only
+/// zeros) left out, a table longer than [`LONG_TABLE`] rows cut to its most relevant
+/// rows with the whole of it as `NAME.csv` in `csvs` (typed, as the part's own CSV
+/// output, when the part has one for it).
+fn add_part(doc: &mut Doc, name: &str, part: Doc, csvs: &mut Vec<(String, String)>) {
+    doc.sections.push(Section {
+        title: Some(part.title.clone()),
+        table: None,
+        notes: part.lines.clone(),
+    });
+    let mut written = 0;
+    for (i, mut s) in part.sections.into_iter().enumerate() {
+        let Some(t) = &s.table else {
+            doc.sections.push(s);
+            continue;
+        };
+        if t.is_empty() || t.all_zero() {
+            continue;
+        }
+        if let Some((short, more)) = t.summary(LONG_TABLE) {
+            written += 1;
+            let file = if written == 1 {
+                format!("{name}.csv")
+            } else {
+                format!("{name}-{written}.csv")
+            };
+            let csv = match &part.csv {
+                Some(c) if part.csv_section == i && c.len() == t.len() => c.to_csv(),
+                _ => t.to_csv(),
+            };
+            csvs.push((file.clone(), csv));
+            let which = match t.ranked() {
+                Some(col) => {
+                    format!("the {LONG_TABLE} rows with the most \"{col}\", in table order")
+                }
+                None => format!("the first {LONG_TABLE} rows"),
+            };
+            s.notes.insert(
+                0,
+                format!(
+                    "{} more rows: full data in {file} (shown: {which}).",
+                    thousands(more as u64)
+                ),
+            );
+            s.table = Some(short);
+        }
+        doc.sections.push(s);
+    }
+}
+
+/// The first and last bucket over capacity (indices in `hv.buckets`).
+fn over_capacity(hv: &HeavyReport) -> Option<(usize, usize)> {
+    let first = hv.buckets.iter().position(|b| b.over_capacity)?;
+    let last = hv.buckets.iter().rposition(|b| b.over_capacity)?;
+    Some((first, last))
 }
 
 fn pct(share: f64) -> String {
@@ -569,12 +829,11 @@ fn findings(
         ));
     }
     if conc.requests > 0 {
-        let whom = if incident {
-            "In the incident the heavy requests"
-        } else if hv.heavy > 0 {
-            "The heavy requests"
-        } else {
-            "The requests"
+        let whom = match (incident, hv.heavy > 0) {
+            (true, true) => "In the incident the heavy requests",
+            (true, false) => "In the incident the requests",
+            (false, true) => "The heavy requests",
+            (false, false) => "The requests",
         };
         let unit = if conc.prefix_v4 == 24 {
             "/24 networks".to_string()

@@ -6,7 +6,7 @@
 use logscope_core::batch::Batch;
 use logscope_core::classify::{Needs, RowClass};
 use logscope_core::duration::Duration;
-use logscope_core::forensics::heavy::{HeavyAcc, HeavyPart, HeavyReport, PartSpec};
+use logscope_core::forensics::heavy::{HeavyAcc, HeavyPart, HeavyReport, PartSpec, auto_floor};
 use logscope_core::rate::Rate;
 
 use crate::engine::clock::Clock;
@@ -18,6 +18,7 @@ use crate::store::scan::Columns;
 /// `logscope heavy`: buckets `by` wide, marked above `capacity`.
 pub struct Heavy {
     acc: HeavyAcc,
+    /// The width of the parts' buckets (with an automatic width, the smallest it can be).
     width_ms: i64,
     capacity: Option<Rate>,
 }
@@ -28,6 +29,16 @@ impl Heavy {
         Heavy {
             acc: HeavyAcc::new(by.ms_i64(), capacity),
             width_ms: by.ms_i64(),
+            capacity,
+        }
+    }
+
+    /// A heavy report in buckets of the width `heavy::auto_width` gives the span of the
+    /// selected rows (`report --by auto`).
+    pub fn auto(capacity: Option<Rate>) -> Heavy {
+        Heavy {
+            acc: HeavyAcc::auto(capacity),
+            width_ms: auto_floor(capacity),
             capacity,
         }
     }

@@ -4,6 +4,9 @@
 use std::io::Write;
 use std::path::Path;
 
+use logscope_core::forensics::top::bytes_label;
+use logscope_core::number::thousands;
+
 use super::common;
 
 struct Rng(u64);
@@ -244,4 +247,355 @@ fn a_candidate_limit_is_replayed_in_the_post() {
     let bad = report(dir, &["--out", "bad", "--limit", "10/0s"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(!dir.join("reports/bad").exists());
+}
+
+/// What [`write_season`] wrote.
+struct Season {
+    lines: u64,
+}
+
+/// The first day of the season (2025-01-06, UTC).
+const SEASON_START_S: i64 = 1_736_121_600;
+/// Its days.
+const SEASON_DAYS: i64 = 160;
+/// The burst's day: 2025-03-14 (day 67), 10:00–12:00 UTC.
+const BURST_DAY: i64 = 67;
+
+/// 160 days (2025-01-06 to 2025-06-14) of a small wiki, seeded: 600 requests a day —
+/// reads, 5% heavy (`action=history`), 404s, a few 500s, static files — from 3,000
+/// addresses in 600 /24s, desktops, phones and crawlers; and one burst on 2025-03-14
+/// from 10:00 to 12:00 UTC: 15,000 heavy requests from phones in 1,500 addresses.
+fn write_season(path: &Path) -> Season {
+    let mut rng = common::Rng(0x5eed_0005);
+    let agents = [
+        DESKTOP,
+        PHONE,
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+        "curl/8.5.0",
+    ];
+    let mut lines: Vec<(i64, String)> = Vec::new();
+    let fmt = |s: i64, ip: &str, uri: &str, status: u16, bytes: u64, ua: &str| {
+        let t = chrono::DateTime::from_timestamp(s, 0).unwrap();
+        format!(
+            "{ip} - - [{}] \"GET {uri} HTTP/1.1\" {status} {bytes} \"-\" \"{ua}\"",
+            t.format("%d/%b/%Y:%H:%M:%S +0000")
+        )
+    };
+    for day in 0..SEASON_DAYS {
+        for _ in 0..600 {
+            let s = SEASON_START_S + day * 86_400 + rng.below(86_400) as i64;
+            let client = rng.below(3_000);
+            let ip = format!(
+                "{}.{}.{}.{}",
+                30 + client % 60,
+                client % 10,
+                7,
+                1 + client % 200
+            );
+            let n = rng.below(2_000);
+            let (uri, status) = match rng.below(100) {
+                0..70 => (format!("/wiki/Page_{n}"), 200),
+                70..75 => (format!("/index.php?title=Page_{n}&action=history"), 200),
+                75..85 => (format!("/missing/{n}"), 404),
+                85..87 => ("/api/search".to_string(), 500),
+                _ => ("/static/app.js".to_string(), 200),
+            };
+            let ua = agents[rng.below(agents.len() as u64) as usize];
+            let bytes = 200 + rng.below(20_000);
+            lines.push((s, fmt(s, &ip, &uri, status, bytes, ua)));
+        }
+    }
+    let burst = SEASON_START_S + BURST_DAY * 86_400 + 10 * 3_600;
+    for _ in 0..15_000 {
+        let s = burst + rng.below(7_200) as i64;
+        let k = rng.below(1_500);
+        let ip = format!(
+            "{}.{}.{}.{}",
+            100 + k % 90,
+            k / 90,
+            rng.below(256),
+            1 + k % 250
+        );
+        let uri = format!("/index.php?title=Page_{}&action=history", rng.below(50_000));
+        lines.push((s, fmt(s, &ip, &uri, 200, 5_000, PHONE)));
+    }
+    lines.sort();
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for (_, l) in &lines {
+        writeln!(f, "{l}").unwrap();
+    }
+    Season {
+        lines: lines.len() as u64,
+    }
+}
+
+/// The `<h2>` titles of a page, in order.
+fn h2_titles(html: &str) -> Vec<String> {
+    html.split("<h2>")
+        .skip(1)
+        .filter_map(|s| s.split("</h2>").next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Five months of log with one burst: the page stays small, every section is there,
+/// the bucket width is chosen for the span and said, the incident is found around the
+/// burst without --capacity, long tables are cut with their CSV beside the page, and
+/// the key figures are `top`'s numbers.
+#[test]
+fn a_long_log_gives_a_short_page_with_the_burst_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let season = write_season(&dir.join("season.log"));
+    assert!(season.lines > 100_000, "{}", season.lines);
+    let out = common::logscope(&dir.join("data"))
+        .current_dir(dir)
+        .args(["report", "--out", "season", "season.log"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = dir.join("reports/season");
+    let html = std::fs::read_to_string(r.join("index.html")).unwrap();
+    let md = std::fs::read_to_string(r.join("report.md")).unwrap();
+    assert!(html.len() < 1_000_000, "index.html is {} bytes", html.len());
+    assert!(
+        md.lines().count() < 2_000,
+        "report.md is {} lines",
+        md.lines().count()
+    );
+    // Every section is still there.
+    let titles = h2_titles(&html);
+    for want in [
+        "Availability per month",
+        "Heavy requests per 1d",
+        "Capacity per 1d (heavy)",
+        "Windows",
+        "Concentration by /24 prefix",
+        "Top 20 /24 prefixes",
+        "User agents: selection vs all traffic",
+        "Devices",
+        "Top paths by requests",
+        "Top statuses by requests",
+    ] {
+        assert!(titles.iter().any(|t| t == want), "{want}: {titles:?}");
+    }
+    // The width, chosen for the span, and said.
+    for text in [&html, &md] {
+        assert!(
+            text.contains(
+                "Buckets of 1d, chosen for a 160-day span (at most 400 buckets); --by to choose."
+            ),
+            "{text}"
+        );
+    }
+    assert!(html.contains("data-points=\"160\""), "one point a day");
+    // The incident, found around the burst without --capacity, in the title.
+    assert!(
+        html.contains("<h1>Incident report: 2025-03-14</h1>"),
+        "{html}"
+    );
+    assert!(md.starts_with("## Incident report: 2025-03-14\n"), "{md}");
+    assert!(
+        md.contains("The incident, found from the data: 2025-03-14, the run of 1d buckets around the busiest ("),
+        "{md}"
+    );
+    assert!(
+        md.contains("In the incident the heavy requests came from"),
+        "{md}"
+    );
+    assert!(html.contains("class=\"shade\""), "the incident is shaded");
+    // Long tables: the 50 busiest days shown (the burst's among them), the whole table
+    // in a CSV file beside the page.
+    assert!(
+        md.contains("110 more rows: full data in heavy.csv (shown: the 50 rows with the most \"heavy\", in table order)."),
+        "{md}"
+    );
+    assert!(
+        md.contains("110 more rows: full data in capacity.csv"),
+        "{md}"
+    );
+    let heavy_csv = std::fs::read_to_string(r.join("heavy.csv")).unwrap();
+    assert_eq!(heavy_csv.lines().count(), 161, "{heavy_csv}");
+    assert!(heavy_csv.starts_with("start,requests,heavy,"));
+    assert!(heavy_csv.contains("\n2025-03-14T00:00:00Z,"));
+    assert!(
+        html.contains(
+            "<td style=\"text-align:right\">2025-03-14</td><td style=\"text-align:right\">15,"
+        ),
+        "{html}"
+    );
+    // The key figures are top's numbers for the same selection.
+    let top = common::ok_json(common::logscope(&dir.join("data")).current_dir(dir).args([
+        "top",
+        "--by",
+        "path",
+        "--format",
+        "json",
+        "season.log",
+    ]));
+    let n = |k: &str| top[k].as_u64().unwrap();
+    assert_eq!(n("requests"), season.lines);
+    let clients = if top["clients_estimated"].as_bool().unwrap() {
+        format!("≈{}", thousands(n("clients")))
+    } else {
+        thousands(n("clients"))
+    };
+    for (label, value) in [
+        ("requests", thousands(n("requests"))),
+        ("failed", thousands(n("errors"))),
+        ("unique visitors", clients),
+        ("data sent", bytes_label(n("bytes"))),
+        ("span", "160 days".to_string()),
+    ] {
+        let want = format!("<dt>{label}</dt><dd>{value}</dd>");
+        assert!(html.contains(&want), "{want}");
+    }
+    assert!(
+        md.contains(&format!(
+            "| {} | {} (",
+            thousands(n("requests")),
+            thousands(n("errors"))
+        )),
+        "{md}"
+    );
+    // Over the dataset (the buckets tallied where the rows are decoded, widened as the
+    // span grows): the same report, the same CSV files.
+    let (_, code) = common::ingest_json(
+        &dir.join("data"),
+        &[dir.join("season.log").to_str().unwrap()],
+    );
+    assert_eq!(code, 0);
+    let out = common::logscope(&dir.join("data"))
+        .current_dir(dir)
+        .args(["report", "--out", "season-dataset"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d = dir.join("reports/season-dataset");
+    assert_eq!(
+        std::fs::read_to_string(d.join("report.md")).unwrap(),
+        md.replace("season.log", "dataset")
+    );
+    for f in ["heavy.csv", "capacity.csv"] {
+        assert_eq!(
+            std::fs::read(d.join(f)).unwrap(),
+            std::fs::read(r.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
+
+/// Without an incident the page is a traffic report over the span; with --capacity the
+/// incident is where the aligned peak went over it.
+#[test]
+fn the_title_says_incident_only_when_there_is_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_season(&dir.join("season.log"));
+    let run = |name: &str, extra: &[&str]| {
+        let out = common::logscope(&dir.join("data"))
+            .current_dir(dir)
+            .args(["report", "--out", name])
+            .args(extra)
+            .arg("season.log")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(dir.join("reports").join(name).join("report.md")).unwrap()
+    };
+    // A quiet month: no burst, no incident.
+    let md = run("april", &["--since", "2025-04-01", "--until", "2025-04-30"]);
+    assert!(
+        md.starts_with("## Traffic report: 2025-04-01 to 2025-04-30\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Buckets of 3h, chosen for a 30-day span"),
+        "{md}"
+    );
+    assert!(!md.contains("found from the data"), "{md}");
+    // A capacity the burst went over: the incident is the hours over it.
+    let md = run("cap", &["--capacity", "2000/1h"]);
+    assert!(md.starts_with("## Incident report: 2025-03-14\n"), "{md}");
+    // An explicit width is kept.
+    let md = run(
+        "hourly",
+        &[
+            "--by",
+            "6h",
+            "--since",
+            "2025-03-01",
+            "--until",
+            "2025-03-31",
+        ],
+    );
+    assert!(md.contains("Buckets of 6h, as --by asked."), "{md}");
+    assert!(
+        md.starts_with("## Incident report: 2025-03-14 06:00 to 12:00\n"),
+        "{md}"
+    );
+}
+
+/// A 32 KB path cannot push the numbers off the page: its cell shows 120 columns and
+/// `…`, the whole path (escaped) in the cell's title.
+#[test]
+fn a_long_cell_is_cut_on_the_page_with_the_whole_value_in_its_title() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let long = format!("/exploit/{}'<b>&{}", "A".repeat(16_000), "B".repeat(16_000));
+    let line = |path: &str| {
+        format!(
+            "203.0.113.7 - - [14/Mar/2025:10:00:00 +0000] \"GET {path} HTTP/1.1\" 404 100 \"-\" \"curl/8\""
+        )
+    };
+    std::fs::write(
+        dir.join("long.log"),
+        format!("{}\n{}\n{}\n", line(&long), line("/"), line("/")),
+    )
+    .unwrap();
+    let out = common::logscope(&dir.join("data"))
+        .current_dir(dir)
+        .args(["top", "--by", "path", "--format", "html", "long.log"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = String::from_utf8(out.stdout).unwrap();
+    let escaped = long
+        .replace('&', "&amp;")
+        .replace('\'', "&#39;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let cell = html
+        .split("<td")
+        .skip(1)
+        .find(|c| c.contains("/exploit/"))
+        .expect("the path's cell");
+    assert!(
+        cell.starts_with(&format!(" title=\"{escaped}\">/exploit/AAA")),
+        "{}",
+        &cell[..200]
+    );
+    let shown = cell.split('>').nth(1).unwrap().trim_end_matches("</td");
+    assert_eq!(shown.chars().count(), 120, "{shown}");
+    assert!(shown.ends_with("AAA…"), "{shown}");
+    // The numbers of the row are cells of their own, after it; the page keeps its CSP.
+    assert!(html.contains("Content-Security-Policy"));
+    assert!(!html.contains("<script"));
+    assert!(html.contains("overflow-wrap:anywhere"));
 }

@@ -153,6 +153,11 @@ pub fn fraction_data(f: f64) -> String {
     }
 }
 
+/// An HTML cell shows at most this many display columns of its text (cut with `…`; the
+/// whole text is in the cell's `title`), so that one long value (a 32 KB exploit path)
+/// cannot push the other columns off the page.
+pub const HTML_CELL_WIDTH: usize = 120;
+
 /// A table with a header row.
 #[derive(Clone, Debug, Default)]
 pub struct Table {
@@ -161,6 +166,8 @@ pub struct Table {
     rows: Vec<Vec<Cell>>,
     /// Column names CSV writes instead of the headers (data names: `share`, `cumulative_share`).
     csv_headers: Option<Vec<String>>,
+    /// The column whose counts rank the rows when a long table is cut ([`Table::summary`]).
+    rank: Option<usize>,
 }
 
 impl Table {
@@ -171,7 +178,84 @@ impl Table {
             align: columns.iter().map(|(_, a)| *a).collect(),
             rows: Vec::new(),
             csv_headers: None,
+            rank: None,
         }
+    }
+
+    /// This table with column `col`'s counts as what makes a row matter: when a long
+    /// table is cut ([`Table::summary`]), the rows with the most are kept (a table in
+    /// time order keeps its busiest rows, in time order).
+    pub fn ranked_by(mut self, col: usize) -> Table {
+        self.rank = (col < self.headers.len()).then_some(col);
+        self
+    }
+
+    /// The header of the column the table is [`Table::ranked_by`], if any.
+    pub fn ranked(&self) -> Option<&str> {
+        self.rank.map(|i| self.headers[i].as_str())
+    }
+
+    /// The first `keep` rows, or (a table [`Table::ranked_by`] a column) the `keep`
+    /// rows with the largest counts in it, ties to the earlier row, in their order;
+    /// with the number of rows left out. `None` when the table has at most `keep` rows.
+    pub fn summary(&self, keep: usize) -> Option<(Table, usize)> {
+        if self.rows.len() <= keep {
+            return None;
+        }
+        let mut idx: Vec<usize> = (0..self.rows.len()).collect();
+        if let Some(col) = self.rank {
+            let value = |i: usize| self.rows[i].get(col).map_or(0.0, number_of);
+            idx.sort_by(|&a, &b| value(b).total_cmp(&value(a)).then(a.cmp(&b)));
+            idx.truncate(keep);
+            idx.sort_unstable();
+        } else {
+            idx.truncate(keep);
+        }
+        let mut t = self.clone_empty();
+        t.rows = idx.iter().map(|&i| self.rows[i].clone()).collect();
+        Some((t, self.rows.len() - keep))
+    }
+
+    /// This table's columns without its rows.
+    fn clone_empty(&self) -> Table {
+        Table {
+            headers: self.headers.clone(),
+            align: self.align.clone(),
+            rows: Vec::new(),
+            csv_headers: self.csv_headers.clone(),
+            rank: self.rank,
+        }
+    }
+
+    /// About how many characters wide the table is on a page: per column, its widest
+    /// cell (at most [`HTML_CELL_WIDTH`]) and 3 for padding and borders.
+    pub fn text_width(&self) -> usize {
+        (0..self.headers.len())
+            .map(|i| {
+                let widest = self
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .map(|c| c.text.chars().count())
+                    .chain([self.headers[i].chars().count()])
+                    .max()
+                    .unwrap_or(0);
+                widest.min(HTML_CELL_WIDTH) + 3
+            })
+            .sum()
+    }
+
+    /// Whether every number of the table is zero: it has rows, and every cell of its
+    /// right-aligned columns is a zero count, share or size (`0`, `0.0%`, `0 B`) or
+    /// blank (`-`, empty). A table of zeros holds no data.
+    pub fn all_zero(&self) -> bool {
+        !self.rows.is_empty()
+            && self.rows.iter().all(|r| {
+                r.iter()
+                    .zip(&self.align)
+                    .filter(|(_, a)| **a == Align::Right)
+                    .all(|(c, _)| is_zero(c))
+            })
     }
 
     /// This table with `names` as its CSV column names (one per column, lower-case
@@ -308,7 +392,9 @@ impl Table {
         out
     }
 
-    /// An HTML `<table>` (no page around it); styled cells get a class.
+    /// An HTML `<table>` (no page around it); styled cells get a class. A cell wider
+    /// than [`HTML_CELL_WIDTH`] display columns shows its start cut with `…`, the whole
+    /// text (escaped) in its `title`.
     pub fn to_html(&self) -> String {
         let mut out = String::from("<table>\n<thead><tr>");
         for (h, a) in self.headers.iter().zip(&self.align) {
@@ -324,18 +410,61 @@ impl Table {
                 } else {
                     format!(" class=\"{class}\"")
                 };
-                let _ = write!(
-                    out,
-                    "<td{}{class}>{}</td>",
-                    align_attr(*a),
-                    escape::html(&c.text)
-                );
+                let text = escape::terminal_str(&c.text, usize::MAX);
+                if display_width(&text) > HTML_CELL_WIDTH {
+                    let _ = write!(
+                        out,
+                        "<td{}{class} title=\"{}\">{}</td>",
+                        align_attr(*a),
+                        escape::html(&text),
+                        escape::html(&truncate_to_width(&text, HTML_CELL_WIDTH))
+                    );
+                } else {
+                    let _ = write!(
+                        out,
+                        "<td{}{class}>{}</td>",
+                        align_attr(*a),
+                        escape::html(&text)
+                    );
+                }
             }
             out.push_str("</tr>\n");
         }
         out.push_str("</tbody>\n</table>\n");
         out
     }
+}
+
+/// A cell's count, for ranking rows: its typed data when it has a number, else the
+/// number its text starts with (`6,161`, `≈1,234`, `1,955!`, `12.5%`); 0 when none.
+fn number_of(c: &Cell) -> f64 {
+    let lead = |s: &str| -> Option<f64> {
+        let s = s.trim_start_matches('≈');
+        let digits: String = s
+            .chars()
+            .take_while(|ch| ch.is_ascii_digit() || *ch == ',' || *ch == '.')
+            .filter(|ch| *ch != ',')
+            .collect();
+        digits.parse().ok()
+    };
+    c.data
+        .as_deref()
+        .and_then(|d| d.parse().ok())
+        .or_else(|| lead(c.text.trim()))
+        .unwrap_or(0.0)
+}
+
+/// Whether a cell is a zero (`0`, `0.0%`, `0 B`, `≈0`) or blank (`-`, empty).
+fn is_zero(c: &Cell) -> bool {
+    let t = c.text.trim();
+    if t.is_empty() || t == "-" {
+        return true;
+    }
+    let rest = t
+        .trim_start_matches('≈')
+        .trim_end_matches(['%', 'B', ' '])
+        .replace(',', "");
+    !rest.is_empty() && rest.chars().all(|ch| ch == '0' || ch == '.') && rest.contains('0')
 }
 
 fn align_attr(a: Align) -> &'static str {
@@ -557,6 +686,86 @@ mod tests {
         let term = t.to_terminal(80, false);
         assert!(term.contains("6,161") && term.contains("1.2%") && term.contains("-4,207"));
         assert_eq!(fraction_data(1.0), "1");
+    }
+
+    #[test]
+    fn html_cells_are_cut_with_the_whole_value_in_their_title() {
+        let mut t = Table::new(&[("path", Align::Left), ("requests", Align::Right)]);
+        let long = format!("/{}\"<x>&\x1b{}", "a".repeat(200), "日".repeat(100));
+        t.row([long.as_str(), "12"]);
+        t.row(["/short", "3"]);
+        let html = t.to_html();
+        let whole = escape::html(&long);
+        assert!(whole.contains("&quot;&lt;x&gt;&amp;\\x1b"), "{whole}");
+        let cell = format!("<td title=\"{whole}\">");
+        assert!(html.contains(&cell), "{html}");
+        let shown = html
+            .split(&cell)
+            .nth(1)
+            .and_then(|r| r.split("</td>").next())
+            .unwrap();
+        assert_eq!(shown, format!("/{}…", "a".repeat(118)));
+        assert!(html.contains("<td>/short</td><td style=\"text-align:right\">3</td>"));
+        // Exactly the width: not cut, no title.
+        let mut t = Table::new(&[("path", Align::Left)]);
+        t.row(["b".repeat(HTML_CELL_WIDTH)]);
+        assert!(!t.to_html().contains("title="));
+    }
+
+    #[test]
+    fn a_summary_keeps_the_rows_with_the_most_in_their_order() {
+        let mut t = Table::new(&[("start", Align::Right), ("heavy", Align::Right)]);
+        for (i, n) in [5u64, 0, 1_200, 7, 0, 7, 3].iter().enumerate() {
+            t.row(vec![
+                Cell::from(format!("d{i}")),
+                Cell::from(thousands_of(*n)),
+            ]);
+        }
+        assert!(t.summary(7).is_none());
+        // First rows when not ranked.
+        let (s, more) = t.summary(3).unwrap();
+        assert_eq!(more, 4);
+        assert!(
+            s.to_csv()
+                .starts_with("start,heavy\nd0,5\nd1,0\nd2,\"1,200\"\n")
+        );
+        assert_eq!(t.ranked(), None);
+        // Ranked: the most first, ties to the earlier row, shown in table order.
+        let t = t.ranked_by(1);
+        assert_eq!(t.ranked(), Some("heavy"));
+        let (s, more) = t.summary(3).unwrap();
+        assert_eq!(more, 4);
+        assert_eq!(s.to_csv(), "start,heavy\nd2,\"1,200\"\nd3,7\nd5,7\n");
+        // Typed data ranks before text: 9 written as `nine`.
+        let mut t = Table::new(&[("k", Align::Left), ("n", Align::Right)]).ranked_by(1);
+        t.row(vec![Cell::from("a"), Cell::from("nine").with_data("9")]);
+        t.row(vec![Cell::from("b"), Cell::from("≈8")]);
+        t.row(vec![Cell::from("c"), Cell::from("10!")]);
+        let (s, _) = t.summary(2).unwrap();
+        assert_eq!(s.to_csv(), "k,n\na,9\nc,10!\n");
+    }
+
+    fn thousands_of(n: u64) -> String {
+        crate::number::thousands(n)
+    }
+
+    #[test]
+    fn a_table_of_zeros_holds_no_data() {
+        let mut t = Table::new(&[
+            ("window", Align::Left),
+            ("refused", Align::Right),
+            ("share", Align::Right),
+            ("bytes", Align::Right),
+        ]);
+        assert!(!t.all_zero(), "no rows: empty, not zeros");
+        t.row(["10:00", "0", "0.0%", "0 B"]);
+        t.row(["10:10", "-", "", "≈0"]);
+        assert!(t.all_zero());
+        t.row(["10:20", "0", "0.1%", "0 B"]);
+        assert!(!t.all_zero());
+        let mut dates = Table::new(&[("start", Align::Right), ("n", Align::Right)]);
+        dates.row(["2025-03-14", "0"]);
+        assert!(!dates.all_zero(), "a date is not a zero");
     }
 
     #[test]

@@ -613,7 +613,8 @@ impl CapacityReport {
             ]);
         }
         head.push(("state", Align::Left));
-        let mut t = Table::new(&head);
+        // Cut short, the table keeps the windows with the most offered.
+        let mut t = Table::new(&head).ranked_by(1);
         let mut csv = Table::new(&[
             ("start", Align::Left),
             ("requests", Align::Right),

@@ -115,8 +115,17 @@ impl Doc {
 
     /// Markdown: a `##` title, lines as a list, `###` sections with GFM tables.
     pub fn to_markdown(&self) -> String {
+        self.markdown_with(&[])
+    }
+
+    /// Markdown with `keys`, a one-row table of key figures, under the title.
+    pub fn markdown_with(&self, keys: &[KeyFigure]) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "## {}\n", escape::markdown(&self.title));
+        if !keys.is_empty() {
+            out.push_str(&key_table(keys).to_markdown());
+            out.push('\n');
+        }
         for l in &self.lines {
             let _ = writeln!(out, "- {}", escape::markdown(l));
         }
@@ -161,7 +170,35 @@ impl Doc {
 
     /// A self-contained HTML page (inline CSS, no scripts, no network resources).
     pub fn to_html(&self) -> String {
+        self.html_with(&[])
+    }
+
+    /// The HTML page with `keys`, a strip of key figures, under the title.
+    ///
+    /// On a wide screen the charts and the sections are laid out on a grid of two
+    /// columns (one when narrow or printed): each chart in one column (its `viewBox`
+    /// scales it), a block whose table is too wide for half the page a whole row. A
+    /// section with a title and no table is a heading: the sections after it, up to the
+    /// next heading, are one block with it (a part of `report` with its tables); any
+    /// other section is a block alone.
+    pub fn html_with(&self, keys: &[KeyFigure]) -> String {
         let mut out = String::new();
+        if !keys.is_empty() {
+            out.push_str("<dl class=\"keys\">\n");
+            for k in keys {
+                let _ = write!(
+                    out,
+                    "<div><dt>{}</dt><dd>{}</dd>",
+                    escape::html(&k.label),
+                    escape::html(&k.value)
+                );
+                if let Some(n) = &k.note {
+                    let _ = write!(out, "<dd class=\"note\">{}</dd>", escape::html(n));
+                }
+                out.push_str("</div>\n");
+            }
+            out.push_str("</dl>\n");
+        }
         if !self.lines.is_empty() {
             out.push_str("<ul>\n");
             for l in &self.lines {
@@ -173,29 +210,105 @@ impl Doc {
             out.push_str(f);
             out.push('\n');
         }
-        for f in &self.figures {
-            let _ = writeln!(
-                out,
-                "<figure class=\"chart\"><figcaption>{}</figcaption>\n{}\n</figure>",
-                escape::html(&f.title),
-                f.svg
-            );
+        if !self.figures.is_empty() {
+            out.push_str("<div class=\"grid\">\n");
+            for f in &self.figures {
+                let _ = writeln!(
+                    out,
+                    "<figure class=\"chart\"><figcaption>{}</figcaption>\n{}\n</figure>",
+                    escape::html(&f.title),
+                    f.svg
+                );
+            }
+            out.push_str("</div>\n");
         }
-        for s in &self.sections {
-            if let Some(t) = &s.title {
-                let _ = writeln!(out, "<h2>{}</h2>", escape::html(t));
+        if !self.sections.is_empty() {
+            out.push_str("<div class=\"grid\">\n");
+            for block in blocks(&self.sections) {
+                let wide = block
+                    .iter()
+                    .filter_map(|s| s.table.as_ref())
+                    .any(|t| t.text_width() > HALF_PAGE_COLUMNS);
+                out.push_str(if wide {
+                    "<section class=\"wide\">\n"
+                } else {
+                    "<section>\n"
+                });
+                for s in block {
+                    if let Some(t) = &s.title {
+                        let _ = writeln!(out, "<h2>{}</h2>", escape::html(t));
+                    }
+                    match &s.table {
+                        Some(t) if t.is_empty() => out.push_str("<p>(no rows)</p>\n"),
+                        Some(t) => {
+                            out.push_str("<div class=\"table\">\n");
+                            out.push_str(&t.to_html());
+                            out.push_str("</div>\n");
+                        }
+                        None => {}
+                    }
+                    for n in &s.notes {
+                        let _ = writeln!(out, "<p>{}</p>", escape::html(n));
+                    }
+                }
+                out.push_str("</section>\n");
             }
-            match &s.table {
-                Some(t) if t.is_empty() => out.push_str("<p>(no rows)</p>\n"),
-                Some(t) => out.push_str(&t.to_html()),
-                None => {}
-            }
-            for n in &s.notes {
-                let _ = writeln!(out, "<p>{}</p>", escape::html(n));
-            }
+            out.push_str("</div>\n");
         }
         page(&self.title, &out)
     }
+}
+
+/// A table wider than this (in characters, [`Table::text_width`]) takes a whole row of
+/// the page's grid.
+const HALF_PAGE_COLUMNS: usize = 80;
+
+/// Sections in blocks: a heading (a title, no table) and the sections after it up to
+/// the next heading; a section before any heading alone.
+fn blocks(sections: &[Section]) -> Vec<&[Section]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_heading = false;
+    for (i, s) in sections.iter().enumerate() {
+        let heading = s.title.is_some() && s.table.is_none();
+        if i > start && (heading || !in_heading) {
+            out.push(&sections[start..i]);
+            start = i;
+        }
+        if heading {
+            in_heading = true;
+        }
+    }
+    if start < sections.len() {
+        out.push(&sections[start..]);
+    }
+    out
+}
+
+/// One key figure of a page: a label (`requests`), its value (`1,234,567`) and a note
+/// under it (`estimated`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyFigure {
+    /// What it counts.
+    pub label: String,
+    /// The value as shown.
+    pub value: String,
+    /// A few words under it.
+    pub note: Option<String>,
+}
+
+/// The key figures as a one-row table (Markdown), a note in brackets after its value.
+fn key_table(keys: &[KeyFigure]) -> Table {
+    let cols: Vec<(&str, crate::table::Align)> = keys
+        .iter()
+        .map(|k| (k.label.as_str(), crate::table::Align::Right))
+        .collect();
+    let mut t = Table::new(&cols);
+    t.row(keys.iter().map(|k| match &k.note {
+        Some(n) => format!("{} ({n})", k.value),
+        None => k.value.clone(),
+    }));
+    t
 }
 
 /// `text` as a fenced code block: control characters escaped, the fence longer than any
@@ -226,16 +339,26 @@ fn fenced(text: &str) -> String {
 /// would be blocked and reported), inline styles and `data:` images only.
 pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
 
-/// The stylesheet of every HTML report.
-const CSS: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}\n\
+/// The stylesheet of every HTML report. On a screen at least 1100 px wide, `.grid`
+/// lays charts and sections out in two columns (`.wide`: a whole row); narrow or
+/// printed, one. Charts take their column's width (their `viewBox` keeps the shape).
+/// Cells wrap anywhere, so a long value never pushes the number columns off the page.
+const CSS: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1800px}\n\
 h1{font-size:1.5em} h2{font-size:1.2em;margin-top:1.6em}\n\
 table{border-collapse:collapse;margin:1em 0}\n\
 th,td{border:1px solid #ccc;padding:.25em .6em;font-variant-numeric:tabular-nums}\n\
+td{overflow-wrap:anywhere;max-width:40em}\n\
 th{background:#f3f3f3}\n\
-figure.chart{margin:1.2em 0;max-width:800px;break-inside:avoid;page-break-inside:avoid}\n\
+div.table{max-width:100%;overflow-x:auto}\n\
+figure.chart{margin:1.2em 0;break-inside:avoid;page-break-inside:avoid}\n\
 figure.chart figcaption{font-weight:bold;margin-bottom:.3em}\n\
 svg.chart{display:block;width:100%;height:auto}\n\
-@media print{body{margin:0;max-width:none} a{color:inherit}}\n\
+dl.keys{display:flex;flex-wrap:wrap;gap:.6em;margin:1em 0}\n\
+dl.keys div{border:1px solid #ccc;border-radius:4px;padding:.4em .9em;min-width:9em}\n\
+dl.keys dt{font-size:.85em;color:#555} dl.keys dd{margin:0;font-size:1.35em;font-weight:bold;font-variant-numeric:tabular-nums}\n\
+dl.keys dd.note{font-size:.8em;font-weight:normal;color:#555}\n\
+@media screen and (min-width:1100px){.grid{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));column-gap:2.5em;grid-auto-flow:row dense}.grid>.wide{grid-column:1/-1}}\n\
+@media print{body{margin:0;max-width:none} a{color:inherit} div.table{overflow:visible}}\n\
 .green{background:#d9f2d9} .yellow{background:#fff3c4} .orange{background:#ffd8a8} .red{background:#f8c4c4} .bold{font-weight:bold}\n";
 
 /// A self-contained HTML page: `title` (escaped here) as its title and heading, then
@@ -348,5 +471,74 @@ mod tests {
         assert!(html.contains(CSP));
         let md = d.to_markdown();
         assert!(md.contains("\n`````text\n```` x\n▁▂ █\n`````\n"), "{md}");
+    }
+
+    fn section(title: Option<&str>, rows: usize, cols: usize) -> Section {
+        Section {
+            title: title.map(str::to_string),
+            table: (cols > 0).then(|| {
+                let heads: Vec<String> = (0..cols).map(|i| format!("column {i}")).collect();
+                let spec: Vec<(&str, Align)> =
+                    heads.iter().map(|h| (h.as_str(), Align::Right)).collect();
+                let mut t = Table::new(&spec);
+                for r in 0..rows {
+                    t.row((0..cols).map(|c| (r * c).to_string()));
+                }
+                t
+            }),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_page_has_key_figures_and_a_grid_of_blocks() {
+        let d = Doc {
+            title: "Incident report: 2025-03-14".into(),
+            lines: vec!["finding".into()],
+            sections: vec![
+                section(Some("alone"), 2, 2),
+                section(Some("Heavy requests per 1d"), 0, 0),
+                section(None, 3, 3),
+                section(Some("Windows"), 3, 12),
+                section(Some("Top paths"), 0, 0),
+                section(None, 1, 2),
+            ],
+            figures: vec![Figure::new("F", "<svg class=\"chart\"></svg>".into(), None)],
+            ..Doc::default()
+        };
+        let keys = [
+            KeyFigure {
+                label: "requests".into(),
+                value: "111,000".into(),
+                note: None,
+            },
+            KeyFigure {
+                label: "unique <visitors>".into(),
+                value: "≈15,675".into(),
+                note: Some("distinct clients, estimated".into()),
+            },
+        ];
+        let html = d.html_with(&keys);
+        assert!(html.contains(
+            "<h1>Incident report: 2025-03-14</h1>\n<dl class=\"keys\">\n<div><dt>requests</dt><dd>111,000</dd></div>\n<div><dt>unique &lt;visitors&gt;</dt><dd>≈15,675</dd><dd class=\"note\">distinct clients, estimated</dd></div>\n</dl>\n<ul>"
+        ), "{html}");
+        // Blocks: a section alone; a heading with the sections up to the next heading
+        // (the 12-column table makes its block a whole row); the last heading's.
+        let sections: Vec<&str> = html.split("<section").skip(1).collect();
+        assert_eq!(sections.len(), 3, "{html}");
+        assert!(sections[0].starts_with(">\n<h2>alone</h2>"));
+        assert!(sections[1].starts_with(" class=\"wide\">\n<h2>Heavy requests per 1d</h2>"));
+        assert!(sections[1].contains("<h2>Windows</h2>"));
+        assert!(sections[2].starts_with(">\n<h2>Top paths</h2>"));
+        assert_eq!(html.matches("<div class=\"grid\">").count(), 2);
+        assert!(html.contains("@media screen and (min-width:1100px){.grid{display:grid"));
+        assert!(html.contains(CSP));
+        // Markdown: the key figures as a one-row table under the title.
+        let md = d.markdown_with(&keys);
+        assert!(md.starts_with(
+            "## Incident report: 2025-03-14\n\n| requests | unique \\<visitors\\> |\n|---:|---:|\n| 111,000 | ≈15,675 (distinct clients, estimated) |\n\n- finding\n"
+        ), "{md}");
+        assert_eq!(d.to_markdown(), d.markdown_with(&[]));
+        assert!(!d.to_html().contains("class=\"keys\""));
     }
 }

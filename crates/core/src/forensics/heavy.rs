@@ -29,19 +29,69 @@ pub const MAX_EMPTY_BUCKETS: i64 = 24;
 /// Gaps listed one by one under the table (all are rows of it, and in JSON).
 const GAPS_LISTED: usize = 20;
 
+/// The widths an automatic bucket width is chosen from (`report --by auto`): 1m, 5m,
+/// 10m, 30m, 1h, 3h, 6h, 1d, 1w — each a multiple of the one before, so buckets of one
+/// merge exactly into buckets of the next.
+pub const AUTO_WIDTHS: [i64; 9] = [
+    60_000,
+    300_000,
+    600_000,
+    1_800_000,
+    3_600_000,
+    10_800_000,
+    21_600_000,
+    86_400_000,
+    604_800_000,
+];
+
+/// An automatic width gives at most this many buckets from the first row to the last.
+pub const AUTO_MAX_BUCKETS: i64 = 400;
+
+/// The automatic bucket width for rows from `first` to `last` (local ms, on the
+/// report's clock): the smallest of [`AUTO_WIDTHS`], and not below `floor`, whose
+/// aligned buckets from the first row's to the last row's number at most
+/// [`AUTO_MAX_BUCKETS`] (the widest when none does: a span of more than 400 weeks).
+pub fn auto_width(first: i64, last: i64, floor: i64) -> i64 {
+    AUTO_WIDTHS
+        .into_iter()
+        .filter(|&w| w >= floor)
+        .find(|&w| last.div_euclid(w) - first.div_euclid(w) < AUTO_MAX_BUCKETS)
+        .unwrap_or(AUTO_WIDTHS[AUTO_WIDTHS.len() - 1])
+}
+
+/// The narrowest automatic width with `capacity`: the smallest of [`AUTO_WIDTHS`] at
+/// least its window (the peak per aligned window is then the bucket's own count when
+/// the window is one of them), else the smallest.
+pub fn auto_floor(capacity: Option<Rate>) -> i64 {
+    match capacity {
+        None => AUTO_WIDTHS[0],
+        Some(c) => AUTO_WIDTHS
+            .into_iter()
+            .find(|&w| w >= c.window_ms() as i64)
+            .unwrap_or(AUTO_WIDTHS[AUTO_WIDTHS.len() - 1]),
+    }
+}
+
 #[derive(Default)]
 struct Bucket {
     requests: u64,
     heavy: u64,
     offset_ms: i64,
+    /// The order in which buckets were opened: of two merged buckets, the offset of the
+    /// one opened first (by the first row to arrive) is kept.
+    seq: u64,
     ips: FxHashSet<ClientKey>,
     prefixes: FxHashMap<ClientKey, u64>,
     agents: FxHashMap<AgentId, u64>,
 }
 
 impl Bucket {
-    /// Adds `o`'s rows (the same bucket, filled at another time).
+    /// Adds `o`'s rows (the same bucket, filled at another time, or a bucket it holds);
+    /// the offset stays that of the bucket opened first.
     fn merge(&mut self, o: Bucket) {
+        if o.seq < self.seq {
+            (self.offset_ms, self.seq) = (o.offset_ms, o.seq);
+        }
         self.requests += o.requests;
         self.heavy += o.heavy;
         self.ips.extend(o.ips);
@@ -60,8 +110,20 @@ impl Bucket {
 /// map (`open`) and only goes into it when a row of another bucket arrives: one map
 /// look-up per bucket change instead of one per row. The whole selection's distinct
 /// addresses and prefixes are the union of the buckets', worked out at the end.
+///
+/// With an automatic width ([`HeavyAcc::auto`]) the rows are counted in buckets of the
+/// smallest width of [`AUTO_WIDTHS`] that the span so far allows, and the buckets are
+/// merged into wider ones as the span grows: every count is a sum, every set a union,
+/// the peaks come from the capacity windows (which do not depend on the width) and the
+/// offset is the first-opened bucket's, so the result is exactly that of counting at
+/// the final width from the start, with at most a few hundred buckets held.
 pub struct HeavyAcc {
     width_ms: i64,
+    /// An automatic width: the first and last local times seen so far (`None` before the
+    /// first row).
+    auto: Option<Option<(i64, i64)>>,
+    /// Buckets opened so far.
+    opened: u64,
     capacity: Option<Rate>,
     buckets: BTreeMap<i64, Bucket>,
     open: Option<(i64, Bucket)>,
@@ -77,6 +139,8 @@ impl HeavyAcc {
     pub fn new(width_ms: i64, capacity: Option<Rate>) -> HeavyAcc {
         HeavyAcc {
             width_ms: width_ms.max(1),
+            auto: None,
+            opened: 0,
             capacity,
             buckets: BTreeMap::new(),
             open: None,
@@ -87,6 +151,56 @@ impl HeavyAcc {
         }
     }
 
+    /// Buckets of the width [`auto_width`] gives the span of the rows added (local
+    /// time), not below [`auto_floor`]`(capacity)`, at which parts to add are worked out.
+    pub fn auto(capacity: Option<Rate>) -> HeavyAcc {
+        HeavyAcc {
+            auto: Some(None),
+            ..HeavyAcc::new(auto_floor(capacity), capacity)
+        }
+    }
+
+    /// The bucket width now (with an automatic width, it only grows).
+    pub fn width_ms(&self) -> i64 {
+        self.width_ms
+    }
+
+    /// With an automatic width: notes a row at `local` ms, widening the buckets when
+    /// the span outgrows the width.
+    #[inline]
+    fn note(&mut self, local: i64) {
+        match self.auto {
+            None => {}
+            Some(Some((lo, hi))) if lo <= local && local <= hi => {}
+            Some(span) => self.span_grew(span, local),
+        }
+    }
+
+    fn span_grew(&mut self, span: Option<(i64, i64)>, local: i64) {
+        let (lo, hi) = span.map_or((local, local), |(lo, hi)| (lo.min(local), hi.max(local)));
+        self.auto = Some(Some((lo, hi)));
+        let w = self.width_ms;
+        if hi.div_euclid(w) - lo.div_euclid(w) >= AUTO_MAX_BUCKETS {
+            self.widen(auto_width(lo, hi, w));
+        }
+    }
+
+    /// The same buckets at `w` (a multiple of the width).
+    fn widen(&mut self, w: i64) {
+        self.close();
+        let mut wide: BTreeMap<i64, Bucket> = BTreeMap::new();
+        for (s, b) in std::mem::take(&mut self.buckets) {
+            match wide.entry(s.div_euclid(w) * w) {
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(b);
+                }
+                std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().merge(b),
+            }
+        }
+        self.buckets = wide;
+        self.width_ms = w;
+    }
+
     /// The bucket starting at `start` (local ms), opened for `local_ms - utc_ms`.
     #[inline]
     fn bucket(&mut self, start: i64, offset_ms: i64) -> &mut Bucket {
@@ -94,10 +208,15 @@ impl HeavyAcc {
             self.close();
         }
         let buckets = &mut self.buckets;
+        let opened = &mut self.opened;
         let (_, b) = self.open.get_or_insert_with(|| {
-            let b = buckets.remove(&start).unwrap_or_else(|| Bucket {
-                offset_ms,
-                ..Bucket::default()
+            let b = buckets.remove(&start).unwrap_or_else(|| {
+                *opened += 1;
+                Bucket {
+                    offset_ms,
+                    seq: *opened,
+                    ..Bucket::default()
+                }
             });
             (start, b)
         });
@@ -119,6 +238,7 @@ impl HeavyAcc {
     /// Adds one selected row that arrived at `utc_ms`, `local_ms` on the report's clock.
     #[inline]
     pub fn add(&mut self, utc_ms: i64, local_ms: i64, rc: &RowClass) {
+        self.note(local_ms);
         let start = local_ms.div_euclid(self.width_ms) * self.width_ms;
         self.requests += 1;
         let heavy = rc.heavy.is_heavy();
@@ -323,6 +443,7 @@ impl HeavyAcc {
             origin: origin.to_string(),
             by: duration_label(w),
             width_ms: w,
+            auto_width: self.auto.is_some(),
             zone: zone.to_string(),
             selection: selection.to_string(),
             heavy_rules: cls.heavy.describe(),
@@ -447,6 +568,9 @@ pub struct HeavyReport {
     /// Bucket width, ms.
     #[serde(skip)]
     pub width_ms: i64,
+    /// Whether the width was chosen from the span of the rows ([`auto_width`]).
+    #[serde(skip)]
+    pub auto_width: bool,
     /// Clock of the buckets.
     pub zone: String,
     /// The filter, described.
@@ -634,7 +758,9 @@ impl HeavyReport {
             cols.push((String::new(), Align::Left));
         }
         let colrefs: Vec<(&str, Align)> = cols.iter().map(|(s, a)| (s.as_str(), *a)).collect();
-        let mut t = Table::new(&colrefs);
+        // Cut short, the table keeps the buckets with the most heavy requests (with
+        // none, the most requests).
+        let mut t = Table::new(&colrefs).ranked_by(if self.heavy > 0 { 2 } else { 1 });
         let short = |label: &str| {
             if one_year {
                 label[5..].to_string()

@@ -1,5 +1,6 @@
 //! Forensic report computations: heavy requests by time bucket ([`heavy`]), traffic
-//! concentration over networks ([`concentration`]) and the user-agent mix ([`agents`]).
+//! concentration over networks ([`concentration`]) and the user-agent mix ([`agents`]);
+//! the incident of a report found from the data ([`incident`]).
 //!
 //! Each report is an accumulator fed one classified row at a time (see
 //! [`crate::classify`]) and finished into a typed, serializable result, plus a
@@ -12,6 +13,7 @@ pub mod capacity;
 pub mod concentration;
 pub mod doc;
 pub mod heavy;
+pub mod incident;
 pub mod timeline;
 pub mod top;
 

@@ -283,7 +283,11 @@ impl HeavyAcc {
             );
             self.requests += seg.requests;
             self.heavy += seg.heavy;
-            let b = self.bucket(seg.start, seg.offset_ms);
+            // A part's buckets are the width or (automatic width) a width it is a
+            // multiple of: the run lies in one bucket of the width.
+            self.note(seg.start);
+            let w = self.width_ms;
+            let b = self.bucket(seg.start.div_euclid(w) * w, seg.offset_ms);
             b.requests += seg.requests;
             b.heavy += seg.heavy;
             b.ips.extend(part.clients[c0..c1].iter().copied());
@@ -317,6 +321,7 @@ impl HeavyAcc {
 mod tests {
     use proptest::prelude::*;
 
+    use super::super::{AUTO_MAX_BUCKETS, AUTO_WIDTHS};
     use super::*;
     use crate::batch::IpCodes;
     use crate::classify::{Classifier, heavy_classes};
@@ -433,6 +438,123 @@ mod tests {
                 serde_json::to_string(&acc.finish(&cls, "UTC", "all", "test")).unwrap()
             };
             prop_assert_eq!(report(plain), report(tallied));
+        }
+    }
+
+    /// A batch of `rows` (client, query, agent, time) with coded addresses, and coded
+    /// User-Agents when `coded_ua`.
+    fn batch_of(rows: &[(u16, usize, usize, i64)], coded_ua: bool) -> Batch {
+        let mut b = Batch::default();
+        let owned: Vec<String> = rows
+            .iter()
+            .map(|&(c, ..)| match c % 40 {
+                0 => format!("host{}.example", c % 3),
+                1 => format!("2001:db8:{c:x}::1"),
+                _ => format!("10.{}.{}.7", c % 5, c),
+            })
+            .collect();
+        for (n, (&(_, q, a, t), ip)) in rows.iter().zip(&owned).enumerate() {
+            b.push(
+                &Record {
+                    ts_ms: t,
+                    client: ip.as_bytes(),
+                    ip: ip.parse().ok(),
+                    method: Some(b"GET"),
+                    path: Some(b"/w/index.php"),
+                    query: QUERIES[q].map(str::as_bytes),
+                    user_agent: AGENTS[a].map(str::as_bytes),
+                    ..Record::default()
+                },
+                n as u64,
+            );
+        }
+        if coded_ua {
+            b.code_text();
+        }
+        b.ip_codes = Some(IpCodes::for_test(&owned));
+        b
+    }
+
+    proptest! {
+        /// An automatic width ([`HeavyAcc::auto`]) gives, byte for byte, the report of
+        /// a fixed width at the width it chose — row by row or by parts, rows out of
+        /// time order, a clock whose offset changes, spans from minutes to years, with
+        /// and without a capacity (which sets the narrowest width) — and the width is
+        /// [`super::super::auto_width`] of the rows' span.
+        #[test]
+        fn an_automatic_width_gives_the_report_of_the_width_it_chose(
+            rows in prop::collection::vec(
+                (0u16..400, 0usize..5, 0usize..3, 0i64..30_000_000),
+                1..600,
+            ),
+            scale in prop::sample::select(vec![1i64, 3, 10, 100, 1000, 5000]),
+            capacity in prop::sample::select(vec![None, Some(300_000u64), Some(3_600_000)]),
+            coded_ua in any::<bool>(),
+            cut in 0usize..600,
+        ) {
+            let rows: Vec<(u16, usize, usize, i64)> = rows
+                .into_iter()
+                .map(|(c, q, a, t)| (c, q, a, 1_700_000_000_000 + t * scale))
+                .collect();
+            let turn = 1_700_000_000_000 + 15_000_000 * scale;
+            let local = move |t: i64| if t < turn { t + 3_600_000 } else { t };
+            let cut = cut.min(rows.len());
+            let batches = [batch_of(&rows[..cut], coded_ua), batch_of(&rows[cut..], coded_ua)];
+            let cap = capacity.map(|w| Rate::new(3, w).unwrap());
+            let mut cls = Classifier::default();
+            let by_rows = |acc: &mut HeavyAcc, cls: &mut Classifier| {
+                for b in &batches {
+                    for i in 0..b.len() {
+                        let rc = cls.classify(b, i);
+                        acc.add(b.ts_ms[i], local(b.ts_ms[i]), &rc);
+                    }
+                }
+            };
+            let mut auto = HeavyAcc::auto(cap);
+            by_rows(&mut auto, &mut cls);
+            let width = auto.width_ms();
+            let (lo, hi) = rows
+                .iter()
+                .map(|r| local(r.3))
+                .fold((i64::MAX, i64::MIN), |(lo, hi), t| (lo.min(t), hi.max(t)));
+            prop_assert_eq!(width, super::super::auto_width(lo, hi, super::super::auto_floor(cap)));
+            let mut fixed = HeavyAcc::new(width, cap);
+            by_rows(&mut fixed, &mut cls);
+            let spec = PartSpec {
+                width_ms: super::super::auto_floor(cap),
+                window_ms: cap.map(|c| c.window_ms() as i64),
+                v4_len: cls.v4_len,
+                v6_len: cls.v6_len,
+                since: None,
+                until: None,
+            };
+            let mut parted = HeavyAcc::auto(cap);
+            for b in &batches {
+                let heavy = heavy_classes(cls.heavy_rules(), b);
+                let Some(part) = HeavyPart::of(b, &heavy, &spec, local) else {
+                    for i in 0..b.len() {
+                        let rc = cls.classify(b, i);
+                        parted.add(b.ts_ms[i], local(b.ts_ms[i]), &rc);
+                    }
+                    continue;
+                };
+                let mut bc = cls.batch_with(b, Some(&heavy));
+                let ids = part.agent_ids(|slot| bc.agent_of_code(&mut cls, slot));
+                parted.add_part(&part, &ids, |acc, i| {
+                    let rc = bc.classify(&mut cls, i as usize);
+                    let t = b.ts_ms[i as usize];
+                    acc.add(t, local(t), &rc);
+                });
+                cls.end_batch(bc);
+            }
+            let report = |acc: HeavyAcc| {
+                let r = acc.finish(&cls, "UTC", "all", "test");
+                prop_assert!(r.buckets.len() as i64 <= AUTO_MAX_BUCKETS || width == AUTO_WIDTHS[8]);
+                Ok(serde_json::to_string(&r).unwrap())
+            };
+            let want = report(fixed)?;
+            prop_assert_eq!(report(auto)?, want.clone());
+            prop_assert_eq!(report(parted)?, want);
         }
     }
 }
