@@ -51,3 +51,10 @@ run agents agents --heavy --top 10
 run availability availability
 run replay replay --limit 20/1m
 if "$BIN" top --help >/dev/null 2>&1; then run top top --by path; fi
+# The incident post: one page of every part.
+"$BIN" --data "$TMP/no-dataset" report --capacity 1000/10m --out "$TMP/report" "$TMP/storm.log" 2>/dev/null
+"$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+  --disable-background-networking --disable-component-update --disable-sync \
+  --user-data-dir="$TMP/profile" --hide-scrollbars --window-size=1400,1800 \
+  --screenshot="docs/report.png" "file://$TMP/report/index.html" 2>/dev/null
+echo "docs/report.png"

@@ -713,7 +713,7 @@ pub fn doc(r: &Report, tf: &TimeFmt, source: &str, lim: Limits) -> Doc {
         format!("Span: {}.", span_line(r, tf, source)),
     ];
     lines.extend(rhythm_line(r));
-    lines.push(format!("Grades: {}.", grades_legend(r, true)));
+    lines.push(format!("Grades: {}.", grades_legend(r, false)));
     lines.extend(r.notes.iter().map(|n| format!("Note: {n}")));
     let mut sections = Vec::new();
     if !r.periods.is_empty() {
