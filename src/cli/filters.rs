@@ -37,7 +37,7 @@ pub const DEFAULT_RULES: &str = "logscope.toml";
 
 /// `--rules`'s help: where rules come from when it is not given.
 pub const RULES_HELP: &str = "Classification rules (TOML: heavy classes, identity, agents, \
-prefixes, proxies; see fixtures/logscope.toml). Without --rules, the first of: the file \
+prefixes, proxies; `logscope rules --example` prints a commented one). Without --rules, the first of: the file \
 $LOGSCOPE_CONFIG names (it must exist), ./logscope.toml, \
 $XDG_CONFIG_HOME/logscope/logscope.toml (default ~/.config/logscope/logscope.toml); \
 none: the built-in rules. A regular file of at most 16 MiB.";

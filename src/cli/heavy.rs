@@ -95,7 +95,7 @@ fn heavy_rules_hint(report: &HeavyReport, format: OutputFormat) {
         "logscope: hint: no request matched the heavy rules: {}. Describe your site's \
          heavy requests with [[heavy.class]] entries in a rules file: --rules FILE, \
          $LOGSCOPE_CONFIG, ./logscope.toml or ~/.config/logscope/logscope.toml \
-         (see fixtures/logscope.toml and logscope heavy --help).",
+         (`logscope rules --example` prints a commented starter file).",
         logscope_core::escape::terminal_str(&report.heavy_rules, 200)
     );
 }

@@ -16,6 +16,7 @@ pub mod output;
 pub mod replay;
 pub mod report;
 pub mod rows;
+pub mod rules;
 pub mod sql;
 pub mod sqlgen;
 pub mod timeline;
@@ -100,6 +101,8 @@ pub enum Command {
     Timeline(timeline::TimelineArgs),
     /// SQL over the dataset: table `requests`, view `requests_x` with the reports' classes.
     Sql(sql::SqlArgs),
+    /// Which classification rules are in effect; `--example` prints a starter file.
+    Rules(rules::RulesArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_help = "\
 Examples:
@@ -191,6 +194,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Top(args) => top::run(&data, args),
         Command::Timeline(args) => timeline::run(&data, args),
         Command::Sql(args) => sql::run(&data, args),
+        Command::Rules(args) => rules::run(args),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             let mut out = std::io::stdout().lock();

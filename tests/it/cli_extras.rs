@@ -466,3 +466,32 @@ fn tables_fit_the_terminal_width() {
     let narrow = on_terminal(&data, dir.path(), 60, &args);
     assert!(widest(&narrow) <= 60, "{narrow}");
 }
+
+/// `logscope rules` says which rules file is in effect; `--example` prints a commented
+/// starter file that the reports read as it is.
+#[test]
+fn rules_names_the_file_in_effect_and_prints_a_starter() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = d.join("data");
+    let log = write_log(d, true);
+    let (out, err, code) = run(&data, d, &["rules"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("built-in"), "{out}");
+    let (example, _, code) = run(&data, d, &["rules", "--example"]);
+    assert_eq!(code, 0);
+    assert!(example.contains("[[heavy.class]]") && example.contains("trust_proxy"));
+    std::fs::write(d.join("logscope.toml"), &example).unwrap();
+    let (out, _, _) = run(&data, d, &["rules"]);
+    assert!(out.contains("rules: logscope.toml"), "{out}");
+    // The starter is a valid rules file: a report reads it (found in ./, and as --rules).
+    let log = log.to_str().unwrap();
+    for args in [
+        vec!["heavy", "--format", "json", log],
+        vec!["heavy", "--rules", "logscope.toml", "--format", "json", log],
+    ] {
+        let (out, err, code) = run(&data, d, &args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(out.contains("\"heavy\""), "{out}");
+    }
+}
