@@ -7,19 +7,6 @@ use std::path::Path;
 
 use crate::common::*;
 
-fn run_in(dir: &Path, args: &[&str]) -> (String, String, i32) {
-    let out = logscope(&dir.join("no-dataset"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
 fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
     let mut a = vec!["replay"];
     a.extend_from_slice(args);

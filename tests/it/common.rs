@@ -127,13 +127,7 @@ pub fn tree(dir: &Path) -> Vec<String> {
 /// Runs `c`, which must succeed (its stderr is the failure message), and parses its
 /// standard output as JSON.
 pub fn ok_json(c: &mut Command) -> serde_json::Value {
-    let out = c.output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+    serde_json::from_str(&ok_stdout(c)).expect("JSON on stdout")
 }
 
 /// A small deterministic xorshift generator for the tests' synthetic logs.
@@ -221,4 +215,29 @@ pub fn csv_fields(line: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Runs `logscope ARGS` in `dir` without a dataset: stdout, stderr, exit code.
+pub fn run_in(dir: &Path, args: &[&str]) -> (String, String, i32) {
+    let out = logscope(&dir.join("no-dataset"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// Runs `c`, asserts it succeeded (its stderr as the message), and returns its stdout.
+pub fn ok_stdout(c: &mut Command) -> String {
+    let out = c.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -9,19 +9,6 @@ use std::path::{Path, PathBuf};
 
 use crate::common::*;
 
-fn run_in(dir: &Path, args: &[&str]) -> (String, String, i32) {
-    let out = logscope(&dir.join("no-dataset"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
 /// One CSV line's cells (quoted cells may hold commas; `""` is a quote).
 fn cells(line: &str) -> Vec<String> {
     let mut out = vec![String::new()];

@@ -44,23 +44,10 @@ fn write_mixed(path: &Path) {
     std::fs::write(path, lines.join("\n") + "\n").unwrap();
 }
 
-fn run(dir: &Path, args: &[&str]) -> (String, String, i32) {
-    let out = logscope(&dir.join("no-dataset"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
 fn json(dir: &Path, args: &[&str]) -> Value {
     let mut a = args.to_vec();
     a.extend(["--format", "json"]);
-    let (out, err, code) = run(dir, &a);
+    let (out, err, code) = run_in(dir, &a);
     assert_eq!(code, 0, "{args:?}: {err}");
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
 }
@@ -101,24 +88,24 @@ fn round_robin_two_servers_admit_the_computed_extra() {
     // The main report is unchanged: it is the shared counter.
     assert_eq!(v["candidates"][0]["refused"], 20);
 
-    let (text, err, code) = run(tmp.path(), &args);
+    let (text, err, code) = run_in(tmp.path(), &args);
     assert_eq!(code, 0, "{err}");
     assert!(text.contains("admitted beyond the limit"), "{text}");
     assert!(text.contains("Fleet: 2 servers"), "{text}");
     assert!(text.contains("10 → 20 (limit 10 per 1m)"), "{text}");
     let mut md = args.to_vec();
     md.extend(["--format", "md"]);
-    let (md, _, code) = run(tmp.path(), &md);
+    let (md, _, code) = run_in(tmp.path(), &md);
     assert_eq!(code, 0);
     assert!(md.contains("## Fleet: 2 servers"), "{md}");
     let mut html = args.to_vec();
     html.extend(["--format", "html"]);
-    let (html, _, code) = run(tmp.path(), &html);
+    let (html, _, code) = run_in(tmp.path(), &html);
     assert_eq!(code, 0);
     assert!(html.contains("admitted beyond the limit"));
     let mut csv = args.to_vec();
     csv.extend(["--format", "csv"]);
-    let (csv, _, code) = run(tmp.path(), &csv);
+    let (csv, _, code) = run_in(tmp.path(), &csv);
     assert_eq!(code, 0);
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -179,11 +166,11 @@ fn random_seed_is_deterministic() {
             "json",
         ]
     };
-    let (a, err, code) = run(tmp.path(), &args("random:42"));
+    let (a, err, code) = run_in(tmp.path(), &args("random:42"));
     assert_eq!(code, 0, "{err}");
-    let (b, _, _) = run(tmp.path(), &args("random:42"));
+    let (b, _, _) = run_in(tmp.path(), &args("random:42"));
     assert_eq!(a, b, "same seed, same bytes");
-    let (c, _, _) = run(tmp.path(), &args("random:43"));
+    let (c, _, _) = run_in(tmp.path(), &args("random:43"));
     let va: Value = serde_json::from_str(&a).unwrap();
     let vc: Value = serde_json::from_str(&c).unwrap();
     assert_ne!(va["fleet"]["routed"], vc["fleet"]["routed"]);
@@ -227,7 +214,7 @@ fn key_shards_add_up_to_one_run() {
     ];
     let mut whole = base.to_vec();
     whole.push("all.csv");
-    let (_, err, code) = run(tmp.path(), &whole);
+    let (_, err, code) = run_in(tmp.path(), &whole);
     assert_eq!(code, 0, "{err}");
     let all = decision_rows(&tmp.path().join("all.csv"));
     assert!(all.iter().any(|r| r.contains(",refuse,")));
@@ -237,7 +224,7 @@ fn key_shards_add_up_to_one_run() {
         let keys = format!("{k}/3");
         let mut a = base.to_vec();
         a.extend([out.as_str(), "--keys", keys.as_str()]);
-        let (stdout, err, code) = run(tmp.path(), &a);
+        let (stdout, err, code) = run_in(tmp.path(), &a);
         assert_eq!(code, 0, "{err}");
         let v: Value = serde_json::from_str(&stdout).unwrap();
         assert!(
@@ -278,12 +265,12 @@ fn bad_values_exit_2_with_an_example() {
     ] {
         let mut a = vec!["replay", "--limit", "10/1m,key=ip", "a.log"];
         a.extend_from_slice(extra);
-        let (_, err, code) = run(tmp.path(), &a);
+        let (_, err, code) = run_in(tmp.path(), &a);
         assert_eq!(code, 2, "{extra:?}: {err}");
         assert!(err.contains(says), "{extra:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{extra:?}: {err}");
     }
-    let (_, err, code) = run(
+    let (_, err, code) = run_in(
         tmp.path(),
         &["replay", "--limit", "10/1m", "a.log", "--keys", "0/3"],
     );

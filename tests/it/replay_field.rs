@@ -123,20 +123,6 @@ fn replay(dir: &Path, args: &[&str]) -> (Value, BTreeMap<u64, (String, String)>)
     (v, decisions(&csv))
 }
 
-/// Runs `logscope ARGS` in `dir` without a dataset: stdout, stderr, exit code.
-fn run(dir: &Path, args: &[&str]) -> (String, String, i32) {
-    let out = logscope(&dir.join("no-dataset"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
 /// The keys of the refused rows.
 fn refused_keys(d: &BTreeMap<u64, (String, String)>) -> BTreeSet<String> {
     d.values()
@@ -308,7 +294,7 @@ fn a_field_key_without_the_field_is_a_usage_error() {
     let tmp = tempfile::tempdir().unwrap();
     write_log(&tmp.path().join("api.log"), false);
     // Over the dataset: no such column; the message says to pass the log files.
-    let (_, err, code) = run(
+    let (_, err, code) = run_in(
         tmp.path(),
         &["replay", "--limit", "60/1m,key=field:http_x_api_key"],
     );
@@ -324,7 +310,7 @@ fn a_field_key_without_the_field_is_a_usage_error() {
     );
     // A name the format does not log: the fields it does are named.
     let fmt = format!("{NGINX} $upstream_addr");
-    let (_, err, code) = run(
+    let (_, err, code) = run_in(
         tmp.path(),
         &[
             "replay",
@@ -343,7 +329,7 @@ fn a_field_key_without_the_field_is_a_usage_error() {
         "{err}"
     );
     // A detected built-in format logs no such field.
-    let (_, err, code) = run(
+    let (_, err, code) = run_in(
         tmp.path(),
         &["replay", "--limit", "60/1m,key=field:api_key", "api.log"],
     );
@@ -353,7 +339,7 @@ fn a_field_key_without_the_field_is_a_usage_error() {
         "{err}"
     );
     // A bad name is a bad key.
-    let (_, err, code) = run(
+    let (_, err, code) = run_in(
         tmp.path(),
         &["replay", "--limit", "60/1m,key=field:", "api.log"],
     );
@@ -366,7 +352,7 @@ fn emit_writes_the_key_as_the_servers_variable_or_header() {
     let tmp = tempfile::tempdir().unwrap();
     write_log_with(&tmp.path().join("api.log"), false, " tenant-1");
     let emit = |server: &str, limit: &str| {
-        let (out, err, code) = run(
+        let (out, err, code) = run_in(
             tmp.path(),
             &[
                 "replay",

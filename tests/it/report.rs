@@ -348,16 +348,12 @@ fn a_long_log_gives_a_short_page_with_the_burst_found() {
     let dir = tmp.path();
     let season = write_season(&dir.join("season.log"));
     assert!(season.lines > 100_000, "{}", season.lines);
-    let out = common::logscope(&dir.join("data"))
-        .current_dir(dir)
-        .args(["report", "--out", "season", "season.log"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::ok_stdout(common::logscope(&dir.join("data")).current_dir(dir).args([
+        "report",
+        "--out",
+        "season",
+        "season.log",
+    ]));
     let r = dir.join("reports/season");
     let html = std::fs::read_to_string(r.join("index.html")).unwrap();
     let md = std::fs::read_to_string(r.join("report.md")).unwrap();

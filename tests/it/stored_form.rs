@@ -116,21 +116,13 @@ fn the_dataset_holds_what_the_server_wrote() {
     let status: Vec<Option<i32>> = df.column("status").unwrap().i32().unwrap().iter().collect();
     assert_eq!(status, vec![Some(400), None, Some(400)]);
     // A search written as the log reads finds the row (what DuckDB's LIKE does).
-    let out = common::logscope(&data)
-        .args([
-            "sql",
-            "--format",
-            "csv",
-            r"SELECT count(*) AS n FROM requests WHERE request LIKE '\x16%' AND path IS NULL",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "n\n1");
+    let out = common::ok_stdout(common::logscope(&data).args([
+        "sql",
+        "--format",
+        "csv",
+        r"SELECT count(*) AS n FROM requests WHERE request LIKE '\x16%' AND path IS NULL",
+    ]));
+    assert_eq!(out.trim(), "n\n1");
     // Reports read the dataset as they read the file: the request's text as its path.
     let top = |files: bool| {
         let mut c = common::logscope(&data);
@@ -239,24 +231,19 @@ fn a_format_2_dataset_is_read_then_migrated_once() {
     assert!(err.contains("format 2"), "{err}");
     assert!(err.contains("migrate`"), "{err}");
     // Migrated once, then written to.
-    let out = common::logscope(&data).arg("migrate").output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains("from dataset format 2 to 4: 1 parts, 1 rows"),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    migrate(&data, "from dataset format 2 to 4: 1 parts, 1 rows");
     common::logscope(&data)
         .args(["ingest", "--quiet"])
         .arg(&more)
         .assert()
         .success();
     assert_eq!(common::glob_rows(&data), 2);
+}
+
+/// Runs `logscope migrate` on `data`, which must succeed saying `said`.
+fn migrate(data: &std::path::Path, said: &str) {
+    let out = common::ok_stdout(common::logscope(data).arg("migrate"));
+    assert!(out.contains(said), "{out}");
 }
 
 /// A dataset written by logscope's format 3 (`fixtures/datasets/format3`, from its
@@ -302,21 +289,13 @@ fn a_format_3_dataset_reads_as_its_log_before_and_after_its_migration() {
     };
     assert_eq!(read(), from_log, "format 3 read as format 4");
     // SQL reads it as stored, with a null `request` column.
-    let out = common::logscope(&data)
-        .args([
-            "sql",
-            "SELECT count(*) AS n, count(request) AS r FROM requests",
-            "--format",
-            "csv",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "n,r\n5,0");
+    let out = common::ok_stdout(common::logscope(&data).args([
+        "sql",
+        "SELECT count(*) AS n, count(request) AS r FROM requests",
+        "--format",
+        "csv",
+    ]));
+    assert_eq!(out.trim(), "n,r\n5,0");
     // Written to: refused until migrated.
     let out = common::logscope(&data)
         .args(["ingest", "--quiet"])
@@ -325,18 +304,7 @@ fn a_format_3_dataset_reads_as_its_log_before_and_after_its_migration() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("migrate"));
-    let out = common::logscope(&data).arg("migrate").output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains("from dataset format 3 to 4: 1 parts, 5 rows"),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    migrate(&data, "from dataset format 3 to 4: 1 parts, 5 rows");
     assert_eq!(read(), from_log, "migrated");
     // The rewritten parts hold what a format-4 ingest of the log holds.
     let fresh = dir.path().join("fresh");
@@ -371,4 +339,38 @@ fn a_format_3_dataset_reads_as_its_log_before_and_after_its_migration() {
     let (v, code) = common::ingest_json(&data, &[log.to_str().unwrap()]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(common::glob_rows(&data), 5);
+}
+
+/// A migration killed at any step of its commit leaves the format-3 dataset as it was
+/// (readers see it whole), and the next `migrate` finishes the job.
+#[test]
+fn a_killed_migration_leaves_the_old_dataset_and_can_be_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = format3_dataset(dir.path());
+    let top = || {
+        let mut c = common::logscope(&data);
+        c.args(["top", "--by", "path", "--format", "json"]);
+        common::report_json_without_origin(c, "top")["rows"].clone()
+    };
+    let before = top();
+    for step in [
+        "commit-start",
+        "after-links",
+        "after-manifest",
+        "after-rename",
+    ] {
+        let out = common::logscope(&data)
+            .env("LOGSCOPE_FAILPOINT", step)
+            .arg("migrate")
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{step}: the failpoint stops it");
+        let info = common::ok_stdout(common::logscope(&data).arg("info"));
+        assert!(info.contains("(format 3;"), "{step}: {info}");
+        assert_eq!(top(), before, "{step}");
+    }
+    migrate(&data, "from dataset format 3 to 4: 1 parts, 5 rows");
+    let info = common::ok_stdout(common::logscope(&data).arg("info"));
+    assert!(info.contains("(format 4;"), "{info}");
+    assert_eq!(top(), before);
 }
