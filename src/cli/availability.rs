@@ -236,6 +236,7 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
     } else {
         let none = logscope_core::classify::Needs::NONE;
         let c = columns_for(none, &sel.filter, &mut sel.classifier);
+        sel.settle_heavy(&args.rows.source(data)?)?;
         Columns {
             path: true,
             query: c.query || probe.is_some(),

@@ -780,10 +780,11 @@ fn findings(
         return out;
     }
     out.push(format!(
-        "{} requests, {} of them heavy ({}).",
+        "{} requests, {} of them heavy ({}). Heavy: {}.",
         thousands(hv.requests),
         thousands(hv.heavy),
-        pct(hv.heavy as f64 / hv.requests as f64)
+        pct(hv.heavy as f64 / hv.requests as f64),
+        hv.heavy_rules
     ));
     if let Some(cap) = &hv.capacity {
         let peak = hv

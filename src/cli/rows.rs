@@ -74,6 +74,7 @@ impl RowArgs {
             parse: fargs.parse_options(),
             max_bad: self.max_bad,
             full_paths: self.full_paths,
+            opened: Default::default(),
         })
     }
 }

@@ -194,13 +194,27 @@ pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
         session_cookie: args.session_cookie.clone(),
         ..FilterArgs::default()
     };
-    let sel = filters.build()?;
+    let mut sel = filters.build()?;
     let ds = Dataset::open_read(data);
     if !ds.exists() {
         bail!(
             "{}: no dataset here yet; run `logscope ingest FILE` first",
             escape::path(data)
         );
+    }
+    // `heavy_class` in the view: the rows decide what the rules file leaves open.
+    if query.to_ascii_lowercase().contains("heavy") {
+        sel.classifier.needs.heavy = true;
+        let source = crate::engine::rows::RowSource {
+            data: data.to_path_buf(),
+            files: Vec::new(),
+            format: None,
+            parse: Default::default(),
+            max_bad: 1.0,
+            full_paths: false,
+            opened: Default::default(),
+        };
+        sel.settle_heavy(&source)?;
     }
     let res = match store_sql::run(&ds, &query, sel.classifier) {
         Ok(r) => r,

@@ -65,7 +65,6 @@ impl Parts {
             zone: self.zone.clone(),
             filter: &self.sel.filter,
             classifier: &self.sel.classifier,
-            heavy: &self.config.heavy,
             agents: &self.agents,
         }
     }
@@ -78,6 +77,10 @@ pub fn refuse(flags: &[&str]) -> anyhow::Error {
         flags.join(", "),
         if flags.len() == 1 { "it" } else { "them" }
     ))
+}
+
+fn text_is_remote(data: &Path) -> bool {
+    data.to_string_lossy().contains("://")
 }
 
 /// Builds the parts of a twin; `agents`: whether the report needs the agent table.
@@ -121,6 +124,12 @@ pub fn parts(
         return Err(refuse(&refused));
     }
     let mut sel = filters.build()?;
+    // A remote dataset's rows cannot be looked at: the MediaWiki rules stay on there
+    // unless the rules file says.
+    if !text_is_remote(data) {
+        sel.classifier.needs.heavy = true;
+        sel.settle_heavy(&rows.source(data)?)?;
+    }
     let zone = match sel.clock.zone() {
         ChronoZone::Fixed(o) => Zone::Fixed(i64::from(o.local_minus_utc()) * 1000),
         ChronoZone::Tz(tz) => Zone::Named(tz.name().to_string()),

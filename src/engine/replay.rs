@@ -123,6 +123,7 @@ pub fn replay<W: DecisionSink + Send>(
         &sel.filter,
         &mut sel.classifier,
     );
+    sel.settle_heavy(source).map_err(ReplayError::Rows)?;
     let cols = Columns {
         request: base.request || fields.method || fields.path,
         query: base.query || fields.query,

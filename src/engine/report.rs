@@ -120,6 +120,7 @@ pub fn run<R: Report>(
 ) -> anyhow::Result<(R::Output, RowStats)> {
     let cols = columns_for(report.needs(), &sel.filter, &mut sel.classifier);
     let cols = report.columns(cols, sel);
+    sel.settle_heavy(source)?;
     let (since, until) = sel.period();
     let parts = if sel.counts_where_decoded() {
         report.parts(sel)

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use logscope_core::batch::Batch;
+use logscope_core::classify::heavy::{SiteSeen, is_mediawiki_path};
 use logscope_core::classify::{Filter, Needs};
 use logscope_core::escape;
 use logscope_core::number::thousands;
@@ -40,7 +41,23 @@ pub struct RowSource {
     pub max_bad: f64,
     /// Name the sources by their full paths rather than file names only.
     pub full_paths: bool,
+    /// The files opened already ([`RowSource::site`] looked at their first lines), for
+    /// the read that follows: standard input can be opened only once.
+    pub opened: OpenedFiles,
 }
+
+/// Inputs opened ahead of their read (see [`RowSource::opened`]).
+#[derive(Clone, Default)]
+pub struct OpenedFiles(std::sync::Arc<std::sync::Mutex<Vec<inputs::Opened>>>);
+
+impl std::fmt::Debug for OpenedFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OpenedFiles")
+    }
+}
+
+/// Records of each file's first lines that [`RowSource::site`] looks at.
+const SITE_SAMPLE_LINES: usize = 10_000;
 
 /// The last component of an input's name (`/var/log/nginx/access.log` → `access.log`);
 /// `-` (standard input) and names without one stay as they are.
@@ -268,15 +285,7 @@ impl RowSource {
             return Ok(stats);
         }
         let read = ReadOptions::default();
-        let mut opened = Vec::new();
-        for input in inputs::expand(&self.files)? {
-            opened.push(inputs::open(
-                input,
-                self.format.as_ref(),
-                &read,
-                "--input-format",
-            )?);
-        }
+        let opened = self.open_files(&read)?;
         let names: Vec<String> = opened
             .iter()
             .map(|o| {
@@ -362,6 +371,70 @@ impl RowSource {
         }
         stats.input = Some(input);
         Ok(stats)
+    }
+
+    /// The inputs, opened: those [`RowSource::site`] opened, else opened now.
+    fn open_files(&self, read: &ReadOptions) -> anyhow::Result<Vec<inputs::Opened>> {
+        let kept = std::mem::take(&mut *self.opened.0.lock().unwrap_or_else(|p| p.into_inner()));
+        if !kept.is_empty() {
+            return Ok(kept);
+        }
+        let mut opened = Vec::new();
+        for input in inputs::expand(&self.files)? {
+            opened.push(inputs::open(
+                input,
+                self.format.as_ref(),
+                read,
+                "--input-format",
+            )?);
+        }
+        Ok(opened)
+    }
+
+    /// What the rows show of the site, for the heavy rules a rules file leaves open
+    /// ([`logscope_core::classify::HeavyRules::settle`]): over the dataset, every row (counted at ingest, or
+    /// from the path column of parts written before that); over log files, the
+    /// records among the first lines of each (the ones read to detect its format, up to
+    /// 10,000), so that standard input is read once.
+    pub fn site(&self) -> anyhow::Result<SiteSeen> {
+        if self.files.is_empty() {
+            let ds = open_dataset(&self.data)?;
+            let manifest = ds.manifest()?;
+            let counted: Option<u64> = manifest.parts.iter().map(|p| p.mediawiki_rows).sum();
+            if let Some(mediawiki_rows) = counted {
+                return Ok(SiteSeen {
+                    rows: manifest.rows(),
+                    mediawiki_rows,
+                });
+            }
+            let counted = crate::store::counts::value_counts(&ds, "path", None, None)?;
+            let mut seen = SiteSeen::default();
+            for (path, n) in counted.values {
+                seen.rows += n;
+                if path.as_deref().is_some_and(is_mediawiki_path) {
+                    seen.mediawiki_rows += n;
+                }
+            }
+            return Ok(seen);
+        }
+        let opened = self.open_files(&ReadOptions::default())?;
+        let mut seen = SiteSeen::default();
+        for o in &opened {
+            let mut parser = o.format.parser(&self.parse);
+            let lines = o.head.split(|&c| c == b'\n');
+            // The last piece may be a line cut by the end of the head.
+            let whole = o.head.iter().filter(|&&c| c == b'\n').count();
+            for line in lines.take(whole.min(SITE_SAMPLE_LINES)) {
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                if let Ok(r) = parser.parse(line) {
+                    seen.rows += 1;
+                    let path = r.path.and_then(|p| std::str::from_utf8(p).ok());
+                    seen.mediawiki_rows += u64::from(path.is_some_and(is_mediawiki_path));
+                }
+            }
+        }
+        *self.opened.0.lock().unwrap_or_else(|p| p.into_inner()) = opened;
+        Ok(seen)
     }
 
     /// Rows per distinct value of the text column `column` over the dataset, in order of

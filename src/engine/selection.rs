@@ -164,6 +164,18 @@ impl Selection {
         (self.filter.since_ms, self.filter.until_ms)
     }
 
+    /// Lets the rows decide what the rules file leaves open of the heavy rules (whether
+    /// the site is a MediaWiki: [`logscope_core::classify::HeavyRules::settle`]), when
+    /// the heavy class is used. Call before reading `source`.
+    pub fn settle_heavy(&mut self, source: &super::rows::RowSource) -> anyhow::Result<()> {
+        let heavy_used = self.classifier.needs.heavy || self.filter.heavy.is_some();
+        if heavy_used && self.classifier.heavy.is_open() {
+            let seen = source.site()?;
+            self.classifier.heavy.settle(seen);
+        }
+        Ok(())
+    }
+
     /// The selection, described for report headers (filters, period and zone).
     pub fn describe(&self) -> String {
         let mut s = self.filter.describe();

@@ -24,6 +24,7 @@ pub fn run(
     let (since, until) = sel.period();
     let mut acc = AgentsAcc::new(sample, seed);
     let cols = columns_for(Needs::AGENT, &sel.filter, &mut sel.classifier);
+    sel.settle_heavy(source)?;
     // Without a filter or a sample every row of the period counts for its agent only:
     // count the rows per distinct User-Agent, then classify each once.
     let per_agent = sel.filter.selects_whole_period() && !acc.samples();

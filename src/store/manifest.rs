@@ -100,6 +100,11 @@ pub struct PartEntry {
     /// took them; such a part is read unchecked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sums: Option<PartSums>,
+    /// Its rows whose path is MediaWiki's (`classify::heavy::is_mediawiki_path`): what
+    /// tells a MediaWiki site when the rules file does not say (`None`: written before
+    /// logscope counted them; the path column is read instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mediawiki_rows: Option<u64>,
 }
 
 /// A part's xxh3-64 checksums, in hex (see `store::checksum`).
@@ -292,6 +297,7 @@ mod tests {
             ingest,
             segments: Vec::new(),
             sums: None,
+            mediawiki_rows: None,
         }
     }
 

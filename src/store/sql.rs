@@ -826,6 +826,7 @@ mod tests {
                 ingest: 1,
                 segments: Vec::new(),
                 sums: None,
+                mediawiki_rows: None,
             },
         )
     }

@@ -49,8 +49,9 @@ struct MonthFile {
     max_ts: i64,
 }
 
-/// The rows of a batch in each UTC month they fall in (almost always one), by index.
-pub struct Prepared(Vec<(MonthKey, Vec<usize>)>);
+/// The rows of a batch in each UTC month they fall in (almost always one), by index,
+/// and how many of them are to MediaWiki's paths.
+pub struct Prepared(Vec<(MonthKey, Vec<usize>, u64)>);
 
 /// Readies a batch for [`StagedWriter::write_prepared`]: its text columns coded (each
 /// distinct value once, so the writer works per distinct value) and its rows split by
@@ -60,16 +61,47 @@ pub fn prepare(batch: &mut Batch) -> Prepared {
         return Prepared(Vec::new());
     }
     batch.code_text();
+    let wiki = mediawiki_rows(batch);
     let mut month_of = MonthOf::default();
     let keys: Vec<MonthKey> = batch.ts_ms.iter().map(|&t| month_of.key(t)).collect();
     if keys.iter().all(|&k| k == keys[0]) {
-        return Prepared(vec![(keys[0], (0..batch.len()).collect())]);
+        let n = wiki.iter().filter(|&&w| w).count() as u64;
+        return Prepared(vec![(keys[0], (0..batch.len()).collect(), n)]);
     }
-    let mut groups: BTreeMap<MonthKey, Vec<usize>> = BTreeMap::new();
+    let mut groups: BTreeMap<MonthKey, (Vec<usize>, u64)> = BTreeMap::new();
     for (i, &k) in keys.iter().enumerate() {
-        groups.entry(k).or_default().push(i);
+        let g = groups.entry(k).or_default();
+        g.0.push(i);
+        g.1 += u64::from(wiki[i]);
     }
-    Prepared(groups.into_iter().collect())
+    Prepared(
+        groups
+            .into_iter()
+            .map(|(k, (rows, n))| (k, rows, n))
+            .collect(),
+    )
+}
+
+/// Whether each row's path is MediaWiki's, decided once per distinct path of a coded
+/// column.
+fn mediawiki_rows(batch: &Batch) -> Vec<bool> {
+    use logscope_core::classify::heavy::is_mediawiki_path;
+    let path = &batch.path;
+    match path.codes() {
+        Some(codes) => {
+            let by_code: Vec<bool> = (0..path.slots())
+                .map(|k| path.value(k as u32).is_some_and(is_mediawiki_path))
+                .collect();
+            codes
+                .iter()
+                .map(|&k| by_code.get(k as usize).copied().unwrap_or(false))
+                .collect()
+        }
+        None => path
+            .iter()
+            .map(|p| p.is_some_and(is_mediawiki_path))
+            .collect(),
+    }
 }
 
 /// zstd level 1, not polars' default 3: the same files to within 0.1 % (most pages are
@@ -119,6 +151,8 @@ pub struct StagedWriter {
     row_group_rows: usize,
     threads: usize,
     files: Option<FileThread>,
+    /// Rows to MediaWiki's paths per month file.
+    mediawiki_rows: BTreeMap<MonthKey, u64>,
 }
 
 /// The file thread of a [`StagedWriter`]: full row groups in, emptied ones back.
@@ -199,6 +233,7 @@ impl StagedWriter {
             row_group_rows: row_group_rows(),
             threads: threads.max(1),
             files: None,
+            mediawiki_rows: BTreeMap::new(),
         }
     }
 
@@ -227,7 +262,8 @@ impl StagedWriter {
         file: &str,
         prepared: Prepared,
     ) -> Result<(), StoreError> {
-        for (key, rows) in prepared.0 {
+        for (key, rows, wiki) in prepared.0 {
+            *self.mediawiki_rows.entry(key).or_default() += wiki;
             // Rows beyond what fits in the current row group start the next one, so
             // that every segment's time range is its own (time filters skip by segment).
             let mut rest: &[usize] = &rows;
@@ -343,7 +379,7 @@ impl StagedWriter {
             return Err(e);
         }
         let mut parts = Vec::new();
-        for (_, mut mf) in written.files {
+        for (key, mut mf) in written.files {
             let path = self.staging.join(&mf.file);
             mf.writer
                 .end(None)
@@ -369,6 +405,7 @@ impl StagedWriter {
                 segments: mf.segments,
                 ingest: self.ingest,
                 sums: Some(sums.to_manifest()),
+                mediawiki_rows: Some(self.mediawiki_rows.get(&key).copied().unwrap_or(0)),
             });
         }
         Ok(parts)

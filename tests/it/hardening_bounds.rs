@@ -13,7 +13,7 @@ fn line(out: &mut String, n: usize, (y, m, d, h, mi): (i32, u32, u32, u32, u32),
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     out.push_str(&format!(
-        "192.0.2.{} - - [{d:02}/{}/{y}:{h:02}:{mi:02}:00 +0000] \"GET /index.php?{query} HTTP/1.1\" 200 512 \"-\" \"Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0\"\n",
+        "192.0.2.{} - - [{d:02}/{}/{y}:{h:02}:{mi:02}:00 +0000] \"GET /w/index.php?{query} HTTP/1.1\" 200 512 \"-\" \"Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0\"\n",
         n % 50 + 1,
         MON[m as usize - 1]
     ));

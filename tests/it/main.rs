@@ -28,6 +28,7 @@ mod hardening_parse;
 mod hardening_pipe;
 mod hardening_source;
 mod hardening_sql;
+mod heavy_default;
 mod ingest;
 mod ingest_layering;
 mod layouts;

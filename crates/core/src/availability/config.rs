@@ -118,23 +118,3 @@ pub(super) enum Outcome {
     PolicyOk,
     PolicyFail,
 }
-
-/// Extensions of static files (compared case-insensitively).
-const STATIC_EXT: &[&str] = &[
-    "png", "jpg", "jpeg", "gif", "webp", "avif", "svg", "ico", "bmp", "tif", "tiff", "css", "js",
-    "mjs", "map", "woff", "woff2", "ttf", "otf", "eot", "mp4", "webm", "ogg", "ogv", "mp3", "wav",
-    "flac", "m4a", "pdf", "zip", "gz", "tgz", "bz2", "xz", "7z", "rar", "txt", "xml", "json",
-    "wasm", "apk", "dmg", "exe", "iso",
-];
-
-/// Whether a request path is for a static file (image, stylesheet, script, font,
-/// media, archive, text): by its extension.
-pub fn is_static_path(path: &str) -> bool {
-    let last = path.rsplit('/').next().unwrap_or(path);
-    match last.rsplit_once('.') {
-        Some((stem, ext)) if !stem.is_empty() && ext.len() <= 5 => {
-            STATIC_EXT.iter().any(|e| e.eq_ignore_ascii_case(ext))
-        }
-        _ => false,
-    }
-}

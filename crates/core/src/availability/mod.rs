@@ -56,10 +56,11 @@ pub mod render;
 pub mod rhythm;
 pub mod spec;
 
+pub use crate::classify::static_files::is_static_path;
 pub use acc::{Accumulator, Cadence, CadenceSource, Lines, Prepared};
 pub use calendar::{By, Calendar, CalendarError, Period};
 pub use compute::ComputeError;
-pub use config::{Config, PolicyAs, is_static_path};
+pub use config::{Config, PolicyAs};
 pub use model::{Incident, IncidentKind, NoData, PeriodStats, Report};
 pub use rhythm::{RhythmKind, RhythmSummary};
 pub use spec::{Grade, Grades, GradesError, StatusSet, format_duration};

@@ -76,33 +76,20 @@ fn d24() -> u8 {
 fn d48() -> u8 {
     48
 }
-fn yes() -> bool {
-    true
-}
 
 /// `[heavy]`: the built-in MediaWiki rules and user classes.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeavyConfig {
-    /// Use the MediaWiki rules (default true).
-    #[serde(default = "yes")]
-    pub mediawiki: bool,
+    /// Use the MediaWiki rules; unset, the rows decide ([`HeavyRules::settle`]).
+    #[serde(default)]
+    pub mediawiki: Option<bool>,
     /// Paths of `index.php` (default `/index.php`, `/w/index.php`).
     #[serde(default)]
     pub mediawiki_paths: Option<Vec<String>>,
     /// `[[heavy.class]]`: user classes, tried before the MediaWiki rules, first match wins.
     #[serde(default)]
     pub class: Vec<ClassConfig>,
-}
-
-impl Default for HeavyConfig {
-    fn default() -> Self {
-        HeavyConfig {
-            mediawiki: true,
-            mediawiki_paths: None,
-            class: Vec::new(),
-        }
-    }
 }
 
 /// One `[[heavy.class]]`.

@@ -1,6 +1,9 @@
 //! Heavy requests: the ones that cost the backend real work. Built-in MediaWiki rules
 //! (search, diff, old revisions, history, page info, Special:Search) plus named user
-//! classes with path/query regexes and methods.
+//! classes with path/query regexes and methods. Unless the rules file says whether the
+//! site is a MediaWiki, the rows decide ([`HeavyRules::settle`]): the MediaWiki rules
+//! where MediaWiki's paths are seen, else the class `dynamic` (every request to a path
+//! that is not a static file: [`super::static_files`]).
 
 use regex::Regex;
 
@@ -24,6 +27,46 @@ pub const MEDIAWIKI_CLASSES: [&str; 5] = ["diff", "oldid", "history", "info", "s
 
 /// Paths the MediaWiki rules look at by default.
 pub const MEDIAWIKI_PATHS: [&str; 2] = ["/index.php", "/w/index.php"];
+
+/// Whether a path is one that only a MediaWiki serves: a `/wiki/` page, anything under
+/// `/w/` (its script directory), `/load.php` (its resource loader at the root), or
+/// `Special:Search`.
+pub fn is_mediawiki_path(path: &str) -> bool {
+    path.starts_with("/wiki/")
+        || path.starts_with("/w/")
+        || path == "/load.php"
+        || is_special_search(last_segment(path).as_bytes())
+}
+
+/// What the rows showed of the site: how many requests, and how many of them were to
+/// MediaWiki's paths ([`is_mediawiki_path`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SiteSeen {
+    /// Requests looked at.
+    pub rows: u64,
+    /// Those to MediaWiki's paths.
+    pub mediawiki_rows: u64,
+}
+
+impl SiteSeen {
+    /// A MediaWiki site: at least 1 % of the requests are to its paths (a scanner's
+    /// probes for `/w/index.php` on another site are far fewer).
+    pub fn is_mediawiki(&self) -> bool {
+        self.mediawiki_rows > 0 && self.mediawiki_rows.saturating_mul(100) >= self.rows
+    }
+}
+
+/// How the MediaWiki rules came to be on or off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// The rules file says (`[heavy] mediawiki = true|false`).
+    Configured,
+    /// Not said, and the rows not yet looked at: the MediaWiki rules are on until
+    /// [`HeavyRules::settle`].
+    Open,
+    /// Chosen by [`HeavyRules::settle`] from what the rows showed.
+    Seen(SiteSeen),
+}
 
 /// A user class: a request matching every given part belongs to it.
 #[derive(Clone, Debug)]
@@ -61,12 +104,15 @@ pub struct HeavyRules {
     mw_paths: Vec<String>,
     user: Vec<(HeavyRule, HeavyClass)>,
     names: Vec<String>,
+    choice: Choice,
+    /// Whether the last two rules are the default `static` (excluded) and `dynamic`.
+    dynamic_default: bool,
 }
 
 impl Default for HeavyRules {
     fn default() -> Self {
         HeavyRules::new(
-            true,
+            Some(true),
             MEDIAWIKI_PATHS.iter().map(|s| s.to_string()).collect(),
             Vec::new(),
         )
@@ -74,8 +120,9 @@ impl Default for HeavyRules {
 }
 
 impl HeavyRules {
-    /// Rules from their parts. User classes with the same name share an id.
-    pub fn new(mediawiki: bool, mw_paths: Vec<String>, user: Vec<HeavyRule>) -> HeavyRules {
+    /// Rules from their parts. User classes with the same name share an id. `mediawiki`:
+    /// whether the MediaWiki rules apply; `None` leaves it to [`HeavyRules::settle`].
+    pub fn new(mediawiki: Option<bool>, mw_paths: Vec<String>, user: Vec<HeavyRule>) -> HeavyRules {
         let mut names: Vec<String> = vec![String::new()];
         names.extend(MEDIAWIKI_CLASSES.iter().map(|s| s.to_string()));
         let mut rules = Vec::new();
@@ -94,11 +141,73 @@ impl HeavyRules {
             rules.push((r, id));
         }
         HeavyRules {
-            mediawiki,
+            mediawiki: mediawiki.unwrap_or(true),
             mw_paths,
             user: rules,
             names,
+            choice: match mediawiki {
+                Some(_) => Choice::Configured,
+                None => Choice::Open,
+            },
+            dynamic_default: false,
         }
+    }
+
+    /// Whether the rows are still to decide on the MediaWiki rules ([`HeavyRules::settle`]).
+    pub fn is_open(&self) -> bool {
+        self.choice == Choice::Open
+    }
+
+    /// How the MediaWiki rules came to be on or off.
+    pub fn choice(&self) -> Choice {
+        self.choice
+    }
+
+    /// Decides what an open choice leaves to the rows: the MediaWiki rules when the
+    /// site is a MediaWiki ([`SiteSeen::is_mediawiki`]); otherwise, when the rules file
+    /// names no class of its own, the default class `dynamic`: every request to a path
+    /// (starting with `/`) that is not a static file ([`super::static_files`]). Does
+    /// nothing when the choice is made already.
+    pub fn settle(&mut self, seen: SiteSeen) {
+        if self.choice != Choice::Open {
+            return;
+        }
+        let wiki = seen.is_mediawiki();
+        let mut user: Vec<HeavyRule> = self.user.iter().map(|(r, _)| r.clone()).collect();
+        let defaults = !wiki && user.is_empty();
+        if defaults {
+            user.push(HeavyRule {
+                name: "static".into(),
+                path: Some(
+                    Regex::new(&super::static_files::static_path_regex()).expect("a fixed regex"),
+                ),
+                query: None,
+                methods: Vec::new(),
+                exclude: true,
+            });
+            user.push(HeavyRule {
+                name: "dynamic".into(),
+                path: Some(Regex::new("^/").expect("a fixed regex")),
+                query: None,
+                methods: Vec::new(),
+                exclude: false,
+            });
+        }
+        let mut settled = HeavyRules::new(Some(wiki), std::mem::take(&mut self.mw_paths), user);
+        settled.choice = Choice::Seen(seen);
+        settled.dynamic_default = defaults;
+        *self = settled;
+    }
+
+    /// The user classes (then the default ones, once settled), in the order they are
+    /// tried.
+    pub fn rules(&self) -> impl Iterator<Item = &HeavyRule> {
+        self.user.iter().map(|(r, _)| r)
+    }
+
+    /// The paths of MediaWiki's `index.php` when the MediaWiki rules apply.
+    pub fn mediawiki_paths(&self) -> Option<&[String]> {
+        self.mediawiki.then_some(self.mw_paths.as_slice())
     }
 
     /// Class names indexed by [`HeavyClass`] (index 0 is "").
@@ -111,8 +220,27 @@ impl HeavyRules {
         self.names.get(c.0 as usize).map_or("", String::as_str)
     }
 
-    /// A one-line description for report headers.
+    /// A one-line description for report headers: the rules, and how the MediaWiki
+    /// ones came to be on or off.
     pub fn describe(&self) -> String {
+        let rules = self.describe_rules();
+        match self.choice {
+            Choice::Seen(_) if self.mediawiki => {
+                format!("{rules}; a MediaWiki site (1% or more of the requests to its paths)")
+            }
+            Choice::Seen(_) if self.dynamic_default => "dynamic: paths that are not static \
+                files (images, scripts, styles, fonts, media, archives, .txt, .xml, .json); \
+                not a MediaWiki site (under 1% of the requests to its paths; [heavy] in a \
+                rules file says otherwise)"
+                .to_string(),
+            Choice::Seen(_) => {
+                format!("{rules}; not a MediaWiki site (under 1% of the requests to its paths)")
+            }
+            Choice::Configured | Choice::Open => rules,
+        }
+    }
+
+    fn describe_rules(&self) -> String {
         let mut parts = Vec::new();
         if self.mediawiki {
             parts.push(format!(
@@ -485,7 +613,7 @@ mod tests {
     #[test]
     fn user_rules_first_and_excludes() {
         let r = HeavyRules::new(
-            true,
+            Some(true),
             vec!["/index.php".into()],
             vec![
                 HeavyRule {
@@ -515,7 +643,89 @@ mod tests {
         );
         assert_eq!(class(&r, "GET", "/w/index.php", Some("diff=1")), "");
         assert!(r.describe().contains("api-search"));
-        let off = HeavyRules::new(false, vec![], vec![]);
+        let off = HeavyRules::new(Some(false), vec![], vec![]);
         assert_eq!(class(&off, "GET", "/index.php", Some("search=x")), "");
+    }
+
+    fn open_rules(user: Vec<HeavyRule>) -> HeavyRules {
+        HeavyRules::new(
+            None,
+            MEDIAWIKI_PATHS.iter().map(|s| s.to_string()).collect(),
+            user,
+        )
+    }
+
+    /// Left open, the rows decide: a MediaWiki keeps its rules; any other site gets the
+    /// class `dynamic` (paths that are not static files), and says why in its description.
+    #[test]
+    fn an_open_choice_is_settled_by_the_site() {
+        let seen = |rows, mediawiki_rows| SiteSeen {
+            rows,
+            mediawiki_rows,
+        };
+        let mut wiki = open_rules(vec![]);
+        assert!(wiki.is_open());
+        wiki.settle(seen(1000, 10));
+        assert!(!wiki.is_open());
+        assert_eq!(class(&wiki, "GET", "/w/index.php", Some("diff=1")), "diff");
+        assert_eq!(class(&wiki, "GET", "/", None), "");
+        assert!(wiki.describe().contains("; a MediaWiki site (1% or more"));
+
+        // A scanner's 9 probes in 1,000 requests do not make a wiki.
+        let mut other = open_rules(vec![]);
+        other.settle(seen(1000, 9));
+        assert_eq!(
+            class(&other, "GET", "/w/index.php", Some("diff=1")),
+            "dynamic"
+        );
+        assert_eq!(
+            class(&other, "GET", "/cgi-bin/imagemap/countdown", Some("1,2")),
+            "dynamic"
+        );
+        assert_eq!(class(&other, "POST", "/", None), "dynamic");
+        assert_eq!(class(&other, "GET", "/x/index.html", None), "dynamic");
+        for asset in ["/images/NASA-logosmall.gif", "/a/B.CSS", "/robots.txt"] {
+            assert_eq!(class(&other, "GET", asset, None), "", "{asset}");
+        }
+        // A request that is not HTTP has no path: not a request to the site.
+        assert_eq!(class(&other, "GET", "", None), "");
+        assert!(
+            other.describe().starts_with("dynamic: "),
+            "{}",
+            other.describe()
+        );
+        assert!(other.describe().contains("(under 1% of the requests"));
+        // Settled once: a second look changes nothing.
+        other.settle(seen(10, 10));
+        assert_eq!(class(&other, "GET", "/", None), "dynamic");
+
+        // The site's own classes stay the only ones on a site that is not a wiki.
+        let own = HeavyRule {
+            name: "search".into(),
+            path: Some(Regex::new("^/search$").unwrap()),
+            query: None,
+            methods: vec![],
+            exclude: false,
+        };
+        let mut mine = open_rules(vec![own]);
+        mine.settle(seen(100, 0));
+        assert_eq!(class(&mine, "GET", "/search", None), "search");
+        assert_eq!(class(&mine, "GET", "/", None), "");
+        assert_eq!(class(&mine, "GET", "/w/index.php", Some("diff=1")), "");
+
+        // Said in the file: the rows decide nothing.
+        let mut said = HeavyRules::default();
+        said.settle(seen(100, 0));
+        assert_eq!(class(&said, "GET", "/w/index.php", Some("diff=1")), "diff");
+    }
+
+    #[test]
+    fn mediawiki_paths() {
+        assert!(is_mediawiki_path("/wiki/Main_Page"));
+        assert!(is_mediawiki_path("/w/load.php"));
+        assert!(is_mediawiki_path("/load.php"));
+        assert!(is_mediawiki_path("/x/Special:Search"));
+        assert!(!is_mediawiki_path("/index.php"));
+        assert!(!is_mediawiki_path("/wikipedia"));
     }
 }

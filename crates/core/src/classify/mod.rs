@@ -14,6 +14,7 @@ pub mod config;
 pub mod filter;
 pub mod heavy;
 pub mod net;
+pub mod static_files;
 
 use std::fmt;
 use std::net::IpAddr;
@@ -733,8 +734,8 @@ mod tests {
         };
         let rule_sets = [
             HeavyRules::default(),
-            HeavyRules::new(true, mediawiki(), vec![by_method]),
-            HeavyRules::new(true, mediawiki(), vec![by_query]),
+            HeavyRules::new(Some(true), mediawiki(), vec![by_method]),
+            HeavyRules::new(Some(true), mediawiki(), vec![by_query]),
         ];
         for rules in rule_sets {
             let mut c = Classifier {

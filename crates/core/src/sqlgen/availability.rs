@@ -6,9 +6,6 @@
 use super::{Script, Twin};
 use crate::classify::StatusSet;
 
-/// Static-file extensions (logscope's `availability::is_static_path`).
-const STATIC_EXT: &str = "png|jpg|jpeg|gif|webp|avif|svg|ico|bmp|tif|tiff|css|js|mjs|map|woff|woff2|ttf|otf|eot|mp4|webm|ogg|ogv|mp3|wav|flac|m4a|pdf|zip|gz|tgz|bz2|xz|7z|rar|txt|xml|json|wasm|apk|dmg|exe|iso";
-
 /// How policy statuses count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
@@ -71,7 +68,10 @@ pub fn script(t: &Twin<'_>, o: &Options<'_>) -> Script {
         ),
         None => format!(
             "NOT {}",
-            d.rx("coalesce(path, '')", &format!("[^/]\\.(?i:{STATIC_EXT})$"))
+            d.rx(
+                "coalesce(path, '')",
+                &crate::classify::static_files::static_path_regex()
+            )
         ),
     };
     let pol = status_cond(o.policy);

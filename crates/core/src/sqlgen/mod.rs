@@ -20,8 +20,6 @@ use std::fmt::Write as _;
 
 pub use dialect::Dialect;
 
-use crate::classify::config::HeavyConfig;
-use crate::classify::heavy::MEDIAWIKI_PATHS;
 use crate::classify::{AgentInfo, Classifier, Filter};
 
 /// The time zone of buckets and periods.
@@ -57,8 +55,6 @@ pub struct Twin<'a> {
     pub filter: &'a Filter,
     /// The classifier (prefix lengths, identity rules, the agent classes).
     pub classifier: &'a Classifier,
-    /// The heavy rules as configured.
-    pub heavy: &'a HeavyConfig,
     /// The distinct User-Agent strings and their classes.
     pub agents: &'a [AgentRow],
 }
@@ -164,7 +160,8 @@ impl Twin<'_> {
     pub fn heavy_case(&self) -> String {
         let d = self.dialect;
         let mut arms = Vec::new();
-        for c in &self.heavy.class {
+        let heavy = &self.classifier.heavy;
+        for c in heavy.rules() {
             let mut conds = Vec::new();
             if !c.methods.is_empty() {
                 let ms: Vec<String> = c
@@ -175,10 +172,10 @@ impl Twin<'_> {
                 conds.push(format!("upper(method) IN ({})", ms.join(", ")));
             }
             if let Some(p) = &c.path {
-                conds.push(d.rx("coalesce(path, '')", p));
+                conds.push(d.rx("coalesce(path, '')", p.as_str()));
             }
             if let Some(q) = &c.query {
-                conds.push(d.rx("coalesce(query, '')", q));
+                conds.push(d.rx("coalesce(query, '')", q.as_str()));
             }
             let cond = if conds.is_empty() {
                 "TRUE".to_string()
@@ -192,11 +189,8 @@ impl Twin<'_> {
             };
             arms.push(format!("WHEN {cond} THEN {then}"));
         }
-        if self.heavy.mediawiki {
-            let paths: Vec<String> = match &self.heavy.mediawiki_paths {
-                Some(p) => p.iter().map(|s| d.lit(s)).collect(),
-                None => MEDIAWIKI_PATHS.iter().map(|s| d.lit(s)).collect(),
-            };
+        if let Some(paths) = heavy.mediawiki_paths() {
+            let paths: Vec<String> = paths.iter().map(|s| d.lit(s)).collect();
             arms.push(format!(
                 "WHEN {} THEN 'search'",
                 d.rx(
