@@ -1,6 +1,7 @@
 //! `logscope agents`: the user-agent mix — devices, families, declared bots — of the
 //! selection next to all traffic of the same period, and a seeded sample of raw agents.
 
+use crate::engine::envelope::Envelope;
 use std::path::Path;
 
 use clap::Args;
@@ -70,7 +71,8 @@ pub fn run(data: &Path, args: AgentsArgs) -> anyhow::Result<i32> {
         return Ok(output::usage(m));
     }
     let (report, stats) = compute(data, &args)?;
-    args.out.emit_report(&report, stats.input.as_ref())?;
+    let env = Envelope::report("agents", &report.selection, &args.filters.tz, &stats);
+    args.out.emit_report(&report, &env)?;
     Ok(stats.exit_code())
 }
 

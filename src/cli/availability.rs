@@ -25,6 +25,7 @@ use super::rows::RowArgs;
 use super::sqlgen;
 use super::usage_error;
 use crate::engine::clock::{ChronoZone, resolve_local};
+use crate::engine::envelope::Envelope;
 use crate::engine::rows::{RowStats, columns_for};
 use crate::store::scan::Columns;
 
@@ -360,7 +361,7 @@ pub fn compute(data: &Path, args: &AvailabilityArgs) -> anyhow::Result<Computed>
 pub fn doc(c: &Computed, max_incidents: usize) -> logscope_core::forensics::doc::Doc {
     let zone = c.zone;
     let short = |ms: i64| fmt_zone(zone, ms, "%Y-%m-%d %H:%M");
-    let rfc = |ms: i64| fmt_zone(zone, ms, "%Y-%m-%dT%H:%M:%S%.3f%:z");
+    let rfc = |ms: i64| rfc3339_ms(zone, ms);
     let tf = TimeFmt {
         short: &short,
         rfc3339: &rfc,
@@ -387,7 +388,7 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
         source,
     } = compute(data, &args)?;
     // Text, Markdown and HTML show what reading the FILE arguments found with the
-    // report's notes; JSON gets the `input` object instead (emit_rendered).
+    // report's notes; JSON has them in the envelope's `inputs`.
     if let Some(i) = &stats.input
         && args.output.format != OutputFormat::Json
     {
@@ -395,7 +396,7 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
     }
 
     let short = |ms: i64| fmt_zone(zone, ms, "%Y-%m-%d %H:%M");
-    let rfc = |ms: i64| fmt_zone(zone, ms, "%Y-%m-%dT%H:%M:%S%.3f%:z");
+    let rfc = |ms: i64| rfc3339_ms(zone, ms);
     let tf = TimeFmt {
         short: &short,
         rfc3339: &rfc,
@@ -409,11 +410,36 @@ pub fn run(data: &Path, args: AvailabilityArgs) -> anyhow::Result<i32> {
         OutputFormat::Text => render::text(&report, &tf, source, args.output.color(), lim),
         OutputFormat::Md => render::markdown(&report, &tf, source, lim),
         OutputFormat::Csv => render::csv(&report, &tf),
-        OutputFormat::Json => render::json(&report, &tf, source),
+        OutputFormat::Json => {
+            let sel = &args.filters;
+            let selection = sel.build()?.describe();
+            let env = Envelope::report("availability", &selection, &sel.tz, &stats);
+            output::json(&env.wrap(&render::json(&report, &tf)))?
+        }
         OutputFormat::Html => render::html(&report, &tf, source, lim),
     };
-    args.output.emit_rendered(out, stats.input.as_ref())?;
+    args.output.emit(&out)?;
     Ok(stats.exit_code())
+}
+
+/// An instant as RFC 3339 with milliseconds in `zone` (`Z` in UTC): the one time
+/// representation of JSON and CSV.
+fn rfc3339_ms(zone: ChronoZone, ms: i64) -> String {
+    let offset_ms = match zone {
+        ChronoZone::Tz(tz) => offset_ms(tz, ms),
+        ChronoZone::Fixed(tz) => offset_ms(tz, ms),
+    };
+    logscope_core::time::local_rfc3339_ms(ms + offset_ms, offset_ms)
+}
+
+fn offset_ms<Z: TimeZone>(tz: Z, ms: i64) -> i64 {
+    use chrono::Offset;
+    match tz.timestamp_millis_opt(ms) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => {
+            i64::from(t.offset().fix().local_minus_utc()) * 1000
+        }
+        LocalResult::None => 0,
+    }
 }
 
 fn fmt_zone(zone: ChronoZone, ms: i64, f: &str) -> String {

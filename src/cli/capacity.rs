@@ -1,6 +1,7 @@
 //! `logscope capacity`: from the log alone, what load the backend took per window — the
 //! most it held healthily, where it stalled, its peak throughput — and the evidence.
 
+use crate::engine::envelope::Envelope;
 use std::path::Path;
 
 use clap::Args;
@@ -69,6 +70,7 @@ pub fn run(data: &Path, args: CapacityArgs) -> anyhow::Result<i32> {
     let mut sel = args.filters.build()?;
     let source = args.rows.source(data)?;
     let (report, stats) = report::run(&source, &mut sel, Capacity::new(args.by, args.scope))?;
-    args.out.emit_report(&report, stats.input.as_ref())?;
+    let env = Envelope::report("capacity", &report.selection, &args.filters.tz, &stats);
+    args.out.emit_report(&report, &env)?;
     Ok(stats.exit_code())
 }

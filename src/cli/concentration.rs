@@ -2,6 +2,7 @@
 //! (or addresses, or autonomous systems) with shares, how many make 50% and 90%, HHI,
 //! Gini — and what a per-prefix limit would have touched.
 
+use crate::engine::envelope::Envelope;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -91,7 +92,8 @@ pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
         return Ok(output::usage(m));
     }
     let (report, stats) = compute(data, &args)?;
-    args.out.emit_report(&report, stats.input.as_ref())?;
+    let env = Envelope::report("concentration", &report.selection, &args.filters.tz, &stats);
+    args.out.emit_report(&report, &env)?;
     Ok(stats.exit_code())
 }
 

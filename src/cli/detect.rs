@@ -1,5 +1,6 @@
 //! `logscope detect`: which format a log is in, and how sure the detection is.
 
+use crate::engine::envelope::{Envelope, Inputs};
 use clap::Args;
 use logscope_core::escape;
 use logscope_core::source::ReadOptions;
@@ -53,7 +54,8 @@ pub fn run(args: DetectArgs) -> anyhow::Result<i32> {
             code = super::exit::ERROR;
         }
         if args.json {
-            println!("{}", escape::json(&serde_json::to_string(&out)?));
+            let env = Envelope::plain("detect", Inputs::files(&name));
+            println!("{}", escape::json(&serde_json::to_string(&env.wrap(&out))?));
             continue;
         }
         match &out.format {

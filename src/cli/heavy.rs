@@ -2,6 +2,7 @@
 //! addresses and prefixes of the heavy ones, the largest prefix and its share, the
 //! dominant agent class — with buckets over a capacity marked.
 
+use crate::engine::envelope::Envelope;
 use std::path::Path;
 
 use clap::Args;
@@ -70,7 +71,8 @@ pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
         return Ok(output::usage(m));
     }
     let (report, stats) = compute(data, &args)?;
-    args.out.emit_report(&report, stats.input.as_ref())?;
+    let env = Envelope::report("heavy", &report.selection, &args.filters.tz, &stats);
+    args.out.emit_report(&report, &env)?;
     heavy_rules_hint(&report, args.out.format);
     Ok(stats.exit_code())
 }

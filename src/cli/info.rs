@@ -1,5 +1,6 @@
 //! `logscope info`: what the dataset holds — sources, rows, months, time range, size.
 
+use crate::engine::envelope::{Envelope, Inputs};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -151,7 +152,9 @@ pub fn run(data: &Path, args: InfoArgs) -> anyhow::Result<i32> {
         super::exit::ERROR
     };
     if args.json {
-        println!("{}", escape::json(&serde_json::to_string(&out)?));
+        let mut env = Envelope::plain("info", Inputs::dataset(&out.dataset));
+        env.tz = Some("UTC".into());
+        println!("{}", escape::json(&serde_json::to_string(&env.wrap(&out))?));
         return Ok(code);
     }
     println!(

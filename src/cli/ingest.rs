@@ -1,5 +1,6 @@
 //! `logscope ingest`: parse logs and add what is new to the dataset, atomically.
 
+use crate::engine::envelope::{Envelope, Inputs};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -194,7 +195,13 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
     }
     let Ingested { summary, exit } = outcome?;
     if args.json {
-        println!("{}", escape::json(&serde_json::to_string(&summary)?));
+        let names: Vec<&str> = summary.files.iter().map(|f| f.file.as_str()).collect();
+        let mut env = Envelope::plain("ingest", Inputs::files(&names.join(", ")));
+        env.tz = Some("UTC".into());
+        println!(
+            "{}",
+            escape::json(&serde_json::to_string(&env.wrap(&summary))?)
+        );
     } else if !args.quiet {
         print!("{}", summary::ingest_text(&summary));
         next_step_hint(&summary);

@@ -14,7 +14,7 @@ use logscope_core::escape;
 use logscope_core::forensics::doc::Document;
 
 use super::exit;
-use crate::engine::rows::InputReport;
+use crate::engine::envelope::Envelope;
 
 /// Prints a usage error; returns its exit status (2).
 pub fn usage(msg: impl std::fmt::Display) -> i32 {
@@ -227,18 +227,14 @@ impl OutputArgs {
     }
 
     /// Emits a finished report: through its `Doc` for text (at the terminal's width),
-    /// Markdown, CSV and HTML, serialized as JSON. With FILE inputs (`input`), the notes
-    /// on bad lines and damage are added under the title in text, Markdown and HTML,
-    /// and JSON gets a top-level `input` object; CSV is left as data.
-    pub fn emit_report(
-        &self,
-        report: &impl Document,
-        input: Option<&InputReport>,
-    ) -> anyhow::Result<()> {
+    /// Markdown, CSV and HTML, serialized as JSON after the envelope's keys. With FILE
+    /// inputs, the notes on bad lines and damage are added under the title in text,
+    /// Markdown and HTML (JSON has them in `inputs`); CSV is left as data.
+    pub fn emit_report(&self, report: &impl Document, env: &Envelope) -> anyhow::Result<()> {
         let width = self.width();
         let noted = |w: usize| {
             let mut d = report.doc(w);
-            if let Some(i) = input {
+            if let Some(i) = env.input() {
                 d.lines.extend(i.notes());
             }
             d
@@ -248,39 +244,15 @@ impl OutputArgs {
             OutputFormat::Md => noted(usize::MAX).to_markdown(),
             OutputFormat::Csv => report.doc(usize::MAX).to_csv(),
             OutputFormat::Html => noted(usize::MAX).to_html(),
-            OutputFormat::Json => serde_json::to_string_pretty(report)? + "\n",
+            OutputFormat::Json => json(&env.wrap(report))?,
         };
-        self.emit_rendered(text, input)
-    }
-
-    /// Emits a report already rendered in `--format` by its own renderer (which showed
-    /// `input.notes()` where text, Markdown and HTML show notes): JSON gets the
-    /// top-level `input` object here.
-    pub fn emit_rendered(
-        &self,
-        content: String,
-        input: Option<&InputReport>,
-    ) -> anyhow::Result<()> {
-        match (self.format, input) {
-            (OutputFormat::Json, Some(i)) => self.emit(&json_with_input(&content, i)?),
-            _ => self.emit(&content),
-        }
+        self.emit(&text)
     }
 }
 
-/// `json` (a pretty-printed object) with `"input": …` added as its last key; other
-/// keys keep their order and bytes.
-fn json_with_input(json: &str, input: &InputReport) -> anyhow::Result<String> {
-    let body = json.trim_end();
-    let Some(head) = body.strip_suffix('}') else {
-        return Err(anyhow!(
-            "internal error: the report's JSON is not an object"
-        ));
-    };
-    let head = head.trim_end();
-    let value = serde_json::to_string_pretty(input)?.replace('\n', "\n  ");
-    let sep = if head.ends_with('{') { "" } else { "," };
-    Ok(format!("{head}{sep}\n  \"input\": {value}\n}}\n"))
+/// A result as pretty-printed JSON, with a final newline.
+pub fn json(v: &impl serde::Serialize) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(v)? + "\n")
 }
 
 fn ends_with_slash(p: &Path) -> bool {

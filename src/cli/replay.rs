@@ -4,6 +4,7 @@
 //! stays under a capacity. The computation is `logscope_core::replay::report`; this file
 //! parses the options, reads and classifies the rows, and writes the outputs.
 
+use crate::engine::envelope::Envelope;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
@@ -357,7 +358,8 @@ pub fn run(data: &Path, args: ReplayArgs) -> anyhow::Result<i32> {
         timing.lap("emit", rows);
         return Ok(stats.exit_code());
     }
-    args.out.emit_report(&report, stats.input.as_ref())?;
+    let env = Envelope::report("replay", &report.selection, &args.filters.tz, &stats);
+    args.out.emit_report(&report, &env)?;
     timing.lap("report", rows);
     Ok(stats.exit_code())
 }

@@ -2,6 +2,7 @@
 //! `requests` and the view `requests_x` with the reports' derived columns — written
 //! through the one report output path (`--format text|md|csv|json|html`, `--out`).
 
+use crate::engine::envelope::{Envelope, Inputs};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -244,7 +245,10 @@ pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
         }
     }
     let result = QueryResult::new(&res.frame)?;
-    args.out.emit_report(&result, None)?;
+    let mut env = Envelope::plain("sql", Inputs::dataset("dataset"));
+    // Timestamps are UTC in SQL.
+    env.tz = Some("UTC".into());
+    args.out.emit_report(&result, &env)?;
     Ok(exit::OK)
 }
 
@@ -290,11 +294,8 @@ impl Value {
                     TimeUnit::Microseconds => x.div_euclid(1000),
                     TimeUnit::Nanoseconds => x.div_euclid(1_000_000),
                 };
-                Value::Time(if ms.rem_euclid(1000) == 0 {
-                    logscope_core::time::local_rfc3339(ms, 0)
-                } else {
-                    logscope_core::time::local_rfc3339_ms(ms, 0)
-                })
+                // The one time representation: RFC 3339 with milliseconds.
+                Value::Time(logscope_core::time::local_rfc3339_ms(ms, 0))
             }
             AnyValue::Date(days) => Value::Time(
                 logscope_core::time::local_rfc3339(i64::from(*days) * 86_400_000, 0)

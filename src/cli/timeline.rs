@@ -2,6 +2,7 @@
 //! per time bucket, its paths, statuses, user agents and addresses, first and last
 //! seen — over FILE arguments or the dataset, with every shared filter.
 
+use crate::engine::envelope::Envelope;
 use std::path::Path;
 
 use clap::Args;
@@ -80,6 +81,7 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
     let source = args.rows.source(data)?;
     let timeline = Timeline::new(args.by, args.top, clients);
     let (report, stats) = report::run(&source, &mut sel, timeline)?;
-    args.out.emit_report(&report, stats.input.as_ref())?;
+    let env = Envelope::report("timeline", &report.selection, &args.filters.tz, &stats);
+    args.out.emit_report(&report, &env)?;
     Ok(stats.exit_code())
 }

@@ -3,6 +3,7 @@
 //! share, first and last seen — over FILE arguments or the dataset, with every shared
 //! filter.
 
+use crate::engine::envelope::Envelope;
 use std::path::Path;
 
 use clap::Args;
@@ -82,7 +83,8 @@ pub fn run(data: &Path, args: TopArgs) -> anyhow::Result<i32> {
         return Ok(output::usage(m));
     }
     let (report, stats) = compute(data, &args)?;
-    args.out.emit_report(&report, stats.input.as_ref())?;
+    let env = Envelope::report("top", &report.selection, &args.filters.tz, &stats);
+    args.out.emit_report(&report, &env)?;
     Ok(stats.exit_code())
 }
 

@@ -56,7 +56,9 @@ impl Report for Capacity {
         };
         let rt = b.request_time_us.get(i).copied().flatten();
         let status = b.status.get(i).copied().unwrap_or(0);
-        self.acc.add(clock.local(b.ts_ms[i]), status, rt, in_scope);
+        let local = clock.local(b.ts_ms[i]);
+        self.acc
+            .add(local, local - b.ts_ms[i], status, rt, in_scope);
     }
 
     fn add_part(&mut self, _: &Batch, part: NoPart, _: &mut PartRows<'_, '_>) {

@@ -556,7 +556,7 @@ fn dst_fixture_exact_months_from_files_and_dataset() {
     let strip = |mut v: serde_json::Value| {
         v.as_object_mut().unwrap().remove("source");
         // What reading FILE arguments found (absent over the dataset).
-        v.as_object_mut().unwrap().remove("input");
+        v.as_object_mut().unwrap().remove("inputs");
         v
     };
     assert_eq!(strip(from_files), strip(from_dataset.clone()));

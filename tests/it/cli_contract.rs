@@ -274,7 +274,7 @@ fn availability_takes_the_shared_filters() {
     assert_eq!(json(&["--client", "192.0.2.1"])["lines"], 2);
     assert_eq!(json(&["--status", "5xx"])["lines"], 1);
     let v = json(&["--agent", "ai"]);
-    assert!(v["source"].as_str().unwrap().contains("agent ai"), "{v}");
+    assert!(v["selection"].as_str().unwrap().contains("agent ai"), "{v}");
     // A fixed offset is a zone like any other.
     let v = json(&["--tz", "+09:00", "--by", "day"]);
     assert_eq!(v["periods"][0]["label"], "2004-05-01", "{v}");

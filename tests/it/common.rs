@@ -148,9 +148,9 @@ impl Rng {
     }
 }
 
-/// Runs a report command that must succeed and returns its JSON without the keys that
-/// name where the rows came from (`input`, `origin`, `source`), so a report over the
-/// dataset and one over the log files can be compared whole.
+/// Runs a report command that must succeed and returns its JSON without the envelope's
+/// `inputs` (where the rows came from), so a report over the dataset and one over the
+/// log files can be compared whole.
 pub fn report_json_without_origin(mut c: Command, what: &str) -> serde_json::Value {
     let out = c.output().unwrap();
     assert!(
@@ -160,9 +160,7 @@ pub fn report_json_without_origin(mut c: Command, what: &str) -> serde_json::Val
     );
     let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let o = v.as_object_mut().unwrap();
-    for k in ["input", "origin", "source"] {
-        o.remove(k);
-    }
+    o.remove("inputs");
     v
 }
 

@@ -187,8 +187,8 @@ fn heavy_shows_a_long_silence_as_a_gap_row_in_every_format() {
     assert_eq!(buckets[2]["requests"], 0);
     let gaps = v["gaps"].as_array().expect("gaps listed");
     assert_eq!(gaps.len(), 1);
-    assert_eq!(gaps[0]["start"], "2024-01-01T00:50:00Z");
-    assert_eq!(gaps[0]["end"], "2024-06-01T00:00:00Z");
+    assert_eq!(gaps[0]["start"], "2024-01-01T00:50:00.000Z");
+    assert_eq!(gaps[0]["end"], "2024-06-01T00:00:00.000Z");
     assert_eq!(gaps[0]["buckets"], 21_883);
     assert_eq!(
         buckets.len() as u64 + gaps[0]["buckets"].as_u64().unwrap(),
@@ -214,7 +214,7 @@ fn heavy_shows_a_long_silence_as_a_gap_row_in_every_format() {
     let rows: Vec<&str> = csv.lines().collect();
     assert!(rows[0].ends_with(",agent,agent_share,buckets"), "{csv}");
     assert!(
-        rows.contains(&"2024-01-01T00:50:00Z,0,0,0,0,,,,,21883"),
+        rows.contains(&"2024-01-01T00:50:00.000Z,0,0,0,0,,,,,21883"),
         "{csv}"
     );
     assert!(rows[1].ends_with(",1"), "{csv}");
@@ -229,8 +229,8 @@ fn heavy_over_a_century_finishes_with_its_gaps() {
     let v = json(&data, &["heavy", "--by", "10m", "--capacity", "5/1h", log]);
     let gaps = v["gaps"].as_array().expect("gaps");
     assert_eq!(gaps.len(), 2);
-    assert_eq!(gaps[0]["end"], "2024-05-01T10:00:00Z");
-    assert_eq!(gaps[1]["start"], "2024-05-01T11:40:00Z");
+    assert_eq!(gaps[0]["end"], "2024-05-01T10:00:00.000Z");
+    assert_eq!(gaps[1]["start"], "2024-05-01T11:40:00.000Z");
     assert_eq!(v["requests"], 102);
     let shown: u64 = v["buckets"]
         .as_array()
@@ -265,8 +265,8 @@ fn replay_over_a_century_reports_the_totals_and_its_silences() {
         assert_eq!(gaps.len(), 2, "{extra:?}");
         if !extra.is_empty() {
             assert_eq!(over.len(), 102);
-            assert_eq!(gaps[0]["start"], "1971-01-01T12:01:00Z");
-            assert_eq!(gaps[0]["end"], "2024-05-01T10:00:00Z");
+            assert_eq!(gaps[0]["start"], "1971-01-01T12:01:00.000Z");
+            assert_eq!(gaps[0]["end"], "2024-05-01T10:00:00.000Z");
             assert_eq!(gaps[1]["buckets"], 39_797_300);
             assert_eq!(c["load"]["windows"], 102);
         }

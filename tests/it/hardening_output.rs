@@ -383,13 +383,13 @@ fn damaged_input_is_reported_in_every_format_with_status_4() {
     let o = run(dir, &["heavy", "--format", "json", "access.log.gz"]);
     assert_eq!(code(&o), 4, "{}", stderr(&o));
     let j: Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    let damage = j["input"]["damage"].as_array().expect("input.damage");
+    let damage = j["inputs"]["damage"].as_array().expect("inputs.damage");
     assert_eq!(damage.len(), 1, "{j}");
     assert_eq!(damage[0]["file"], "access.log.gz");
     assert!(damage[0]["message"].as_str().unwrap().contains("gzip"));
-    let lines = j["input"]["lines"].as_u64().unwrap();
+    let lines = j["inputs"]["lines"].as_u64().unwrap();
     assert!(lines > 0 && lines < 2_000, "{lines}");
-    assert_eq!(j["input"]["files"][0]["damaged"], true);
+    assert_eq!(j["inputs"]["files"][0]["damaged"], true);
     // The report's own keys are still there.
     assert!(j["buckets"].is_array() && j["requests"].is_u64(), "{j}");
 
@@ -414,7 +414,7 @@ fn damaged_input_is_reported_in_every_format_with_status_4() {
             match format {
                 "json" => {
                     let j: Value = serde_json::from_str(&out).expect("JSON");
-                    assert_eq!(j["input"]["damage"].as_array().unwrap().len(), 1, "{a:?}");
+                    assert_eq!(j["inputs"]["damage"].as_array().unwrap().len(), 1, "{a:?}");
                 }
                 // CSV is data: the damage is on stderr only.
                 "csv" => assert!(!out.contains("input:"), "{a:?}: {out}"),
@@ -459,10 +459,10 @@ fn mostly_bad_input_exits_3_with_a_note() {
     let o = run(dir, &["concentration", "--format", "json", "mixed.log"]);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(j["input"]["bad"], 60);
-    assert_eq!(j["input"]["records"], 40);
-    assert_eq!(j["input"]["files"][0]["too_many_bad"], true);
-    assert!(j["input"]["first_bad"]["line"] == 2, "{j}");
+    assert_eq!(j["inputs"]["bad"], 60);
+    assert_eq!(j["inputs"]["records"], 40);
+    assert_eq!(j["inputs"]["files"][0]["too_many_bad"], true);
+    assert!(j["inputs"]["first_bad"]["line"] == 2, "{j}");
     // A higher --max-bad: status 0, the bad lines still noted.
     let o = run(dir, &["heavy", "--max-bad", "0.7", "mixed.log"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -482,9 +482,9 @@ fn clean_input_has_no_note_and_the_dataset_no_input() {
         let o = run(dir, &[cmd, "--format", "json", "a.log"]);
         assert_eq!(code(&o), 0, "{cmd}: {}", stderr(&o));
         let j: Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(j["input"]["lines"], 50, "{cmd}");
-        assert_eq!(j["input"]["bad"], 0, "{cmd}");
-        assert_eq!(j["input"]["damage"].as_array().unwrap().len(), 0, "{cmd}");
+        assert_eq!(j["inputs"]["lines"], 50, "{cmd}");
+        assert_eq!(j["inputs"]["bad"], 0, "{cmd}");
+        assert_eq!(j["inputs"]["damage"].as_array().unwrap().len(), 0, "{cmd}");
     }
     // Over the dataset nothing changes: no `input` object.
     let data = dir.join("data");
@@ -496,7 +496,10 @@ fn clean_input_has_no_note_and_the_dataset_no_input() {
         .unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(j.get("input").is_none(), "{j}");
+    assert!(
+        j["inputs"]["kind"] == "dataset" && j["inputs"].get("lines").is_none(),
+        "{j}"
+    );
 }
 
 /// A log whose agent and path carry bidi overrides, line and paragraph separators and

@@ -31,6 +31,7 @@ mod hardening_sql;
 mod heavy_default;
 mod ingest;
 mod ingest_layering;
+mod json_envelope;
 mod layouts;
 mod nginx_conf;
 mod replay;

@@ -417,7 +417,7 @@ fn a_long_log_gives_a_short_page_with_the_burst_found() {
     let heavy_csv = std::fs::read_to_string(r.join("heavy.csv")).unwrap();
     assert_eq!(heavy_csv.lines().count(), 161, "{heavy_csv}");
     assert!(heavy_csv.starts_with("start,requests,heavy,"));
-    assert!(heavy_csv.contains("\n2025-03-14T00:00:00Z,"));
+    assert!(heavy_csv.contains("\n2025-03-14T00:00:00.000Z,"));
     assert!(
         html.contains(
             "<td style=\"text-align:right\">2025-03-14</td><td style=\"text-align:right\">15,"

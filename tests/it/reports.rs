@@ -256,7 +256,7 @@ fn storm_hour_shows_the_seed_figures() {
     );
     let b = h["buckets"].as_array().unwrap();
     assert_eq!(b.len(), 1);
-    assert_eq!(b[0]["start"], "2026-09-25T05:00:00Z");
+    assert_eq!(b[0]["start"], "2026-09-25T05:00:00.000Z");
     assert_eq!(b[0]["heavy"], 7_288);
     assert_eq!(b[0]["distinct_prefixes"], 726);
     assert_eq!(b[0]["peak"], 1_955);
@@ -303,7 +303,7 @@ fn storm_hour_shows_the_seed_figures() {
         .map(|b| b["heavy"].as_u64().unwrap())
         .collect();
     assert_eq!(heavy, [900, 1_100, 1_955, 1_400, 1_033, 900]);
-    assert_eq!(t["buckets"][2]["start"], "2026-09-25T14:20:00+09:00");
+    assert_eq!(t["buckets"][2]["start"], "2026-09-25T14:20:00.000+09:00");
     assert_eq!(t["buckets_over_capacity"], 1);
     let (text, _, _) = report(
         dir,
@@ -370,7 +370,7 @@ fn storm_hour_shows_the_seed_figures() {
             "--heavy",
             "--anonymous",
             "--until",
-            "2026-09-25T05:00:00Z",
+            "2026-09-25T05:00:00.000Z",
             f,
         ],
     );

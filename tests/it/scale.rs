@@ -247,9 +247,9 @@ fn page_reader_answers_as_polars_reader() {
         // Cuts row groups in the middle.
         &[
             "--since",
-            "2024-06-03T10:17:00Z",
+            "2024-06-03T10:17:00.000Z",
             "--until",
-            "2024-06-05T03:00:00Z",
+            "2024-06-05T03:00:00.000Z",
         ],
     ];
     let run = |mode: &str, args: &[&str]| {

@@ -490,13 +490,16 @@ fn every_format_escapes_and_types() {
     let row = lines.next().unwrap();
     assert!(!row.contains('\x1b'), "{row:?}");
     assert!(row.contains("'=HYPERLINK(1)"), "{row}");
-    assert!(row.ends_with(",200,10,2026-09-25T15:30:00Z,false"), "{row}");
+    assert!(
+        row.ends_with(",200,10,2026-09-25T15:30:00.000Z,false"),
+        "{row}"
+    );
     let v = json(d, &["sql", q]);
     let r = &v["rows"][0];
     assert_eq!(r["status"], 200);
     assert_eq!(r["bytes"], 10);
     assert_eq!(r["heavy"], false);
-    assert_eq!(r["ts"], "2026-09-25T15:30:00Z");
+    assert_eq!(r["ts"], "2026-09-25T15:30:00.000Z");
     assert_eq!(r["user_agent"], "evil\x1b[2J\x07<img src=x>");
     assert_eq!(v["row_count"], 1);
     assert_eq!(v["columns"][3]["type"], "int32");

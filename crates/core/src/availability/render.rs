@@ -614,23 +614,27 @@ pub fn csv(r: &Report, tf: &TimeFmt) -> String {
     t.to_csv()
 }
 
-/// JSON: the typed report, with local RFC 3339 times added next to every `*_ms`.
-pub fn json(r: &Report, tf: &TimeFmt, source: &str) -> String {
+/// The typed result as JSON (an object, for the envelope to wrap): every instant an
+/// RFC 3339 string with milliseconds in the report's zone (`start`, `end`, `since`, …:
+/// the `*_ms` instants replaced), durations in ms, and the availability as text beside
+/// its fraction.
+pub fn json(r: &Report, tf: &TimeFmt) -> serde_json::Value {
     let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
-    add_times(&mut v, tf);
+    to_times(&mut v, tf);
     if let serde_json::Value::Object(m) = &mut v {
         m.insert("definition".into(), definition(r).into());
-        m.insert("source".into(), source.into());
-        if let Some((a, b)) = r.span {
-            m.insert("span_start".into(), (tf.rfc3339)(a).into());
-            m.insert("span_end".into(), (tf.rfc3339)(b).into());
-        }
-        for p in ["periods"] {
-            if let Some(serde_json::Value::Array(a)) = m.get_mut(p) {
-                for (item, st) in a.iter_mut().zip(&r.periods) {
-                    if let serde_json::Value::Object(o) = item {
-                        o.insert("availability_text".into(), st.percent_text(2).into());
-                    }
+        // The span as the two instants it is.
+        m.remove("span");
+        let (a, b) = match r.span {
+            Some((a, b)) => ((tf.rfc3339)(a).into(), (tf.rfc3339)(b).into()),
+            None => (serde_json::Value::Null, serde_json::Value::Null),
+        };
+        m.insert("span_start".into(), a);
+        m.insert("span_end".into(), b);
+        if let Some(serde_json::Value::Array(a)) = m.get_mut("periods") {
+            for (item, st) in a.iter_mut().zip(&r.periods) {
+                if let serde_json::Value::Object(o) = item {
+                    o.insert("availability_text".into(), st.percent_text(2).into());
                 }
             }
         }
@@ -638,12 +642,12 @@ pub fn json(r: &Report, tf: &TimeFmt, source: &str) -> String {
             o.insert("availability_text".into(), r.total.percent_text(2).into());
         }
     }
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
+    v
 }
 
-fn add_times(v: &mut serde_json::Value, tf: &TimeFmt) {
+/// Replaces every instant in ms (`start_ms`, `end_ms`, `from_ms`, `to_ms`, `since_ms`,
+/// `until_ms`) with its RFC 3339 string under the name without `_ms`.
+fn to_times(v: &mut serde_json::Value, tf: &TimeFmt) {
     match v {
         serde_json::Value::Object(m) => {
             let keys: Vec<String> = m.keys().cloned().collect();
@@ -653,16 +657,18 @@ fn add_times(v: &mut serde_json::Value, tf: &TimeFmt) {
                     "start_ms" | "end_ms" | "from_ms" | "to_ms" | "since_ms" | "until_ms"
                 );
                 if is_instant {
-                    if let Some(ms) = m.get(&k).and_then(|x| x.as_i64()) {
-                        let name = k.trim_end_matches("_ms").to_string();
-                        m.insert(name, (tf.rfc3339)(ms).into());
-                    }
+                    let ms = m.remove(&k).and_then(|x| x.as_i64());
+                    let name = k.trim_end_matches("_ms").to_string();
+                    m.insert(
+                        name,
+                        ms.map_or(serde_json::Value::Null, |ms| (tf.rfc3339)(ms).into()),
+                    );
                 } else if let Some(x) = m.get_mut(&k) {
-                    add_times(x, tf);
+                    to_times(x, tf);
                 }
             }
         }
-        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| add_times(x, tf)),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| to_times(x, tf)),
         _ => {}
     }
 }

@@ -180,7 +180,7 @@ impl AgentsAcc {
             .into_vec()
             .into_iter()
             .map(|s| SampleRow {
-                time: crate::time::local_rfc3339(s.ts_ms, 0),
+                time: crate::time::local_rfc3339_ms(s.ts_ms, 0),
                 ts_ms: s.ts_ms,
                 client: s.client,
                 class: cls.agents.info(s.agent).label.clone(),
@@ -261,8 +261,12 @@ pub struct SampleRow {
 #[derive(Clone, Debug, Serialize)]
 pub struct AgentsReport {
     /// Where the rows came from.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub origin: String,
     /// The filter, described.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub selection: String,
     /// Selected requests.
     pub selected: u64,

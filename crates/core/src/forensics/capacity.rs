@@ -93,6 +93,8 @@ struct Win {
     busy_us: u64,
     /// Request times of the requests that arrived.
     times: Histogram,
+    /// The zone's offset from UTC at the window (ms), from its first request.
+    offset_ms: Option<i64>,
 }
 
 /// Gathers windows, one request at a time.
@@ -117,11 +119,12 @@ impl CapacityAcc {
         }
     }
 
-    /// One request: arrival on the report's clock (local ms), status, request time if
-    /// logged, and whether it is in the scope.
+    /// One request: arrival on the report's clock (local ms) and that clock's offset
+    /// from UTC then, status, request time if logged, and whether it is in the scope.
     pub fn add(
         &mut self,
         local_ms: i64,
+        offset_ms: i64,
         status: u16,
         request_time_us: Option<u64>,
         in_scope: bool,
@@ -130,6 +133,7 @@ impl CapacityAcc {
         let k = local_ms.div_euclid(w);
         let bad = failed(status);
         let win = self.windows.entry(k).or_default();
+        win.offset_ms.get_or_insert(offset_ms);
         win.requests += 1;
         self.requests += 1;
         win.offered += u64::from(in_scope);
@@ -143,6 +147,7 @@ impl CapacityAcc {
         if !bad {
             let done = local_ms.saturating_add((request_time_us.unwrap_or(0) / 1000) as i64);
             let win = self.windows.entry(done.div_euclid(w)).or_default();
+            win.offset_ms.get_or_insert(offset_ms);
             win.completed += u64::from(in_scope);
             win.completed_all += 1;
         }
@@ -168,10 +173,14 @@ impl CapacityAcc {
                 }
                 let n = (k - nk) as u64;
                 if n > SILENT_RUN_ROWS {
-                    rows.push(WindowRow::silent(nk * w, n));
+                    rows.push(WindowRow::silent(nk * w, win.offset_ms.unwrap_or(0), n));
                 } else {
                     for j in 0..n as i64 {
-                        rows.push(WindowRow::silent((nk + j) * w, 1));
+                        rows.push(WindowRow::silent(
+                            (nk + j) * w,
+                            win.offset_ms.unwrap_or(0),
+                            1,
+                        ));
                     }
                 }
                 prev_saturated = false;
@@ -207,7 +216,8 @@ impl CapacityAcc {
             }
             rows.push(WindowRow {
                 local_ms: k * w,
-                start: local_label(k * w, false),
+                start: crate::time::local_rfc3339_ms(k * w, win.offset_ms.unwrap_or(0)),
+                label: local_label(k * w, false),
                 requests: win.requests,
                 offered: win.offered,
                 completed: win.completed,
@@ -382,8 +392,11 @@ pub struct WindowRow {
     /// Start on the report's clock, ms (for charts).
     #[serde(skip)]
     pub local_ms: i64,
-    /// Start, local time.
+    /// Start, RFC 3339 in the report's zone.
     pub start: String,
+    /// Start as shown in tables (`2026-09-25 14:00`).
+    #[serde(skip)]
+    pub label: String,
     /// Requests that arrived.
     pub requests: u64,
     /// Requests of the scope that arrived (offered load).
@@ -423,10 +436,12 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl WindowRow {
-    fn silent(local_ms: i64, run: u64) -> WindowRow {
+    /// `run` windows without a request from `local_ms` on (offset from UTC `offset_ms`).
+    fn silent(local_ms: i64, offset_ms: i64, run: u64) -> WindowRow {
         WindowRow {
             local_ms,
-            start: local_label(local_ms, false),
+            start: crate::time::local_rfc3339_ms(local_ms, offset_ms),
+            label: local_label(local_ms, false),
             requests: 0,
             offered: 0,
             completed: 0,
@@ -471,10 +486,16 @@ pub struct Estimate {
 #[derive(Clone, Debug, Serialize)]
 pub struct CapacityReport {
     /// Where the rows came from.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub origin: String,
     /// The filter, described.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub selection: String,
     /// The clock of the windows.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub zone: String,
     /// Selected requests.
     pub requests: u64,
@@ -643,7 +664,7 @@ impl CapacityReport {
                 state.push_str(" ← first stall");
             }
             let mut row = vec![
-                Cell::from(r.start.clone()),
+                Cell::from(r.label.clone()),
                 Cell::from(thousands(r.offered)),
                 Cell::from(thousands(r.completed)),
                 Cell::from(format!("{:.1}%", 100.0 * r.failed_share)),
@@ -731,7 +752,7 @@ mod tests {
                 let t = start + (i as i64 * 60_000) / offered as i64;
                 // Above 100 a window serves 100 and fails the rest.
                 let status = if i < 100 { 200 } else { 503 };
-                acc.add(t, status, Some(50_000), true);
+                acc.add(t, 0, status, Some(50_000), true);
             }
         }
         let r = acc.finish("test", "all", "UTC");
@@ -762,7 +783,7 @@ mod tests {
         {
             for i in 0..n {
                 let status = if i < bad { 500 } else { 200 };
-                acc.add(k as i64 * 60_000 + i as i64, status, None, true);
+                acc.add(k as i64 * 60_000 + i as i64, 0, status, None, true);
             }
         }
         let r = acc.finish("test", "all", "UTC");
@@ -780,7 +801,7 @@ mod tests {
     fn a_site_that_never_stalls_says_not_reached() {
         let mut acc = CapacityAcc::new(60_000, Scope::All);
         for t in 0..500 {
-            acc.add(t * 1000, 200, None, true);
+            acc.add(t * 1000, 0, 200, None, true);
         }
         let r = acc.finish("test", "all", "UTC");
         assert!(!r.capacity.reached);

@@ -498,8 +498,12 @@ pub struct LimitEffect {
 #[derive(Clone, Debug, Serialize)]
 pub struct ConcentrationReport {
     /// Where the rows came from.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub origin: String,
     /// The filter, described.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub selection: String,
     /// Grouping.
     pub by: GroupBy,

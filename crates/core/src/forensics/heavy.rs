@@ -16,7 +16,7 @@ use crate::classify::{AgentId, Classifier, ClientKey, HeavyClass, RowClass};
 use crate::number::{pct1, share, thousands};
 use crate::rate::Rate;
 use crate::table::{Align, Cell, Style, Table, bar, fraction_data, sparkline};
-use crate::time::local_rfc3339;
+use crate::time::local_rfc3339_ms;
 
 mod part;
 pub use part::{HeavyPart, PartSpec};
@@ -352,7 +352,7 @@ impl HeavyAcc {
             });
             let peak = peak_of(start);
             HeavyBucket {
-                start: local_rfc3339(start, b.offset_ms),
+                start: local_rfc3339_ms(start, b.offset_ms),
                 label: local_label(start, date_only),
                 start_utc_ms: start - b.offset_ms,
                 start_local_ms: start,
@@ -404,12 +404,12 @@ impl HeavyAcc {
                     let (gs, ge) = (from + lead * w, from + trail * w);
                     let end_off = if trail == n { b.offset_ms } else { off };
                     gaps.push(HeavyGap {
-                        start: local_rfc3339(gs, off),
+                        start: local_rfc3339_ms(gs, off),
                         label: local_label(gs, date_only),
                         start_utc_ms: gs - off,
                         start_local_ms: gs,
                         end_local_ms: ge,
-                        end: local_rfc3339(ge, end_off),
+                        end: local_rfc3339_ms(ge, end_off),
                         end_label: local_label(ge, date_only),
                         end_utc_ms: ge - end_off,
                         buckets: (trail - lead) as u64,
@@ -529,7 +529,8 @@ pub struct HeavyBucket {
     /// Start as shown in tables (`2026-09-25 14:00`).
     #[serde(skip)]
     pub label: String,
-    /// Start, UTC ms.
+    /// Start, UTC ms (JSON has the instant once: `start`).
+    #[serde(skip)]
     pub start_utc_ms: i64,
     /// Start on the report's clock (local wall time as if UTC, ms), for charts.
     #[serde(skip)]
@@ -562,6 +563,8 @@ pub struct HeavyBucket {
 #[derive(Clone, Debug, Serialize)]
 pub struct HeavyReport {
     /// Where the rows came from.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub origin: String,
     /// Bucket width (`1h`).
     pub by: String,
@@ -572,8 +575,12 @@ pub struct HeavyReport {
     #[serde(skip)]
     pub auto_width: bool,
     /// Clock of the buckets.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub zone: String,
     /// The filter, described.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub selection: String,
     /// The heavy rules, described.
     pub heavy_rules: String,
@@ -618,7 +625,8 @@ pub struct HeavyGap {
     /// Start as shown in tables.
     #[serde(skip)]
     pub label: String,
-    /// Start, UTC ms.
+    /// Start, UTC ms (JSON has the instant once: `start`).
+    #[serde(skip)]
     pub start_utc_ms: i64,
     /// Start on the report's clock (ms), for charts.
     #[serde(skip)]
@@ -631,7 +639,8 @@ pub struct HeavyGap {
     /// End as shown in tables.
     #[serde(skip)]
     pub end_label: String,
-    /// End, UTC ms.
+    /// End, UTC ms (JSON has the instant once: `end`).
+    #[serde(skip)]
     pub end_utc_ms: i64,
     /// Empty buckets in the gap.
     pub buckets: u64,
@@ -1198,7 +1207,7 @@ mod tests {
         // the capacity (another window), the over-capacity bucket shaded.
         let d = r.doc(0);
         let csv = d.to_csv();
-        assert!(csv.starts_with("start,requests,heavy,ips,prefixes,top_prefix,top_prefix_share,agent,agent_share,peak_aligned_10m,over_capacity,buckets\n1970-01-01T00:00:00Z,4,3,3,2,1.1.1.0/24,0.6666666666666666,curl,1,3,true,1\n"), "{csv}");
+        assert!(csv.starts_with("start,requests,heavy,ips,prefixes,top_prefix,top_prefix_share,agent,agent_share,peak_aligned_10m,over_capacity,buckets\n1970-01-01T00:00:00.000Z,4,3,3,2,1.1.1.0/24,0.6666666666666666,curl,1,3,true,1\n"), "{csv}");
         let html = d.to_html();
         assert_eq!(html.matches("<svg").count(), 2);
         assert_eq!(html.matches("data-points=\"3\"").count(), 2);
@@ -1239,7 +1248,7 @@ mod tests {
         assert_eq!((g.start_utc_ms, g.end_utc_ms), (t0 + 50 * m, t1));
         assert_eq!(g.buckets as i64, (t1 - t0) / (10 * m) - 5);
         assert_eq!(g.before, 5);
-        assert_eq!(g.end, "2024-06-01T00:00:00Z");
+        assert_eq!(g.end, "2024-06-01T00:00:00.000Z");
         let total: u64 = r.buckets.len() as u64 + g.buckets;
         assert_eq!(total as i64, (t1 - t0) / (10 * m) + 1);
         let doc = r.doc(0);
@@ -1261,9 +1270,12 @@ mod tests {
             "start,requests,heavy,ips,prefixes,top_prefix,top_prefix_share,agent,agent_share,buckets",
             "{csv}"
         );
-        assert_eq!(lines[6], "2024-01-01T00:50:00Z,0,0,0,0,,,,,21883", "{csv}");
+        assert_eq!(
+            lines[6], "2024-01-01T00:50:00.000Z,0,0,0,0,,,,,21883",
+            "{csv}"
+        );
         assert!(
-            lines[1].starts_with("2024-01-01T00:00:00Z,") && lines[1].ends_with(",1"),
+            lines[1].starts_with("2024-01-01T00:00:00.000Z,") && lines[1].ends_with(",1"),
             "{csv}"
         );
         // The chart: one point per bucket, two for the gap.
@@ -1279,7 +1291,7 @@ mod tests {
         );
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["gaps"][0]["buckets"], 21_883);
-        assert_eq!(json["gaps"][0]["start"], "2024-01-01T00:50:00Z");
+        assert_eq!(json["gaps"][0]["start"], "2024-01-01T00:50:00.000Z");
         // No gap: no `gaps` key, the same CSV columns.
         let r = report(&[(t0, "1.1.1.1", "search=a")], 10 * m, None);
         assert!(serde_json::to_value(&r).unwrap().get("gaps").is_none());

@@ -16,7 +16,7 @@ use crate::batch::Batch;
 use crate::classify::{Classifier, RowClass};
 use crate::number::{pct1, share, thousands};
 use crate::table::{Align, Cell, Table};
-use crate::time::local_rfc3339;
+use crate::time::local_rfc3339_ms;
 
 struct Bucket {
     offset_ms: i64,
@@ -105,7 +105,7 @@ impl TimelineAcc {
             .map(|(&start, b)| {
                 let (addresses, addresses_estimated) = b.tally.clients.count();
                 TimelineBucket {
-                    start: local_rfc3339(start, b.offset_ms),
+                    start: local_rfc3339_ms(start, b.offset_ms),
                     label: local_label(start, date_only),
                     local_ms: start,
                     start_utc_ms: start - b.offset_ms,
@@ -121,7 +121,7 @@ impl TimelineAcc {
         let t = &self.total;
         let time = |ms: i64| {
             let l = local(ms);
-            local_rfc3339(l, l - ms)
+            local_rfc3339_ms(l, l - ms)
         };
         let (addresses, addresses_estimated) = t.clients.count();
         let sort = TopSort::Requests;
@@ -160,7 +160,8 @@ pub struct TimelineBucket {
     /// Start on the report's clock (ms), for charts.
     #[serde(skip)]
     pub local_ms: i64,
-    /// Start, UTC ms.
+    /// Start, UTC ms (JSON has the instant once: `start`).
+    #[serde(skip)]
     pub start_utc_ms: i64,
     /// Requests.
     pub requests: u64,
@@ -180,10 +181,16 @@ pub struct TimelineBucket {
 #[derive(Clone, Debug, Serialize)]
 pub struct TimelineReport {
     /// Where the rows came from.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub origin: String,
     /// The filter, described.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub selection: String,
     /// The clock of the buckets and times.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub zone: String,
     /// Bucket width (`10m`).
     pub by: String,

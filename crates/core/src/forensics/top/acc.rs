@@ -12,7 +12,7 @@ use crate::batch::{Batch, NULL_CODE, TextColumn};
 use crate::chunked::Chunked;
 use crate::classify::{Classifier, ClientKey, RowClass};
 use crate::number::share;
-use crate::time::local_rfc3339;
+use crate::time::local_rfc3339_ms;
 
 enum Value {
     Null,
@@ -270,7 +270,7 @@ impl TopAcc {
         let total = &self.total;
         let time = |ms: i64| {
             let l = local(ms);
-            (local_rfc3339(l, l - ms), l)
+            (local_rfc3339_ms(l, l - ms), l)
         };
         let mut rows = Vec::with_capacity(keep);
         let (mut kept_requests, mut kept_bytes, mut kept_errors) = (0u64, 0u128, 0u64);

@@ -74,10 +74,16 @@ pub struct Breakdown {
 #[derive(Clone, Debug, Serialize)]
 pub struct TopReport {
     /// Where the rows came from.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub origin: String,
     /// The filter, described.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub selection: String,
     /// The clock of the times.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub zone: String,
     /// Selected requests.
     pub requests: u64,

@@ -10,7 +10,7 @@ use super::tally::ERROR_STATUS;
 use crate::classify::Classifier;
 use crate::number::{pct1, share, thousands};
 use crate::table::{Align, Cell, Table};
-use crate::time::local_rfc3339;
+use crate::time::local_rfc3339_ms;
 
 /// Which columns a breakdown's tables show.
 #[derive(Clone, Copy, Debug)]
@@ -195,7 +195,7 @@ impl TopReport {
         let t = acc.total();
         let time = |ms: i64| {
             let l = local(ms);
-            local_rfc3339(l, l - ms)
+            local_rfc3339_ms(l, l - ms)
         };
         let (mut clients, mut clients_estimated) = t.clients.count();
         let breakdown = acc.finish(cls, sort, limit, local);

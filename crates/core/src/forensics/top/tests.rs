@@ -56,8 +56,8 @@ fn per_value_tallies_and_order() {
         (2, 30, 2)
     );
     assert_eq!(rows[0].errors, 1);
-    assert_eq!(rows[0].first_seen, "1970-01-01T00:00:01Z");
-    assert_eq!(rows[0].last_seen, "1970-01-01T00:00:02Z");
+    assert_eq!(rows[0].first_seen, "1970-01-01T00:00:01.000Z");
+    assert_eq!(rows[0].last_seen, "1970-01-01T00:00:02.000Z");
     assert_eq!(rows[1].clients, 1);
     assert_eq!((r.requests, r.bytes, r.errors, r.clients), (5, 1040, 2, 3));
     let r = run(&b, TopBy::Path, TopSort::Bytes, 1);

@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 
 use super::acc::{CandAcc, CapAcc, ReportAcc, client_keys};
 use super::buckets::{Bucket, TimeBuckets};
-use super::labels::{agent_label, letter, stamp, stamp_secs};
+use super::labels::{agent_label, letter, stamp};
 use super::model::{
     BanRow, BanSummary, CandidateReport, ClassRow, ClassTotal, KeyRow, Load, LoggedRefusals,
     ReplayReport, RetryAfter, RuleRow, TimeGap, TimeRow, TopRefused, ZoneRow,
@@ -432,8 +432,8 @@ fn over_time(w: i64, buckets: &BTreeMap<i64, Bucket>) -> (Vec<TimeRow>, Vec<Time
                 let n = ((start - from) / w).min((start - b.offset_ms - (from - off)) / w);
                 if n > 0 {
                     gaps.push(TimeGap {
-                        start: stamp_secs(from - off, off),
-                        end: stamp_secs(start - b.offset_ms, b.offset_ms),
+                        start: stamp(from - off, off),
+                        end: stamp(start - b.offset_ms, b.offset_ms),
                         buckets: n as u64,
                         local_ms: from,
                         end_local_ms: start,
@@ -443,7 +443,7 @@ fn over_time(w: i64, buckets: &BTreeMap<i64, Bucket>) -> (Vec<TimeRow>, Vec<Time
             }
             prev = Some((start, b.offset_ms));
             TimeRow {
-                start: stamp_secs(start - b.offset_ms, b.offset_ms),
+                start: stamp(start - b.offset_ms, b.offset_ms),
                 local_ms: start,
                 requests: b.requests,
                 candidates: b.cells.clone(),

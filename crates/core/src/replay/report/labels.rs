@@ -3,12 +3,7 @@
 //! family.
 
 use crate::classify::Classifier;
-use crate::time::{civil_from_days, local_rfc3339, local_rfc3339_ms};
-
-/// An instant as RFC 3339 in whole seconds, in a zone `offset_ms` from UTC.
-pub fn stamp_secs(utc_ms: i64, offset_ms: i64) -> String {
-    local_rfc3339(utc_ms - utc_ms.rem_euclid(1000) + offset_ms, offset_ms)
-}
+use crate::time::{civil_from_days, local_rfc3339_ms};
 
 /// A UTC instant as RFC 3339 with milliseconds (`2026-09-25T05:00:00.123Z`).
 pub fn utc_ms_label(utc_ms: i64) -> String {

@@ -36,7 +36,7 @@ use std::io::Write;
 
 pub use acc::ReportAcc;
 pub use decisions::{DecisionsWriter, HEADER as DECISIONS_HEADER};
-pub use labels::{agent_label, stamp, stamp_secs, utc_ms_label};
+pub use labels::{agent_label, stamp, utc_ms_label};
 pub use model::{
     BanRow, BanSummary, CandidateReport, ClassRow, ClassTotal, KeyRow, Load, LoggedFate,
     LoggedRefusals, ReplayReport, RetryAfter, RuleRow, TimeCell, TimeGap, TimeRow, TopRefused,

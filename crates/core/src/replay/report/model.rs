@@ -10,10 +10,16 @@ use crate::rate::Rate;
 #[derive(Clone, Debug, Serialize)]
 pub struct ReplayReport {
     /// Where the rows came from.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub origin: String,
     /// The selection (filters, period).
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub selection: String,
     /// The report's time zone.
+    /// (In the JSON envelope, not in the result.)
+    #[serde(skip)]
     pub tz: String,
     /// Records read.
     pub records: u64,

@@ -5,7 +5,7 @@ use crate::batch::Batch;
 use crate::classify::{Classifier, Identity};
 use crate::record::{Precision, Record};
 
-const T0: i64 = 1_790_312_400_000; // 2026-09-25T05:00:00Z
+const T0: i64 = 1_790_312_400_000; // 2026-09-25T05:00:00.000Z
 
 struct Req {
     t: i64,
@@ -192,7 +192,7 @@ fn counts_classes_keys_and_load() {
         Some("2026-09-25T14:00:00.030+09:00")
     );
     assert_eq!(r.over_time.len(), 2);
-    assert_eq!(r.over_time[0].start, "2026-09-25T14:00:00+09:00");
+    assert_eq!(r.over_time[0].start, "2026-09-25T14:00:00.000+09:00");
     assert_eq!(r.over_time[0].candidates[0].refused, 9);
     // JSON holds the required fields.
     let j = serde_json::to_value(&r).unwrap();
@@ -316,7 +316,6 @@ fn bucket_widths() {
     assert_eq!(auto_bucket(86_400_000, Some(cap)), 600_000);
     assert_eq!(auto_bucket(400 * 86_400_000, Some(cap)), 2_592_000_000);
     assert_eq!(stamp(0, -3_600_000), "1969-12-31T23:00:00.000-01:00");
-    assert_eq!(stamp_secs(1500, 0), "1970-01-01T00:00:01Z");
     assert_eq!(letter(0), "A");
     assert_eq!(letter(26), "AA");
 }
@@ -359,8 +358,8 @@ fn silences_are_gap_rows_and_the_sparkline_keeps_time() {
     let g = &r.gaps[0];
     assert_eq!(g.buckets, 3 * 1440 - 20);
     assert_eq!(g.before, 20);
-    assert_eq!(g.start, "2026-09-25T14:20:00+09:00");
-    assert_eq!(g.end, "2026-09-28T14:00:00+09:00");
+    assert_eq!(g.start, "2026-09-25T14:20:00.000+09:00");
+    assert_eq!(g.end, "2026-09-28T14:00:00.000+09:00");
     let j = serde_json::to_value(&r).unwrap();
     assert_eq!(j["gaps"][0]["buckets"], 3 * 1440 - 20);
     let text = r.doc().to_text(80, false);
