@@ -112,12 +112,17 @@ fn check(
 
 /// Every instant is RFC 3339 with milliseconds; no instant is an integer of ms.
 fn check_times(command: &str, at: &str, v: &serde_json::Value) {
-    let stamp =
-        regex::Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d)$").unwrap();
-    let looks_like_time = regex::Regex::new(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d").unwrap();
-    let instant_ms =
+    use std::sync::LazyLock;
+    static STAMP: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d)$").unwrap()
+    });
+    static TIME_LIKE: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d").unwrap());
+    static INSTANT_MS: LazyLock<regex::Regex> = LazyLock::new(|| {
         regex::Regex::new(r"^(start|end|first|last|since|until|from|to|ts|time)(_utc|_local)?_ms$")
-            .unwrap();
+            .unwrap()
+    });
+    let (stamp, looks_like_time, instant_ms) = (&*STAMP, &*TIME_LIKE, &*INSTANT_MS);
     match v {
         serde_json::Value::Object(m) => {
             for (k, x) in m {
