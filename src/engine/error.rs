@@ -1,7 +1,7 @@
 //! The errors and exit statuses the engine and the commands share: a [`UsageError`]
 //! (a bad option value, exit 2) and the [`exit`] statuses a run can call for.
 
-/// Exit codes, as documented in README.md.
+/// Exit codes, as documented in docs/ingest.md ("Exit status").
 pub mod exit {
     /// Everything worked.
     pub const OK: i32 = 0;

@@ -3,7 +3,7 @@
 //! and its peak throughput while saturated — with the evidence per window (offered vs
 //! completed, concurrency by Little's law, request-time quantiles, failure shares).
 //!
-//! Definitions (one place; README and `--help` repeat them):
+//! Definitions (one place; docs/reports.md and `--help` repeat them):
 //! * a request **fails** when its status is 5xx or 499 (the client gave up: cut);
 //! * a window is **healthy** when fewer than 1% of the requests that arrived in it
 //!   failed, **degraded** from 1%, **stalled** from 5%, and **silent** when nothing
