@@ -314,6 +314,36 @@ pub fn duration_arg(s: &str) -> Result<Duration, DurationError> {
     Duration::parse(s, Resolution::Seconds)
 }
 
+/// A bucket width flag that may be chosen from the span (`report --by`, `timeline
+/// --by`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    /// Chosen from the span of the selected rows.
+    Auto,
+    /// As given.
+    Fixed(Duration),
+}
+
+impl Width {
+    /// The width as given, `None` for `auto`.
+    pub fn fixed(self) -> Option<Duration> {
+        match self {
+            Width::Auto => None,
+            Width::Fixed(d) => Some(d),
+        }
+    }
+}
+
+/// `--by`: `auto` or a duration.
+pub fn width_arg(s: &str) -> Result<Width, String> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(Width::Auto);
+    }
+    duration_arg(s)
+        .map(Width::Fixed)
+        .map_err(|e| format!("{e}; or auto (the default: a width from the span)"))
+}
+
 /// An `N/DURATION` flag (`--capacity`, `--per-prefix-limit`): a rate in the grammar of
 /// `--limit` (the period in the one duration grammar, milliseconds allowed).
 pub fn rate_arg(s: &str) -> Result<Rate, String> {

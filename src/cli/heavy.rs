@@ -36,7 +36,8 @@ the bucket; buckets whose peak is above N are marked `!` (red on a terminal). Bu
 no request between the first and the last are shown: a gap in a log is often an outage;
 a run of more than 24 is one \"gap\" row (JSON: gaps).")]
 pub struct HeavyArgs {
-    /// Bucket width, a duration in whole seconds: 90s, 10m, 1h30m, 2hours, 1d, 1w.
+    /// Bucket width, a duration in whole seconds: 90s, 10m, 1h30m, 2hours, 1d, 1w
+    /// (aligned on the --tz clock; weeks start on Mondays).
     #[arg(long, value_name = "WIDTH", default_value = "1h", value_parser = duration_arg)]
     pub by: Duration,
 

@@ -228,6 +228,6 @@ fn next_step_hint(s: &IngestSummary) {
         return;
     }
     eprintln!(
-        "next: logscope top   (or: logscope report --out first, logscope timeline --client ADDR; logscope --help for all)"
+        "next: logscope top   (or: logscope report, logscope timeline --client ADDR; logscope --help for all)"
     );
 }

@@ -143,10 +143,11 @@ pub struct OutputArgs {
     pub format: OutputFormat,
 
     /// Write the report to FILE instead of standard output. A bare file name (no
-    /// directory) is written under reports/. An existing FILE is replaced only if it has
-    /// the format's extension (.txt .md .csv .json .html), else only with --force; a
-    /// directory or device never. Written to a new temporary file beside FILE, then
-    /// renamed over it.
+    /// directory) is written under ./reports/ (--out storm.md writes reports/storm.md;
+    /// ./storm.md writes here); logscope says where, in full. An existing FILE is
+    /// replaced only if it has the format's extension (.txt .md .csv .json .html), else
+    /// only with --force; a directory or device never. Written to a new temporary file
+    /// beside FILE, then renamed over it.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 
@@ -165,6 +166,27 @@ impl OutputArgs {
                 p.clone()
             }
         })
+    }
+
+    /// Whether `--out` is a bare name, written under `reports/` by [`Self::out_path`].
+    pub fn out_is_bare(&self) -> bool {
+        self.out
+            .as_ref()
+            .is_some_and(|p| self.out_path().as_ref() != Some(p))
+    }
+
+    /// The message after writing `p`, the `--out` file: its full path, and why it is
+    /// under `reports/` when `--out` was a bare name.
+    pub fn wrote(&self, p: &Path) -> String {
+        format!(
+            "logscope: wrote {}{}",
+            shown_path(p),
+            if self.out_is_bare() {
+                " (a bare --out name is written under ./reports/)"
+            } else {
+                ""
+            }
+        )
     }
 
     /// Whether terminal colour applies: text, and `--color always`, or `--color auto`
@@ -220,7 +242,7 @@ impl OutputArgs {
                 f.write_all(content.as_bytes())
                     .with_context(|| format!("--out: cannot write {}", escape::path(&p)))?;
                 f.commit()?;
-                eprintln!("logscope: wrote {}", escape::path(&p));
+                eprintln!("{}", self.wrote(&p));
             }
         }
         Ok(())
@@ -253,6 +275,12 @@ impl OutputArgs {
 /// A result as pretty-printed JSON, with a final newline.
 pub fn json(v: &impl serde::Serialize) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(v)? + "\n")
+}
+
+/// A path written to, for messages: absolute (a relative one joined to the current
+/// directory, symbolic links not resolved), escaped for the terminal.
+pub fn shown_path(p: &Path) -> String {
+    escape::path(&std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
 }
 
 fn ends_with_slash(p: &Path) -> bool {

@@ -830,7 +830,7 @@ fn emit_config(
             f.write_all(text.as_bytes())
                 .with_context(|| format!("--out: cannot write {}", escape::path(&p)))?;
             f.commit()?;
-            eprintln!("logscope: wrote {}", escape::path(&p));
+            eprintln!("{}", args.out.wrote(&p));
         }
     }
     Ok(())

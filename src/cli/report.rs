@@ -30,9 +30,9 @@ use logscope_core::forensics::capacity::{CapacityReport, Scope};
 use logscope_core::forensics::concentration::GroupBy;
 use logscope_core::forensics::doc::Document as _;
 
-use super::filters::{FilterArgs, duration_arg, rate_arg};
+use super::filters::{FilterArgs, Width, rate_arg, width_arg};
 use super::rows::RowArgs;
-use super::{availability, replay, usage_error};
+use super::{availability, output, replay, usage_error};
 use crate::engine::report;
 use crate::reports::capacity::Capacity;
 use crate::reports::{self, concentration::Concentration, heavy::Heavy, top::Top};
@@ -41,6 +41,7 @@ use crate::reports::{self, concentration::Concentration, heavy::Heavy, top::Top}
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
+  logscope report                                         # reports/report-FIRST_LAST/
   logscope report --since 2026-09-25 --until 2026-09-25 --tz Asia/Seoul --capacity 1610/10m --out storm
   logscope report --out year access.log                   # a log file, nothing ingested
   logscope report --by 1h --out march access.log          # hourly, whatever the span
@@ -48,14 +49,19 @@ Examples:
 
 Writes reports/NAME/index.html (one self-contained page: inline SVG and CSS, no script,
 no network; prints well) and reports/NAME/report.md (GitHub-flavoured Markdown) with its
-charts as SVG files beside it. It opens with key figures (requests, failed — status
-≥ 400 —, unique visitors, data sent, span) and findings computed from the data, then
-heavy requests over time against --capacity (the incident shaded), the concentration and
-agent mix of the heavy requests in the incident (or of all heavy requests without one),
-top paths and statuses, availability per month (--probe as in `availability`), each
---limit candidate (what it refused, the load against --capacity, whom it hurt), and each
-part's tables. Every part is the same computation as its own command, one pass each, so
-FILE arguments are read several times (standard input cannot be: ingest it first).
+charts as SVG files beside it, and says where. A bare --out NAME goes under ./reports/, a
+path with a `/` is used as given; without --out the name is report-FIRST_LAST, the first
+and last day of the selected requests on the --tz clock (reports/report-2026-09-25 for
+one day). An existing report is replaced only with --force.
+
+The page opens with key figures (requests, failed — status ≥ 400 —, unique visitors, data
+sent, span) and findings computed from the data, then heavy requests over time against
+--capacity (the incident shaded), the concentration and agent mix of the heavy requests in
+the incident (or of all heavy requests without one), top paths and statuses, availability
+per month (--probe as in `availability`), each --limit candidate (what it refused, the
+load against --capacity, whom it hurt), and each part's tables. Every part is the same
+computation as its own command, one pass each, so FILE arguments are read several times
+(standard input cannot be: ingest it first).
 
 Buckets: --by auto (the default) takes the smallest of 1m, 5m, 10m, 30m, 1h, 3h, 6h, 1d,
 1w that gives at most 400 buckets from the first selected request to the last (a
@@ -93,9 +99,11 @@ pub struct ReportArgs {
     #[arg(long = "limit", value_name = "SPEC")]
     pub limits: Vec<String>,
 
-    /// The report's name: written to reports/NAME/ (a path with a `/` is used as given).
+    /// The report's name: a bare NAME is written to ./reports/NAME/, a path with a `/`
+    /// as given. Default: reports/report-FIRST_LAST, the first and last day of the
+    /// selected requests (reports/report-DAY for one day).
     #[arg(long, value_name = "NAME")]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
 
     /// Replace an existing report directory (only one that holds a logscope report).
     #[arg(long)]
@@ -110,25 +118,6 @@ pub struct ReportArgs {
     pub rows: RowArgs,
 }
 
-/// The bucket width of `report --by`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Width {
-    /// Chosen from the span of the selected rows.
-    Auto,
-    /// As given.
-    Fixed(Duration),
-}
-
-/// `--by`: `auto` or a duration.
-fn width_arg(s: &str) -> Result<Width, String> {
-    if s.eq_ignore_ascii_case("auto") {
-        return Ok(Width::Auto);
-    }
-    duration_arg(s)
-        .map(Width::Fixed)
-        .map_err(|e| format!("{e}; or auto (the default: a width from the span)"))
-}
-
 /// Tables longer than this show their most relevant rows, the whole table in a CSV file.
 const LONG_TABLE: usize = 50;
 
@@ -140,8 +129,14 @@ struct Chart {
 
 /// Runs `logscope report`.
 pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
-    let dir = report_dir(&args.out)?;
-    check_target(&dir, args.force)?;
+    let named = match &args.out {
+        Some(out) => {
+            let dir = report_dir(out)?;
+            check_target(&dir, &format!("--out {}", escape::path(&dir)), args.force)?;
+            Some(dir)
+        }
+        None => None,
+    };
     // Each part reads the rows again: standard input would be empty after the first.
     if args.rows.files.iter().any(|f| f == "-") {
         return Err(usage_error(
@@ -151,6 +146,25 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
     // Every part runs over the same rows, each with its own selection (a run prepares
     // the selection's classifier for the columns it reads).
     let source = args.rows.source(data)?;
+    // The first-hour breakdowns over the whole selection: paths and statuses.
+    let breakdown = |by: TopBy| -> anyhow::Result<top_report::TopReport> {
+        let top = Top::new(by, TopSort::Requests, 10);
+        Ok(report::run(&source, &mut args.filters.build()?, top)?.0)
+    };
+    // The paths first: without --out, their first and last day name the report.
+    let paths = breakdown(TopBy::Path)?;
+    let dir = match named {
+        Some(dir) => dir,
+        None => {
+            let dir = default_dir(&paths);
+            let what = format!(
+                "{} (no --out: named after the first and last day of the selection)",
+                escape::path(&dir)
+            );
+            check_target(&dir, &what, args.force)?;
+            dir
+        }
+    };
     // Heavy requests over the whole selection.
     let heavy = match args.by {
         Width::Auto => Heavy::auto(args.capacity),
@@ -192,11 +206,6 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         Concentration::new(GroupBy::Prefix, None, None, 20),
     )?;
     let (ag, _) = reports::agents::run(&source, &mut focus.build()?, 0, 1, 10)?;
-    // The first-hour breakdowns over the whole selection: paths and statuses.
-    let breakdown = |by: TopBy| -> anyhow::Result<top_report::TopReport> {
-        let top = Top::new(by, TopSort::Requests, 10);
-        Ok(report::run(&source, &mut args.filters.build()?, top)?.0)
-    };
     let avail = {
         use clap::{Args as _, FromArgMatches as _};
         let m = availability::AvailabilityArgs::augment_args(clap::Command::new("availability"))
@@ -238,7 +247,6 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         &mut args.filters.build()?,
         Capacity::new(by, scope),
     )?;
-    let paths = breakdown(TopBy::Path)?;
     let statuses = breakdown(TopBy::Status)?;
 
     let clock = args.filters.build()?.clock;
@@ -375,9 +383,14 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
     doc.figures = charts.iter().map(|c| c.figure.clone()).collect();
     write_report(&dir, &doc, &keys, &charts, &csvs)?;
     eprintln!(
-        "logscope: wrote {} and {}",
-        escape::path(&dir.join("index.html")),
-        escape::path(&dir.join("report.md"))
+        "logscope: wrote {} and {}{}",
+        output::shown_path(&dir.join("index.html")),
+        output::shown_path(&dir.join("report.md")),
+        match &args.out {
+            None => " (no --out: named after the first and last day of the selection)",
+            Some(out) if dir != *out => " (a bare --out name is written under ./reports/)",
+            Some(_) => "",
+        }
     );
     Ok(stats.exit_code())
 }
@@ -415,6 +428,19 @@ fn capacity_finding(cap: &CapacityReport) -> Option<String> {
     Some(format!("{line}{peak} (confidence {}).", cap.confidence))
 }
 
+/// Without `--out`: `reports/report-FIRST_LAST`, the first and last day of the selected
+/// requests on the report's clock (`reports/report-DAY` for one day,
+/// `reports/report-empty` for none) — from the data, never the wall clock.
+fn default_dir(paths: &top_report::TopReport) -> PathBuf {
+    let day = |s: &Option<String>| s.as_deref().and_then(|s| s.get(..10)).map(str::to_string);
+    let name = match (day(&paths.first_seen), day(&paths.last_seen)) {
+        (Some(a), Some(b)) if a == b => format!("report-{a}"),
+        (Some(a), Some(b)) => format!("report-{a}_{b}"),
+        _ => "report-empty".to_string(),
+    };
+    Path::new("reports").join(name)
+}
+
 /// `reports/NAME` for a bare name, else the path as given.
 fn report_dir(out: &Path) -> anyhow::Result<PathBuf> {
     let s = out.as_os_str();
@@ -430,23 +456,21 @@ fn report_dir(out: &Path) -> anyhow::Result<PathBuf> {
     })
 }
 
-/// An existing directory is replaced only with --force and only when it holds a report.
-fn check_target(dir: &Path, force: bool) -> anyhow::Result<()> {
+/// An existing directory is replaced only with --force and only when it holds a report;
+/// `what` names it in messages (`--out reports/storm`).
+fn check_target(dir: &Path, what: &str, force: bool) -> anyhow::Result<()> {
     match std::fs::symlink_metadata(dir) {
         Err(_) => Ok(()),
         Ok(m) if !m.is_dir() => Err(usage_error(format!(
-            "--out {}: exists and is not a directory (e.g. --out storm-2)",
-            escape::path(dir)
+            "{what}: exists and is not a directory (e.g. --out storm-2)"
         ))),
         Ok(_) if !dir.join("index.html").exists() || !dir.join("report.md").exists() => {
             Err(usage_error(format!(
-                "--out {}: the directory exists and does not hold a logscope report; choose another name (e.g. --out storm-2)",
-                escape::path(dir)
+                "{what}: the directory exists and does not hold a logscope report; choose another name (e.g. --out storm-2)"
             )))
         }
         Ok(_) if !force => Err(usage_error(format!(
-            "--out {}: a report of that name exists; give --force to replace it (e.g. --out storm --force)",
-            escape::path(dir)
+            "{what}: a report of that name exists; give --force to replace it, or --out NAME for another (e.g. --out storm --force)"
         ))),
         Ok(_) => Ok(()),
     }

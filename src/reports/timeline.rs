@@ -13,7 +13,8 @@ use crate::engine::rows::RowStats;
 use crate::engine::selection::Selection;
 use crate::store::scan::Columns;
 
-/// `logscope timeline`: buckets `by` wide, `top` entries per list.
+/// `logscope timeline`: buckets `by` wide (or chosen from the span), `top` entries per
+/// list.
 pub struct Timeline {
     acc: TimelineAcc,
     top: usize,
@@ -21,11 +22,13 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    /// A timeline in buckets `by` wide listing `top` paths, statuses, agents and
-    /// addresses (0: all); `clients` names whose timeline it is, for the header.
-    pub fn new(by: Duration, top: usize, clients: Vec<String>) -> Timeline {
+    /// A timeline in buckets `by` wide (`None`: the width
+    /// `forensics::timeline::auto_width` gives the span of the rows) listing `top`
+    /// paths, statuses, agents and addresses (0: all); `clients` names whose timeline
+    /// it is, for the header.
+    pub fn new(by: Option<Duration>, top: usize, clients: Vec<String>) -> Timeline {
         Timeline {
-            acc: TimelineAcc::new(by.ms_i64()),
+            acc: by.map_or_else(TimelineAcc::auto, |d| TimelineAcc::new(d.ms_i64())),
             top,
             clients,
         }

@@ -45,3 +45,4 @@ mod sql_twins;
 mod stored_form;
 mod top;
 mod typed_csv;
+mod weeks;

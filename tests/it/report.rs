@@ -595,3 +595,93 @@ fn a_long_cell_is_cut_on_the_page_with_the_whole_value_in_its_title() {
     assert!(!html.contains("<script"));
     assert!(html.contains("overflow-wrap:anywhere"));
 }
+
+/// Without --out the report is named after the first and last day of its rows (never
+/// the wall clock), and says where it wrote, in full; a bare --out name goes under
+/// ./reports/ and the message says so.
+#[test]
+fn without_out_the_report_is_named_after_its_days() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_season(&dir.join("season.log"));
+    write_storm(&dir.join("storm.log"));
+    let here = dir.canonicalize().unwrap();
+    let run = |args: &[&str]| {
+        let out = common::logscope(&dir.join("data"))
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let april = [
+        "report",
+        "--since",
+        "2025-04-01",
+        "--until",
+        "2025-04-30",
+        "season.log",
+    ];
+    let (code, err) = run(&april);
+    assert_eq!(code, Some(0), "{err}");
+    let r = here.join("reports/report-2025-04-01_2025-04-30");
+    assert!(r.join("index.html").is_file() && r.join("report.md").is_file());
+    assert!(
+        err.contains(&format!(
+            "wrote {} and {}",
+            r.join("index.html").display(),
+            r.join("report.md").display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("named after the first and last day"), "{err}");
+    // The same selection again: the same name, replaced only with --force.
+    let (code, err) = run(&april);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    let mut forced = april.to_vec();
+    forced.push("--force");
+    assert_eq!(run(&forced).0, Some(0));
+    // One day (on the --tz clock): its date alone.
+    let (code, err) = run(&["report", "--tz", "Asia/Seoul", "storm.log"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        here.join("reports/report-2026-09-25/index.html").is_file(),
+        "{err}"
+    );
+    // A bare name: under ./reports/, said in full.
+    let (code, err) = run(&["report", "--out", "storm", "storm.log"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains(&here.join("reports/storm/index.html").display().to_string()),
+        "{err}"
+    );
+    assert!(
+        err.contains("a bare --out name is written under ./reports/"),
+        "{err}"
+    );
+    let (code, err) = run(&["heavy", "--format", "md", "--out", "storm.md", "storm.log"]);
+    assert_eq!(code, Some(0), "{err}");
+    let want = format!(
+        "logscope: wrote {} (a bare --out name is written under ./reports/)",
+        here.join("reports/storm.md").display()
+    );
+    assert!(err.lines().any(|l| l == want), "{err}");
+    // A path is used as given, and shown in full.
+    let (code, err) = run(&[
+        "heavy",
+        "--format",
+        "md",
+        "--out",
+        "./storm.md",
+        "storm.log",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(here.join("storm.md").is_file());
+    let want = format!("logscope: wrote {}", here.join("storm.md").display());
+    assert!(err.lines().any(|l| l == want), "{err}");
+    assert!(!err.contains("bare"), "{err}");
+}

@@ -415,6 +415,19 @@ const CASES: &[&[&str]] = &[
         "--status",
         "2xx,304",
     ],
+    // Weeks from Monday (the log starts on Thursday 2026-01-01), and widths that do
+    // not divide four days, counted from Monday 1970-01-05 too.
+    &["heavy", "--by", "1w"],
+    &[
+        "heavy",
+        "--by",
+        "2w",
+        "--tz",
+        "Asia/Seoul",
+        "--capacity",
+        "3/1w",
+    ],
+    &["heavy", "--by", "7h", "--capacity", "2/5h", "--tz=-03:00"],
     &["concentration", "--per-prefix-limit", "5/1d"],
     &[
         "concentration",

@@ -468,7 +468,17 @@ fn timeline_of_an_address_and_a_network() {
         vec![(s("Mozilla/5.0 A"), 3, 54000, 1, 0)]
     );
 
-    let v = json(d, &["timeline", "--client", "203.0.113.0/24", "access.log"]);
+    let v = json(
+        d,
+        &[
+            "timeline",
+            "--client",
+            "203.0.113.0/24",
+            "--by",
+            "1h",
+            "access.log",
+        ],
+    );
     let b: Vec<(u64, u64, u64)> = v["buckets"]
         .as_array()
         .unwrap()
@@ -484,7 +494,17 @@ fn timeline_of_an_address_and_a_network() {
     assert_eq!(b, [(3, 1, 2), (2, 1, 2)]);
     assert_eq!(v["addresses"], 3);
     assert_eq!(v["top_addresses"]["rows"][0]["value"], "203.0.113.7");
-    let text = ok(d, &["timeline", "--client", "203.0.113.0/24", "access.log"]);
+    let text = ok(
+        d,
+        &[
+            "timeline",
+            "--client",
+            "203.0.113.0/24",
+            "--by",
+            "1h",
+            "access.log",
+        ],
+    );
     assert!(
         text.starts_with("Timeline of 203.0.113.0/24 per 1h\n"),
         "{text}"
@@ -520,6 +540,106 @@ fn timeline_of_an_address_and_a_network() {
         &["top", "--by", "path", "--format", "html", "access.log"],
     );
     assert_eq!(html.matches("class=\"bar\"").count(), 3, "{html}");
+}
+
+/// A day of background traffic and, inside it, one client's 5-minute burst
+/// (2026-09-25 14:02:13–14:07:13 UTC, a request every 1–3 s).
+fn write_burst(path: &Path) -> u64 {
+    let mut rng = Rng(0x5eed_0b57);
+    let day = 1_790_294_400; // 2026-09-25 00:00:00 UTC
+    let mut lines: Vec<(i64, String)> = Vec::new();
+    let line = |s: i64, ip: &str, path: &str| {
+        let t = chrono::DateTime::from_timestamp(s, 0).unwrap();
+        format!(
+            "{ip} - - [{}] \"GET {path} HTTP/1.1\" 200 512 \"-\" \"python-requests/2.31\"",
+            t.format("%d/%b/%Y:%H:%M:%S +0000")
+        )
+    };
+    for _ in 0..2_000 {
+        let s = day + rng.below(86_400) as i64;
+        let ip = format!("198.51.100.{}", 1 + rng.below(200));
+        lines.push((s, line(s, &ip, "/wiki/Main_Page")));
+    }
+    let (from, to) = (day + 14 * 3600 + 2 * 60 + 13, day + 14 * 3600 + 7 * 60 + 13);
+    let mut s = from;
+    let mut burst = 0;
+    while s < to {
+        lines.push((
+            s,
+            line(s, "192.0.2.44", &format!("/index.php?search=q{burst}")),
+        ));
+        burst += 1;
+        s = (s + 1 + rng.below(3) as i64).min(to);
+    }
+    lines.push((to, line(to, "192.0.2.44", "/index.php?search=last")));
+    burst += 1;
+    lines.sort();
+    let text: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    std::fs::write(path, text).unwrap();
+    burst
+}
+
+#[test]
+fn a_short_burst_gets_buckets_that_show_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let n = write_burst(&d.join("burst.log"));
+    for file in [Some("burst.log"), None] {
+        if file.is_none() {
+            let (_, code) = ingest_json(&d.join("data"), &[d.join("burst.log").to_str().unwrap()]);
+            assert_eq!(code, 0);
+        }
+        let args = |extra: &[&'static str]| {
+            let mut a = vec!["timeline", "--client", "192.0.2.44"];
+            a.extend_from_slice(extra);
+            a.extend(file);
+            a
+        };
+        let v = json(d, &args(&[]));
+        assert_eq!(v["requests"], n, "{v}");
+        // 5 minutes in 10-second buckets (1-second ones would be 300, over 200).
+        assert_eq!((&v["by"], &v["auto_width"]), (&"10s".into(), &true.into()));
+        let buckets = v["buckets"].as_array().unwrap();
+        assert!(buckets.len() >= 10, "{} buckets: {v}", buckets.len());
+        assert!(buckets.len() <= 32, "{} buckets", buckets.len());
+        assert_eq!(buckets[0]["start"], "2026-09-25T14:02:10.000Z");
+        assert_eq!(buckets.last().unwrap()["start"], "2026-09-25T14:07:10.000Z");
+        assert_eq!(
+            buckets
+                .iter()
+                .map(|b| b["requests"].as_u64().unwrap())
+                .sum::<u64>(),
+            n
+        );
+        // The chart: a point per bucket, not one dot.
+        let html = ok(d, &args(&["--format", "html"]));
+        let points: usize = html
+            .split("data-points=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no series in {html}"));
+        assert!(points >= 10, "{points} points");
+        let text = ok(d, &args(&[]));
+        assert!(
+            text.starts_with("Timeline of 192.0.2.44 per 10s\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("buckets of 10s: chosen from the span"),
+            "{text}"
+        );
+        // Buckets of seconds are labelled with their seconds.
+        assert!(text.contains("2026-09-25 14:02:10 "), "{text}");
+        assert!(text.contains("2026-09-25 14:02:20 "), "{text}");
+        // --by still fixes the width; the old default is one bucket.
+        let v = json(d, &args(&["--by", "1h"]));
+        assert_eq!(v["buckets"].as_array().unwrap().len(), 1);
+        assert_eq!(v["auto_width"], false);
+    }
+    // A day of a network's rows: 10-minute buckets.
+    let v = json(d, &["timeline", "--client", "198.51.100.0/24", "burst.log"]);
+    assert_eq!(v["by"], "10m", "{v}");
 }
 
 #[test]

@@ -240,9 +240,14 @@ fn month_start(idx: i64) -> i64 {
 
 /// Ticks of a time axis over `[lo, hi]`: (position, first line, second line).
 fn time_ticks(lo: i64, hi: i64) -> Vec<(i64, String, String)> {
+    const SEC: i64 = 1_000;
     const MIN: i64 = 60_000;
     let span = (hi - lo).max(1);
     let steps = [
+        SEC,
+        5 * SEC,
+        10 * SEC,
+        30 * SEC,
         MIN,
         5 * MIN,
         10 * MIN,
@@ -260,9 +265,8 @@ fn time_ticks(lo: i64, hi: i64) -> Vec<(i64, String, String)> {
     ];
     let mut out = Vec::new();
     if let Some(&step) = steps.iter().find(|&&st| span / st <= 7) {
-        // Weeks start on Mondays (1970-01-05 was one).
-        let base = if step >= 7 * DAY { 4 * DAY } else { 0 };
-        let mut t = (lo - base).div_euclid(step) * step + base;
+        // Weeks start on Mondays, as report buckets do.
+        let mut t = crate::time::align(lo, step);
         if t < lo {
             t += step;
         }
@@ -271,8 +275,12 @@ fn time_ticks(lo: i64, hi: i64) -> Vec<(i64, String, String)> {
             let (y, m, d) = ymd(t);
             let date = format!("{y:04}-{m:02}-{d:02}");
             if step < DAY {
-                let r = t.rem_euclid(DAY) / MIN;
-                let first = format!("{:02}:{:02}", r / 60, r % 60);
+                let r = t.rem_euclid(DAY) / SEC;
+                let first = if step < MIN {
+                    format!("{:02}:{:02}:{:02}", r / 3600, r / 60 % 60, r % 60)
+                } else {
+                    format!("{:02}:{:02}", r / 3600, r / 60 % 60)
+                };
                 let second = if last_date.as_ref() != Some(&date) {
                     date.clone()
                 } else {
@@ -918,5 +926,16 @@ mod tests {
         let t = time_ticks(0, 6 * 3_600_000);
         assert_eq!(t[0].1, "00:00");
         assert_eq!(t[0].2, "1970-01-01");
+        // Under a few minutes, seconds.
+        let t = time_ticks(60_000, 100_000);
+        let at: Vec<&str> = t.iter().map(|(_, a, _)| a.as_str()).collect();
+        assert_eq!(
+            at,
+            ["00:01:00", "00:01:10", "00:01:20", "00:01:30", "00:01:40"]
+        );
+        // Weeks on Mondays: 1970-01-05, 12, …
+        let t = time_ticks(0, 40 * day);
+        assert_eq!(t[0].0, 4 * day);
+        assert_eq!(t[0].1, "01-05");
     }
 }

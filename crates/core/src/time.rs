@@ -37,6 +37,32 @@ pub fn arrival_ms(us: i128) -> Option<i64> {
     }
 }
 
+/// Monday 1970-01-05 00:00 in ms since the epoch (1970-01-01 was a Thursday): the
+/// origin every report bucket and capacity window is counted from, so that weekly
+/// buckets start on Mondays (ISO 8601 weeks).
+pub const MONDAY_EPOCH_MS: i64 = 4 * 86_400_000;
+
+/// The start of the bucket `width_ms` wide that holds `local_ms` (wall-clock ms on the
+/// report's clock): the largest `MONDAY_EPOCH_MS + k × width_ms` (k any integer) at most
+/// `local_ms`. For every width that divides a day this is `local_ms` rounded down to a
+/// multiple of the width, as epoch alignment gives (four days are a multiple of it);
+/// `1w` and `2w` buckets start on Mondays at 00:00. A width below 1 counts as 1. The
+/// one alignment of report buckets and capacity windows: `heavy`, `timeline`,
+/// `capacity`, `report`, `replay`'s over-time buckets and their SQL twins
+/// ([`crate::sqlgen`]). Rate limiters keep their own servers' clocks.
+#[inline]
+pub fn align(local_ms: i64, width_ms: i64) -> i64 {
+    let w = width_ms.max(1);
+    if local_ms > i64::MIN / 2 && w < i64::MAX / 2 {
+        local_ms - (local_ms - MONDAY_EPOCH_MS).rem_euclid(w)
+    } else {
+        // Far from any real time: exact in 128 bits, kept within i64.
+        let (t, w) = (i128::from(local_ms), i128::from(w));
+        let a = t - (t - i128::from(MONDAY_EPOCH_MS)).rem_euclid(w);
+        a.max(i128::from(i64::MIN)) as i64
+    }
+}
+
 /// Days since 1970-01-01 of the proleptic Gregorian date `y-m-d` (`m` 1..=12, `d` 1..=31).
 ///
 /// Howard Hinnant's `days_from_civil`; valid for any year that fits.
@@ -393,6 +419,72 @@ fn rfc3339(local_secs: i64, milli: Option<i64>, offset_ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// `align` gives the start of the bucket holding `t`: at most `t`, less than a
+        /// width before it, a whole number of widths from Monday 1970-01-05.
+        #[test]
+        fn align_is_the_start_of_the_bucket_counted_from_monday(
+            t in proptest::prop_oneof![
+                TS_MIN_MS - 86_400_000..TS_END_MS + 86_400_000,
+                proptest::num::i64::ANY,
+            ],
+            w in proptest::prop_oneof![
+                proptest::sample::select(vec![
+                    1i64, 1_000, 60_000, 3_600_000, 5_400_000, 25_200_000, 86_400_000,
+                    172_800_000, 604_800_000, 1_209_600_000, 2_592_000_000,
+                ]),
+                1i64..4_000_000_000_000,
+                proptest::num::i64::ANY,
+            ],
+        ) {
+            let a = align(t, w);
+            let w = w.max(1);
+            let (t, a, wi, m) = (i128::from(t), i128::from(a), i128::from(w), i128::from(MONDAY_EPOCH_MS));
+            if t - (t - m).rem_euclid(wi) >= i128::from(i64::MIN) {
+                proptest::prop_assert!(a <= t);
+                proptest::prop_assert!(t - a < wi);
+                proptest::prop_assert_eq!((a - m).rem_euclid(wi), 0);
+            } else {
+                proptest::prop_assert_eq!(a, i128::from(i64::MIN));
+            }
+        }
+    }
+
+    #[test]
+    fn align_is_epoch_alignment_for_widths_dividing_a_day_and_weeks_start_on_monday() {
+        let day = 86_400_000i64;
+        // Every divisor of a day's milliseconds.
+        let widths = (1..=9_296i64)
+            .filter(|i| day % i == 0)
+            .flat_map(|i| [i, day / i]);
+        for w in widths {
+            for t in [
+                0,
+                1,
+                345_599_999,
+                345_600_000,
+                1_727_222_400_123,
+                TS_END_MS - 1,
+                -1,
+                -day - 5,
+            ] {
+                assert_eq!(align(t, w), t.div_euclid(w) * w, "t {t} w {w}");
+            }
+        }
+        // 2026-09-25 was a Friday, 2026-09-21 a Monday, 2026-09-14 the Monday before.
+        let fri = days_from_civil(2026, 9, 25) * day + 13 * 3_600_000;
+        let mon = days_from_civil(2026, 9, 21) * day;
+        assert_eq!(align(fri, 7 * day), mon);
+        assert_eq!(align(mon, 7 * day), mon);
+        assert_eq!(align(mon - 1, 7 * day), mon - 7 * day);
+        let two = align(fri, 14 * day);
+        assert!(two == mon || two == mon - 7 * day);
+        assert_eq!((two / day + 3).rem_euclid(7), 0, "a Monday");
+        // Before the epoch too (1970-01-01, a Thursday, is in the week of 1969-12-29).
+        assert_eq!(align(0, 7 * day), -3 * day);
+        assert_eq!(align(MONDAY_EPOCH_MS, 7 * day), MONDAY_EPOCH_MS);
+    }
 
     #[test]
     fn civil_roundtrip() {

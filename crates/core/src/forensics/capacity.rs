@@ -33,6 +33,7 @@ use super::{duration_label, local_label};
 use crate::number::thousands;
 use crate::quantile::Histogram;
 use crate::table::{Align, Cell, Table};
+use crate::time::align;
 
 /// Share of failed requests from which a window is degraded (not healthy).
 pub const DEGRADED_SHARE: f64 = 0.01;
@@ -130,7 +131,7 @@ impl CapacityAcc {
         in_scope: bool,
     ) {
         let w = self.width_ms;
-        let k = local_ms.div_euclid(w);
+        let k = align(local_ms, w);
         let bad = failed(status);
         let win = self.windows.entry(k).or_default();
         win.offset_ms.get_or_insert(offset_ms);
@@ -146,7 +147,7 @@ impl CapacityAcc {
         }
         if !bad {
             let done = local_ms.saturating_add((request_time_us.unwrap_or(0) / 1000) as i64);
-            let win = self.windows.entry(done.div_euclid(w)).or_default();
+            let win = self.windows.entry(align(done, w)).or_default();
             win.offset_ms.get_or_insert(offset_ms);
             win.completed += u64::from(in_scope);
             win.completed_all += 1;
@@ -171,21 +172,17 @@ impl CapacityAcc {
                 if stall.is_none() && prev_saturated {
                     stall = Some(rows.len());
                 }
-                let n = (k - nk) as u64;
+                let n = ((k - nk) / w) as u64;
                 if n > SILENT_RUN_ROWS {
-                    rows.push(WindowRow::silent(nk * w, win.offset_ms.unwrap_or(0), n));
+                    rows.push(WindowRow::silent(nk, win.offset_ms.unwrap_or(0), n));
                 } else {
                     for j in 0..n as i64 {
-                        rows.push(WindowRow::silent(
-                            (nk + j) * w,
-                            win.offset_ms.unwrap_or(0),
-                            1,
-                        ));
+                        rows.push(WindowRow::silent(nk + j * w, win.offset_ms.unwrap_or(0), 1));
                     }
                 }
                 prev_saturated = false;
             }
-            next_key = Some(k + 1);
+            next_key = Some(k + w);
             let share = if win.requests > 0 {
                 win.failed as f64 / win.requests as f64
             } else {
@@ -215,9 +212,9 @@ impl CapacityAcc {
                 stall = Some(rows.len());
             }
             rows.push(WindowRow {
-                local_ms: k * w,
-                start: crate::time::local_rfc3339_ms(k * w, win.offset_ms.unwrap_or(0)),
-                label: local_label(k * w, false),
+                local_ms: k,
+                start: crate::time::local_rfc3339_ms(k, win.offset_ms.unwrap_or(0)),
+                label: local_label(k, false),
                 requests: win.requests,
                 offered: win.offered,
                 completed: win.completed,

@@ -10,13 +10,13 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 use super::doc::{Doc, Figure, Section};
-use super::{duration_label, local_label};
+use super::{bucket_label, duration_label};
 use crate::chart::{self, RefLine, Series, Shade, TimeSeries};
 use crate::classify::{AgentId, Classifier, ClientKey, HeavyClass, RowClass};
 use crate::number::{pct1, share, thousands};
 use crate::rate::Rate;
 use crate::table::{Align, Cell, Style, Table, bar, fraction_data, sparkline};
-use crate::time::local_rfc3339_ms;
+use crate::time::{align, local_rfc3339_ms};
 
 mod part;
 pub use part::{HeavyPart, PartSpec};
@@ -49,14 +49,20 @@ pub const AUTO_MAX_BUCKETS: i64 = 400;
 
 /// The automatic bucket width for rows from `first` to `last` (local ms, on the
 /// report's clock): the smallest of [`AUTO_WIDTHS`], and not below `floor`, whose
-/// aligned buckets from the first row's to the last row's number at most
+/// aligned buckets ([`align`]) from the first row's to the last row's number at most
 /// [`AUTO_MAX_BUCKETS`] (the widest when none does: a span of more than 400 weeks).
 pub fn auto_width(first: i64, last: i64, floor: i64) -> i64 {
     AUTO_WIDTHS
         .into_iter()
         .filter(|&w| w >= floor)
-        .find(|&w| last.div_euclid(w) - first.div_euclid(w) < AUTO_MAX_BUCKETS)
+        .find(|&w| !too_many(first, last, w))
         .unwrap_or(AUTO_WIDTHS[AUTO_WIDTHS.len() - 1])
+}
+
+/// Whether the aligned buckets `w` wide from `first`'s to `last`'s are more than
+/// [`AUTO_MAX_BUCKETS`].
+fn too_many(first: i64, last: i64, w: i64) -> bool {
+    (align(last, w) - align(first, w)) / w >= AUTO_MAX_BUCKETS
 }
 
 /// The narrowest automatic width with `capacity`: the smallest of [`AUTO_WIDTHS`] at
@@ -180,7 +186,7 @@ impl HeavyAcc {
         let (lo, hi) = span.map_or((local, local), |(lo, hi)| (lo.min(local), hi.max(local)));
         self.auto = Some(Some((lo, hi)));
         let w = self.width_ms;
-        if hi.div_euclid(w) - lo.div_euclid(w) >= AUTO_MAX_BUCKETS {
+        if too_many(lo, hi, w) {
             self.widen(auto_width(lo, hi, w));
         }
     }
@@ -190,7 +196,7 @@ impl HeavyAcc {
         self.close();
         let mut wide: BTreeMap<i64, Bucket> = BTreeMap::new();
         for (s, b) in std::mem::take(&mut self.buckets) {
-            match wide.entry(s.div_euclid(w) * w) {
+            match wide.entry(align(s, w)) {
                 std::collections::btree_map::Entry::Vacant(e) => {
                     e.insert(b);
                 }
@@ -239,7 +245,7 @@ impl HeavyAcc {
     #[inline]
     pub fn add(&mut self, utc_ms: i64, local_ms: i64, rc: &RowClass) {
         self.note(local_ms);
-        let start = local_ms.div_euclid(self.width_ms) * self.width_ms;
+        let start = align(local_ms, self.width_ms);
         self.requests += 1;
         let heavy = rc.heavy.is_heavy();
         if heavy {
@@ -251,10 +257,7 @@ impl HeavyAcc {
             self.classes[c] += 1;
             if let Some(cap) = self.capacity {
                 let cw = cap.window_ms() as i64;
-                *self
-                    .windows
-                    .entry(local_ms.div_euclid(cw) * cw)
-                    .or_default() += 1;
+                *self.windows.entry(align(local_ms, cw)).or_default() += 1;
             }
         }
         let b = self.bucket(start, local_ms - utc_ms);
@@ -321,7 +324,6 @@ impl HeavyAcc {
                 *prefixes.entry(k).or_default() += n;
             }
         }
-        let date_only = w % 86_400_000 == 0;
         // Capacity windows with heavy requests, in time order.
         let mut windows: Vec<(i64, u64)> = self.windows.iter().map(|(&k, &v)| (k, v)).collect();
         windows.sort_unstable();
@@ -331,7 +333,7 @@ impl HeavyAcc {
         let peak_of = |start: i64| {
             capacity.map(|c| {
                 let cw = c.window_ms() as i64;
-                let first = start.div_euclid(cw) * cw;
+                let first = align(start, cw);
                 let i = windows.partition_point(|&(ws, _)| ws < first);
                 windows[i..]
                     .iter()
@@ -353,7 +355,7 @@ impl HeavyAcc {
             let peak = peak_of(start);
             HeavyBucket {
                 start: local_rfc3339_ms(start, b.offset_ms),
-                label: local_label(start, date_only),
+                label: bucket_label(start, w),
                 start_utc_ms: start - b.offset_ms,
                 start_local_ms: start,
                 requests: b.requests,
@@ -405,12 +407,12 @@ impl HeavyAcc {
                     let end_off = if trail == n { b.offset_ms } else { off };
                     gaps.push(HeavyGap {
                         start: local_rfc3339_ms(gs, off),
-                        label: local_label(gs, date_only),
+                        label: bucket_label(gs, w),
                         start_utc_ms: gs - off,
                         start_local_ms: gs,
                         end_local_ms: ge,
                         end: local_rfc3339_ms(ge, end_off),
-                        end_label: local_label(ge, date_only),
+                        end_label: bucket_label(ge, w),
                         end_utc_ms: ge - end_off,
                         buckets: (trail - lead) as u64,
                         before: buckets.len(),

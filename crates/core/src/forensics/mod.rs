@@ -81,6 +81,17 @@ pub fn local_label(local_ms: i64, date_only: bool) -> String {
     }
 }
 
+/// The start of a bucket `width_ms` wide as shown in tables: [`local_label`], the date
+/// alone for whole days, with seconds (`YYYY-MM-DD HH:MM:SS`) for widths that are not
+/// whole minutes (so that 10-second buckets do not all read `14:02`).
+pub fn bucket_label(local_ms: i64, width_ms: i64) -> String {
+    if width_ms % 60_000 == 0 {
+        return local_label(local_ms, width_ms % 86_400_000 == 0);
+    }
+    let s = local_ms.rem_euclid(60_000) / 1000;
+    format!("{}:{s:02}", local_label(local_ms, false))
+}
+
 /// A duration in ms as the shortest of `10m`, `1h`, `1d`, `90s`, `250ms`.
 pub fn duration_label(ms: i64) -> String {
     for (unit, n) in [
@@ -126,6 +137,16 @@ mod tests {
     #[test]
     fn times_and_rates() {
         assert_eq!(local_label(0, false), "1970-01-01 00:00");
+        assert_eq!(
+            bucket_label(86_400_000 + 70_000, 10_000),
+            "1970-01-02 00:01:10"
+        );
+        assert_eq!(
+            bucket_label(86_400_000 + 60_000, 60_000),
+            "1970-01-02 00:01"
+        );
+        assert_eq!(bucket_label(86_400_000, 86_400_000), "1970-01-02");
+        assert_eq!(bucket_label(90_000, 90_000), "1970-01-01 00:01:30");
         assert_eq!(
             local_rfc3339(9 * 3_600_000, 9 * 3_600_000),
             "1970-01-01T09:00:00+09:00"

@@ -11,22 +11,74 @@ use super::doc::{Doc, Section};
 use super::top::{
     Breakdown, Columns, Tally, TopAcc, TopBy, TopSort, bytes_label, client_hash, clients_label,
 };
-use super::{duration_label, local_label};
+use super::{bucket_label, duration_label};
 use crate::batch::Batch;
 use crate::classify::{Classifier, RowClass};
 use crate::number::{pct1, share, thousands};
 use crate::table::{Align, Cell, Table};
-use crate::time::local_rfc3339_ms;
+use crate::time::{align, local_rfc3339_ms};
+
+/// The widths an automatic width is chosen from (`timeline --by auto`, the default): 1s,
+/// 10s, 1m, 5m, 10m, 30m, 1h, 3h, 6h, 1d, 1w — each a multiple of the one before, so
+/// buckets of one merge exactly into buckets of the next.
+pub const AUTO_WIDTHS: [i64; 11] = [
+    1_000,
+    10_000,
+    60_000,
+    300_000,
+    600_000,
+    1_800_000,
+    3_600_000,
+    10_800_000,
+    21_600_000,
+    86_400_000,
+    604_800_000,
+];
+
+/// An automatic width gives at most this many buckets from the first row to the last: a
+/// 5-minute burst gets 10-second buckets (30), an hour minutes, a day 10 minutes, a week
+/// hours, half a year days.
+pub const AUTO_MAX_BUCKETS: i64 = 200;
+
+/// The automatic width for rows from `first` to `last` (local ms): the smallest of
+/// [`AUTO_WIDTHS`] whose aligned buckets ([`align`]) from the first row's to the last
+/// row's number at most [`AUTO_MAX_BUCKETS`] (the widest when none does).
+pub fn auto_width(first: i64, last: i64) -> i64 {
+    AUTO_WIDTHS
+        .into_iter()
+        .find(|&w| !too_many(first, last, w))
+        .unwrap_or(AUTO_WIDTHS[AUTO_WIDTHS.len() - 1])
+}
+
+/// Whether the aligned buckets `w` wide from `first`'s to `last`'s are more than
+/// [`AUTO_MAX_BUCKETS`].
+fn too_many(first: i64, last: i64, w: i64) -> bool {
+    (align(last, w) - align(first, w)) / w >= AUTO_MAX_BUCKETS
+}
 
 struct Bucket {
     offset_ms: i64,
+    /// The order in which buckets were opened: of two merged buckets, the offset of the
+    /// one opened first is kept.
+    seq: u64,
     tally: Tally,
 }
 
 /// Accumulates `logscope timeline`. Call [`TimelineAcc::begin_batch`] before the rows of
 /// each batch, then [`TimelineAcc::add`] per selected row.
+///
+/// With an automatic width ([`TimelineAcc::auto`]) the rows are counted in buckets of
+/// the smallest of [`AUTO_WIDTHS`] the span so far allows, merged into wider ones as the
+/// span grows (counts are sums, distinct addresses unions, the offset the first-opened
+/// bucket's): the result is that of counting at the final width from the start, with at
+/// most a few hundred buckets held.
 pub struct TimelineAcc {
     width_ms: i64,
+    /// An automatic width: the first and last local times so far (`None` before the
+    /// first row).
+    auto: Option<Option<(i64, i64)>>,
+    /// Buckets opened so far.
+    opened: u64,
     buckets: BTreeMap<i64, Bucket>,
     total: Tally,
     paths: TopAcc,
@@ -40,6 +92,8 @@ impl TimelineAcc {
     pub fn new(width_ms: i64) -> TimelineAcc {
         TimelineAcc {
             width_ms: width_ms.max(1),
+            auto: None,
+            opened: 0,
             buckets: BTreeMap::new(),
             total: Tally::default(),
             paths: TopAcc::new(TopBy::Path),
@@ -47,6 +101,54 @@ impl TimelineAcc {
             agents: TopAcc::new(TopBy::Agent),
             addresses: TopAcc::new(TopBy::Ip),
         }
+    }
+
+    /// Buckets of the width [`auto_width`] gives the span of the rows added.
+    pub fn auto() -> TimelineAcc {
+        TimelineAcc {
+            auto: Some(None),
+            ..TimelineAcc::new(AUTO_WIDTHS[0])
+        }
+    }
+
+    /// With an automatic width: notes a row at `local` ms, widening the buckets when
+    /// the span outgrows the width.
+    #[inline]
+    fn note(&mut self, local: i64) {
+        match self.auto {
+            None => {}
+            Some(Some((lo, hi))) if lo <= local && local <= hi => {}
+            Some(span) => {
+                let (lo, hi) =
+                    span.map_or((local, local), |(lo, hi)| (lo.min(local), hi.max(local)));
+                self.auto = Some(Some((lo, hi)));
+                if too_many(lo, hi, self.width_ms) {
+                    self.widen(auto_width(lo, hi));
+                }
+            }
+        }
+    }
+
+    /// The same buckets at `w` (a multiple of the width).
+    #[cold]
+    fn widen(&mut self, w: i64) {
+        let mut wide: BTreeMap<i64, Bucket> = BTreeMap::new();
+        for (s, b) in std::mem::take(&mut self.buckets) {
+            match wide.entry(align(s, w)) {
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(b);
+                }
+                std::collections::btree_map::Entry::Occupied(mut e) => {
+                    let into = e.get_mut();
+                    if b.seq < into.seq {
+                        (into.offset_ms, into.seq) = (b.offset_ms, b.seq);
+                    }
+                    into.tally.merge(&b.tally);
+                }
+            }
+        }
+        self.buckets = wide;
+        self.width_ms = w;
     }
 
     /// Starts the rows of batch `b`.
@@ -66,10 +168,16 @@ impl TimelineAcc {
     #[inline]
     pub fn add(&mut self, b: &Batch, i: usize, rc: &RowClass, local_ms: i64) {
         let ts = b.ts_ms[i];
-        let start = local_ms.div_euclid(self.width_ms) * self.width_ms;
-        let bucket = self.buckets.entry(start).or_insert_with(|| Bucket {
-            offset_ms: local_ms - ts,
-            tally: Tally::default(),
+        self.note(local_ms);
+        let start = align(local_ms, self.width_ms);
+        let opened = &mut self.opened;
+        let bucket = self.buckets.entry(start).or_insert_with(|| {
+            *opened += 1;
+            Bucket {
+                offset_ms: local_ms - ts,
+                seq: *opened,
+                tally: Tally::default(),
+            }
         });
         let h = client_hash(rc.client);
         bucket.tally.add(ts, b.status[i], b.size(i), Some(h));
@@ -98,7 +206,6 @@ impl TimelineAcc {
         origin: &str,
     ) -> TimelineReport {
         let w = self.width_ms;
-        let date_only = w % 86_400_000 == 0;
         let buckets = self
             .buckets
             .iter()
@@ -106,7 +213,7 @@ impl TimelineAcc {
                 let (addresses, addresses_estimated) = b.tally.clients.count();
                 TimelineBucket {
                     start: local_rfc3339_ms(start, b.offset_ms),
-                    label: local_label(start, date_only),
+                    label: bucket_label(start, w),
                     local_ms: start,
                     start_utc_ms: start - b.offset_ms,
                     requests: b.tally.requests,
@@ -131,6 +238,7 @@ impl TimelineAcc {
             zone: zone.to_string(),
             by: duration_label(w),
             width_ms: w,
+            auto_width: self.auto.is_some(),
             clients: clients.to_vec(),
             requests: t.requests,
             bytes: t.bytes,
@@ -197,6 +305,8 @@ pub struct TimelineReport {
     /// Bucket width, ms.
     #[serde(skip)]
     pub width_ms: i64,
+    /// Whether the width was chosen from the span (`--by auto`).
+    pub auto_width: bool,
     /// The `--client` networks.
     pub clients: Vec<String>,
     /// Requests.
@@ -262,6 +372,12 @@ impl TimelineReport {
             summary.push_str(&format!("; first seen {f}, last seen {l}"));
         }
         lines.push(summary);
+        if self.auto_width {
+            lines.push(format!(
+                "buckets of {}: chosen from the span (at most {AUTO_MAX_BUCKETS}; --by WIDTH to choose)",
+                self.by
+            ));
+        }
         lines.push(format!("bucket starts and times are {} times", self.zone));
         let network = self.addresses > 1;
         let mut head = vec![
@@ -424,6 +540,83 @@ mod tests {
     use crate::record::Record;
 
     /// The report does not depend on the order of the rows, buckets revisited or not.
+    /// An automatic width counts as the final width from the start would, in any row
+    /// order, and gives a useful number of buckets: a 5-minute burst 10-second ones.
+    #[test]
+    fn an_automatic_width_counts_as_the_final_width_from_the_start() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for case in 0..60u64 {
+            let span = [
+                300_000i64,
+                40_000,
+                7_200_000,
+                86_400_000 * 3,
+                86_400_000 * 200,
+            ][case as usize % 5];
+            let t0 = 1_790_294_400_000 + rnd(86_400_000) as i64;
+            let mut b = Batch::default();
+            for n in 0..(1 + rnd(400)) {
+                let t = if n == 0 {
+                    t0
+                } else {
+                    t0 + rnd(span as u64 + 1) as i64
+                };
+                let ip = format!("10.0.{}.{}", rnd(2), rnd(300).min(255));
+                b.push(
+                    &Record {
+                        ts_ms: t,
+                        client: ip.as_bytes(),
+                        ip: ip.parse().ok(),
+                        method: Some(b"GET"),
+                        path: Some(b"/a"),
+                        status: if n % 7 == 0 { 500 } else { 200 },
+                        bytes: Some(n),
+                        ..Record::default()
+                    },
+                    n,
+                );
+            }
+            let mut order: Vec<usize> = (0..b.len()).collect();
+            if case % 2 == 0 {
+                order.sort_by_key(|&i| b.ts_ms[i]);
+            }
+            let report = |mut acc: TimelineAcc| {
+                let mut cls = Classifier::default();
+                acc.begin_batch(&b);
+                for &i in &order {
+                    let rc = cls.classify(&b, i);
+                    // A clock 9 hours ahead of UTC.
+                    acc.add(&b, i, &rc, b.ts_ms[i] + 32_400_000);
+                }
+                let r = acc.finish(&cls, 0, &|t| t + 32_400_000, "+09:00", &[], "s", "test");
+                let mut v = serde_json::to_value(&r).unwrap();
+                v["auto_width"] = serde_json::Value::Null;
+                v
+            };
+            let lo = b.ts_ms.iter().min().unwrap() + 32_400_000;
+            let hi = b.ts_ms.iter().max().unwrap() + 32_400_000;
+            let w = auto_width(lo, hi);
+            let got = report(TimelineAcc::auto());
+            assert_eq!(got, report(TimelineAcc::new(w)), "case {case}");
+            let n = got["buckets"].as_array().unwrap().len() as i64;
+            assert!(n <= AUTO_MAX_BUCKETS, "case {case}: {n}");
+            if span == 300_000 {
+                assert!(w <= 10_000, "case {case}: {w}");
+            }
+        }
+        // Exactly 5 minutes from a bucket's start: 10 seconds, 31 buckets.
+        assert_eq!(auto_width(0, 300_000), 10_000);
+        assert_eq!(auto_width(0, 199_999), 1_000);
+        assert_eq!(auto_width(0, 200_000), 10_000);
+        assert_eq!(auto_width(0, 183 * 86_400_000), 86_400_000);
+    }
+
     #[test]
     fn rows_out_of_time_order_give_the_same_timeline() {
         let mut b = Batch::default();

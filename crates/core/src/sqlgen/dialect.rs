@@ -139,6 +139,19 @@ impl Dialect {
         }
     }
 
+    /// The start of the bucket `w` ms wide holding the local ms `a` (not before
+    /// 1970-01-05), as [`crate::time::align`]: whole widths from Monday 1970-01-05,
+    /// written `a // w * w` where that is the same (every width that divides four days).
+    pub fn align(self, a: &str, w: i64) -> String {
+        let m = crate::time::MONDAY_EPOCH_MS;
+        let w = w.max(1);
+        if m % w == 0 {
+            format!("{} * {w}", self.idiv(a, w))
+        } else {
+            format!("({} * {w} + {m})", self.idiv(&format!("({a} - {m})"), w))
+        }
+    }
+
     /// A small non-negative integer as lower-case hex without leading zeros.
     pub fn hex(self, a: &str) -> String {
         match self {

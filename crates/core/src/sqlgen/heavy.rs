@@ -18,8 +18,8 @@ pub fn script(t: &Twin<'_>, width_ms: i64, capacity: Option<(u64, i64)>) -> Scri
     s.view(
         "logscope_sel",
         format!(
-            "SELECT z.*, {} * {width_ms} AS bucket_local FROM logscope_rows z WHERE selected",
-            d.idiv("local_ms", width_ms)
+            "SELECT z.*, {} AS bucket_local FROM logscope_rows z WHERE selected",
+            d.align("local_ms", width_ms)
         ),
     );
     s.result(
@@ -69,12 +69,12 @@ FROM logscope_sel WHERE heavy_class IS NOT NULL GROUP BY bucket_local, agent_id,
     let (peak_cols, peak_join) = match capacity {
         Some((count, cw)) => {
             with.push(format!(
-                "w AS (SELECT {} * {cw} AS ws, count(*) AS n FROM logscope_sel WHERE heavy_class IS NOT NULL GROUP BY 1)",
-                d.idiv("local_ms", cw)
+                "w AS (SELECT {} AS ws, count(*) AS n FROM logscope_sel WHERE heavy_class IS NOT NULL GROUP BY 1)",
+                d.align("local_ms", cw)
             ));
             with.push(format!(
-                "pk AS (SELECT b.bucket_local, max(w.n) AS peak FROM b JOIN w ON w.ws >= {} * {cw} AND w.ws < b.bucket_local + {width_ms} GROUP BY b.bucket_local)",
-                d.idiv("b.bucket_local", cw)
+                "pk AS (SELECT b.bucket_local, max(w.n) AS peak FROM b JOIN w ON w.ws >= {} AND w.ws < b.bucket_local + {width_ms} GROUP BY b.bucket_local)",
+                d.align("b.bucket_local", cw)
             ));
             (
                 format!(

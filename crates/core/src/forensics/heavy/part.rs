@@ -8,6 +8,7 @@ use super::HeavyAcc;
 use crate::batch::{Batch, NULL_CODE};
 use crate::classify::agent::NO_AGENT;
 use crate::classify::{AgentId, ClientKey, HeavyClass};
+use crate::time::align;
 
 /// No key yet.
 const UNSET: u32 = u32::MAX;
@@ -196,7 +197,7 @@ impl HeavyPart {
             let l = local(ts);
             if !(lo <= l && l < hi) {
                 run.close(&mut part);
-                let s = l.div_euclid(w) * w;
+                let s = align(l, w);
                 (lo, hi) = (s, s.saturating_add(w));
                 run.stamp += 1;
                 part.segs.push(Seg {
@@ -220,7 +221,7 @@ impl HeavyPart {
             }
             part.classes[c] += 1;
             if let Some(cw) = spec.window_ms {
-                let ws = l.div_euclid(cw) * cw;
+                let ws = align(l, cw);
                 match part.windows.last_mut() {
                     Some((s, k)) if *s == ws => *k += 1,
                     _ => part.windows.push((ws, 1)),
@@ -287,7 +288,7 @@ impl HeavyAcc {
             // multiple of: the run lies in one bucket of the width.
             self.note(seg.start);
             let w = self.width_ms;
-            let b = self.bucket(seg.start.div_euclid(w) * w, seg.offset_ms);
+            let b = self.bucket(align(seg.start, w), seg.offset_ms);
             b.requests += seg.requests;
             b.heavy += seg.heavy;
             b.ips.extend(part.clients[c0..c1].iter().copied());

@@ -51,6 +51,27 @@ impl Tally {
         }
     }
 
+    /// Adds `o`'s requests and clients: the same as adding each of its requests (the
+    /// distinct clients as [`Distinct::merge`]).
+    pub fn merge(&mut self, o: &Tally) {
+        if o.requests == 0 {
+            return;
+        }
+        if self.requests == 0 {
+            self.last_client = o.last_client;
+        }
+        if self.requests == 0 || o.first_ms < self.first_ms {
+            self.first_ms = o.first_ms;
+        }
+        if self.requests == 0 || o.last_ms > self.last_ms {
+            self.last_ms = o.last_ms;
+        }
+        self.requests += o.requests;
+        self.bytes = self.bytes.saturating_add(o.bytes);
+        self.errors += o.errors;
+        self.clients.merge(&o.clients);
+    }
+
     /// Adds the requests of `s` (their clients apart): the same as adding each of them.
     #[inline]
     pub(super) fn add_sums(&mut self, s: &Sums) {

@@ -17,6 +17,7 @@ use crate::classify::ClientKey;
 use crate::net::canonical;
 use crate::rate::Rate;
 use crate::replay::{Decision, Policy, Verdict};
+use crate::time::align;
 
 pub(super) struct CapAcc {
     pub(super) cap: Rate,
@@ -29,7 +30,7 @@ pub(super) struct CapAcc {
 impl CapAcc {
     fn add(&mut self, utc: i64, local: i64, passed: bool) {
         let w = self.cap.window_ms() as i64;
-        let start = local.div_euclid(w) * w;
+        let start = align(local, w);
         let e = self.windows.entry(start).or_default();
         e[0] += 1;
         e[1] += u64::from(passed);

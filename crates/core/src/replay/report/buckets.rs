@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use super::model::TimeCell;
 use super::options::{WIDTHS, auto_bucket};
 use crate::rate::Rate;
+use crate::time::align;
 
 /// One bucket's counts.
 #[derive(Default)]
@@ -62,7 +63,7 @@ impl Layer {
 
     #[inline]
     fn at(&mut self, local: i64, utc: i64, cands: usize) -> &mut Bucket {
-        let start = local.div_euclid(self.w) * self.w;
+        let start = align(local, self.w);
         if self.cur.as_ref().is_none_or(|(s, _)| *s != start) {
             self.close();
             let b = self.map.remove(&start).unwrap_or_else(|| Bucket {
@@ -90,7 +91,7 @@ impl Layer {
         }
         let mut wide = BTreeMap::new();
         for (s, b) in std::mem::take(&mut self.map) {
-            merge(&mut wide, s.div_euclid(w) * w, b);
+            merge(&mut wide, align(s, w), b);
         }
         self.map = wide;
         self.w = w;
