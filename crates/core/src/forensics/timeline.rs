@@ -19,21 +19,18 @@ use crate::table::{Align, Cell, Table};
 use crate::time::{align, local_rfc3339_ms};
 
 /// The widths an automatic width is chosen from (`timeline --by auto`, the default): 1s,
-/// 10s, 1m, 5m, 10m, 30m, 1h, 3h, 6h, 1d, 1w — each a multiple of the one before, so
-/// buckets of one merge exactly into buckets of the next.
-pub const AUTO_WIDTHS: [i64; 11] = [
-    1_000,
-    10_000,
-    60_000,
-    300_000,
-    600_000,
-    1_800_000,
-    3_600_000,
-    10_800_000,
-    21_600_000,
-    86_400_000,
-    604_800_000,
-];
+/// 10s, then heavy's ladder ([`super::heavy::AUTO_WIDTHS`]: 1m … 1w) — each a multiple of
+/// the one before, so buckets of one merge exactly into buckets of the next.
+pub const AUTO_WIDTHS: [i64; 11] = {
+    let tail = super::heavy::AUTO_WIDTHS;
+    let mut w = [1_000, 10_000, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let mut i = 0;
+    while i < tail.len() {
+        w[i + 2] = tail[i];
+        i += 1;
+    }
+    w
+};
 
 /// An automatic width gives at most this many buckets from the first row to the last: a
 /// 5-minute burst gets 10-second buckets (30), an hour minutes, a day 10 minutes, a week
