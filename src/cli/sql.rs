@@ -64,8 +64,12 @@ pub fn after_help() -> String {
          \x20 logscope sql - --format json < query.sql          # the query from standard input\n\
          \n\
          The dialect is polars' SQL (PostgreSQL-like: GROUP BY, ORDER BY, LIMIT, JOIN, WITH,\n\
-         window functions, date_trunc, regexp_like, strftime …) over the two tables above\n\
-         only: table functions (read_parquet, read_csv, …) are refused. A query that\n\
+         window functions, regexp_like, date_part, strftime(ts, '%Y-%m-%d %H') …) with\n\
+         DuckDB's date_trunc('hour', ts) (second … year; weeks start on Monday),\n\
+         epoch_ms(ts) and epoch(ts); now() and current_timestamp are refused (an answer\n\
+         never depends on when it is asked). A column without a name is named by its\n\
+         text, as DuckDB names it: count(*). Only the two tables above can be read:\n\
+         table functions (read_parquet, read_csv, …) are refused. A query that\n\
          polars rejects exits 2 with its message, and so does one with an expression\n\
          nested more than {depth} levels deep (each operator of a chain such as 1+1+… or\n\
          a OR b OR …, each WHEN of a CASE is a level; write long ORs as IN (…)). A query\n\
@@ -146,10 +150,23 @@ pub struct SqlArgs {
     #[arg(long, value_name = "NAME", help_heading = "Classification")]
     pub session_cookie: Option<String>,
 
+    /// Text output: one `column  value` line per cell, a record per row (as `psql \\x`).
+    /// Without it (or --no-vertical) text is a table, and records only when a table
+    /// would cut its cells below 12 characters (a `SELECT *`).
+    #[arg(long, overrides_with = "no_vertical")]
+    pub vertical: bool,
+
+    /// Text output is always a table, its widest cells cut to fit.
+    #[arg(long, overrides_with = "vertical")]
+    pub no_vertical: bool,
+
     /// Where and how the result is written.
     #[command(flatten)]
     pub out: OutputArgs,
 }
+
+/// The fewest characters a cut cell keeps before text output turns to records.
+pub const MIN_CELL: usize = 12;
 
 /// Runs `logscope sql`.
 pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
@@ -220,9 +237,21 @@ pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
     let res = match store_sql::run(&ds, &query, sel.classifier) {
         Ok(r) => r,
         Err(SqlError::Query(m)) => {
+            // polars says "unsupported function 'x'": say which dialect, and what works.
+            let functions = if m.contains("unsupported function") {
+                format!(
+                    "\n(the dialect is polars' SQL, PostgreSQL-like; its time functions: {})",
+                    crate::store::sql_time::TIME_FUNCTIONS
+                )
+            } else {
+                String::new()
+            };
             return Err(usage_error(format!(
-                "sql: {m}\n(tables: {TABLE}, {VIEW}; see `logscope sql --help`; e.g. {EXAMPLE})"
+                "sql: {m}{functions}\n(tables: {TABLE}, {VIEW}; see `logscope sql --help`; e.g. {EXAMPLE})"
             )));
+        }
+        Err(e @ SqlError::Time(_)) => {
+            return Err(usage_error(format!("sql: {e}")));
         }
         Err(e @ SqlError::TooDeep) => return Err(usage_error(format!("sql: {e}"))),
         // "sql reads only the dataset's tables …"
@@ -245,6 +274,23 @@ pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
         }
     }
     let result = QueryResult::new(&res.frame)?;
+    if args.out.format == output::OutputFormat::Text {
+        let width = args.out.width();
+        let table = result.table();
+        let vertical = if args.vertical {
+            true
+        } else if args.no_vertical {
+            false
+        } else {
+            !table.is_empty() && !table.fits(width, MIN_CELL)
+        };
+        if vertical {
+            let mut text = result.title() + "\n\n";
+            text.push_str(&table.to_records(width));
+            args.out.emit(&text)?;
+            return Ok(exit::OK);
+        }
+    }
     let mut env = Envelope::plain("sql", Inputs::dataset("dataset"));
     // Timestamps are UTC in SQL.
     env.tz = Some("UTC".into());
@@ -384,8 +430,14 @@ impl QueryResult {
         })
     }
 
-    /// The result as a report: a title with the row count and one table.
-    fn table_doc(&self) -> Doc {
+    /// The title: the row count.
+    fn title(&self) -> String {
+        let n = self.rows.len();
+        format!("{n} row{}", if n == 1 { "" } else { "s" })
+    }
+
+    /// The rows as a table.
+    fn table(&self) -> Table {
         let heads: Vec<(&str, Align)> = self
             .columns
             .iter()
@@ -396,12 +448,16 @@ impl QueryResult {
         for r in &self.rows {
             table.row(r.iter().map(Value::cell));
         }
-        let n = self.rows.len();
+        table
+    }
+
+    /// The result as a report: a title with the row count and one table.
+    fn table_doc(&self) -> Doc {
         Doc {
-            title: format!("{n} row{}", if n == 1 { "" } else { "s" }),
+            title: self.title(),
             sections: vec![Section {
                 title: None,
-                table: Some(table),
+                table: Some(self.table()),
                 notes: Vec::new(),
             }],
             ..Doc::default()

@@ -47,6 +47,7 @@ mod rowgroup;
 pub mod scan;
 pub mod slices;
 pub mod sql;
+pub mod sql_time;
 pub mod writer;
 
 use std::fs::{self, File};

@@ -34,6 +34,7 @@ use sqlparser::parser::{Parser, ParserOptions};
 use super::checksum;
 use super::frame::{ip_of_halves, schema};
 use super::slices::{check_part, part_sums};
+use super::sql_time::{self, TimeError, TimeFunctions};
 use super::{Dataset, PartEntry, StoreError};
 
 /// The dataset table.
@@ -118,6 +119,10 @@ pub enum SqlError {
     /// an error (it panicked: a polars bug).
     #[error("{0}")]
     Engine(String),
+    /// The query reads the wall clock (`now()`, `current_timestamp`, …): an answer
+    /// must not depend on when it is asked; or uses a time function wrongly.
+    #[error(transparent)]
+    Time(#[from] TimeError),
     /// The dataset could not be read.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -177,8 +182,8 @@ pub fn run(ds: &Dataset, query: &str, classifier: Classifier) -> Result<SqlResul
             .stack_size(STACK)
             .spawn_scoped(scope, move || {
                 check(query)?;
-                let named = name_columns(query);
-                run_here(ds, named.as_deref().unwrap_or(query), classifier)
+                let prepared = prepare(query)?;
+                run_here(ds, prepared.as_deref().unwrap_or(query), classifier)
             })
             .map_err(|e| SqlError::Engine(format!("cannot start the query's thread: {e}")))?;
         worker.join().unwrap_or_else(|panic| {
@@ -220,21 +225,24 @@ pub fn check(query: &str) -> Result<(), SqlError> {
     }
 }
 
-/// The query with each unnamed computed column of its outermost SELECT named by its
-/// own text, as DuckDB names it (`count(*)`, `count(DISTINCT client)`), where polars
-/// would call them `len` and `client`; `None` when nothing needs a name (or the query
-/// is not one SELECT: polars reads it as it is).
-fn name_columns(query: &str) -> Option<String> {
+/// The query as polars reads it: each unnamed computed column of its outermost SELECT
+/// named by its own text, as DuckDB names it (`count(*)`, `count(DISTINCT client)`),
+/// where polars would call them `len` and `client`; the time functions rewritten
+/// ([`sql_time::rewrite`]). `None` when nothing changes (or the query does not parse:
+/// polars reads it as it is and says what is wrong).
+fn prepare(query: &str) -> Result<Option<String>, SqlError> {
     use sqlparser::ast::{SelectItem, SetExpr};
     let dialect = GenericDialect {};
-    let mut statements = Parser::new(&dialect)
+    let Ok(mut statements) = Parser::new(&dialect)
         .with_options(ParserOptions {
             trailing_commas: true,
             ..ParserOptions::default()
         })
         .try_with_sql(query)
         .and_then(|mut p| p.parse_statements())
-        .ok()?;
+    else {
+        return Ok(None);
+    };
     let mut renamed = false;
     if let [Statement::Query(q)] = statements.as_mut_slice()
         && let SetExpr::Select(select) = q.body.as_mut()
@@ -253,15 +261,19 @@ fn name_columns(query: &str) -> Option<String> {
             }
         }
     }
-    let text = renamed.then(|| {
-        statements
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(";\n")
-    });
+    let rewritten = sql_time::rewrite(&mut statements);
+    let text = match rewritten {
+        Ok(timed) => Ok((renamed || timed).then(|| {
+            statements
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(";\n")
+        })),
+        Err(e) => Err(e),
+    };
     free_shallow(statements);
-    text
+    Ok(text?)
 }
 
 /// Walks a syntax tree: the nesting of expressions so far, and what FROM reads.
@@ -377,7 +389,7 @@ fn run_here(ds: &Dataset, query: &str, classifier: Classifier) -> Result<SqlResu
     )
     .map_err(|e| SqlError::Query(e.to_string()))?;
     let view = derived(requests.clone(), Arc::new(Mutex::new(classifier)));
-    let mut ctx = SQLContext::new();
+    let mut ctx = SQLContext::new().with_function_registry(Arc::new(TimeFunctions));
     ctx.register(TABLE, requests);
     ctx.register(VIEW, view);
     let lf = ctx
@@ -454,7 +466,8 @@ impl AnonymousScan for PartsScan {
     }
 
     fn scan(&self, args: AnonymousScanArgs) -> PolarsResult<DataFrame> {
-        let keep = keep_parts(&self.parts, args.predicate.as_ref());
+        let predicate = args.predicate.and_then(row_predicate);
+        let keep = keep_parts(&self.parts, predicate.as_ref());
         let chosen: Vec<&(PathBuf, PartEntry)> = self
             .parts
             .iter()
@@ -485,7 +498,7 @@ impl AnonymousScan for PartsScan {
         }
         // The columns polars will read: the projection and what the predicate looks at.
         let mut read: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        if let Some(p) = &args.predicate {
+        if let Some(p) = &predicate {
             read.extend(p.clone().meta().root_names().iter().map(|n| n.to_string()));
         }
         let mut frames = Vec::with_capacity(chosen.len());
@@ -518,7 +531,7 @@ impl AnonymousScan for PartsScan {
             frames.push(lf);
         }
         let mut lf = concat(frames, UnionArgs::default())?;
-        if let Some(p) = args.predicate {
+        if let Some(p) = predicate {
             lf = lf.filter(p);
         }
         lf = lf.select(names.iter().map(|n| col(n.clone())).collect::<Vec<_>>());
@@ -583,6 +596,17 @@ fn keep_parts(parts: &[(PathBuf, PartEntry)], predicate: Option<&Expr>) -> Vec<b
         }
     }
     keep
+}
+
+/// The pushed-down predicate without the conjuncts polars cannot plan again: the
+/// dynamic predicate of `ORDER BY … LIMIT n` (a top-k hint, which comes back from
+/// polars' plan as a display-only expression; the sort and limit above still apply).
+fn row_predicate(p: Expr) -> Option<Expr> {
+    let mut conj = Vec::new();
+    conjuncts(&p, &mut conj);
+    conj.into_iter()
+        .filter(|c| !c.into_iter().any(|e| matches!(e, Expr::Display { .. })))
+        .reduce(|a, b| a.and(b))
 }
 
 fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {

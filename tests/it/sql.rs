@@ -619,3 +619,114 @@ fn computed_columns_are_named_by_their_text() {
     );
     assert_eq!(out.lines().next().unwrap(), "status,n");
 }
+
+/// DuckDB's time functions: `date_trunc` to each unit (weeks from Monday, as the
+/// reports' buckets), `epoch_ms`; the counts per hour agree with `timeline`'s.
+#[test]
+fn date_trunc_and_epoch_as_duckdb_spells_them() {
+    let dir = setup();
+    let d = dir.path();
+    let per_hour = pairs(
+        d,
+        "SELECT strftime(date_trunc('hour', ts), '%Y-%m-%dT%H') AS hour, count(*) AS n \
+         FROM requests GROUP BY 1 ORDER BY 1",
+        &[],
+    );
+    let total: u64 = per_hour.iter().map(|(_, n)| n).sum();
+    assert_eq!(total, 15, "{per_hour:?}");
+    assert!(
+        per_hour.contains(&("2026-09-25T14".to_string(), 10)),
+        "{per_hour:?}"
+    );
+    // 2026-09-25 is a Friday: its ISO week starts on Monday 2026-09-21.
+    let v = json(
+        d,
+        &[
+            "sql",
+            "SELECT date_trunc('week', ts) AS w, date_trunc('Month', ts) AS m, \
+             date_trunc('day', ts), epoch_ms(date_trunc('minute', ts)) AS e \
+             FROM requests WHERE ts >= '2026-09-25 14:00:00' ORDER BY ts LIMIT 1",
+        ],
+    );
+    let row = &v["rows"][0];
+    assert_eq!(row["w"], "2026-09-21T00:00:00.000Z", "{v}");
+    assert_eq!(row["m"], "2026-09-01T00:00:00.000Z", "{v}");
+    assert_eq!(
+        row["date_trunc('day', ts)"], "2026-09-25T00:00:00.000Z",
+        "{v}"
+    );
+    assert_eq!(row["e"], 1_790_344_800_000i64, "{v}");
+    assert_eq!(v["columns"][3]["type"], "int64");
+    // A unit that is not one, the wall clock: exit 2, saying what works.
+    let (_, err, code) = run(
+        d,
+        &["sql", "SELECT date_trunc('fortnight', ts) FROM requests"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("second, minute, hour, day, week"), "{err}");
+    for q in [
+        "SELECT count(*) FROM requests WHERE ts > now() - INTERVAL '1 hour'",
+        "SELECT current_timestamp",
+    ] {
+        let (_, err, code) = run(d, &["sql", q]);
+        assert_eq!(code, 2, "{q}: {err}");
+        assert!(err.contains("not the clock"), "{q}: {err}");
+    }
+    // A function polars does not have: the dialect, and the time functions that work.
+    let (_, err, code) = run(d, &["sql", "SELECT time_bucket(ts) FROM requests"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("polars' SQL") && err.contains("date_trunc('second'"),
+        "{err}"
+    );
+}
+
+/// `SELECT *` on an 80-column terminal is shown as records, one `column  value` line
+/// each, not a table of 7-character cells; a narrow result stays a table; the flags
+/// force either.
+#[test]
+fn wide_results_turn_to_records() {
+    let dir = setup();
+    let d = dir.path();
+    let star = "SELECT * FROM requests ORDER BY ts LIMIT 2";
+    let text = ok(d, &["sql", star]);
+    assert!(text.starts_with("2 rows\n"), "{text}");
+    assert!(text.contains("-[ row 1 ]"), "{text}");
+    assert!(text.contains("-[ row 2 ]"), "{text}");
+    let path_line = text
+        .lines()
+        .find(|l| l.starts_with("path "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(path_line.ends_with("/wiki/Main"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    // Narrow: a table.
+    let text = ok(
+        d,
+        &[
+            "sql",
+            "SELECT status, count(*) AS n FROM requests GROUP BY 1 ORDER BY 1",
+        ],
+    );
+    assert!(!text.contains("-[ row"), "{text}");
+    assert!(
+        text.lines()
+            .nth(2)
+            .unwrap()
+            .trim_start()
+            .starts_with("status"),
+        "{text}"
+    );
+    let text = ok(
+        d,
+        &["sql", "SELECT status FROM requests LIMIT 1", "--vertical"],
+    );
+    assert!(
+        text.contains("-[ row 1 ]") && text.contains("\nstatus  "),
+        "{text}"
+    );
+    let text = ok(d, &["sql", star, "--no-vertical"]);
+    assert!(!text.contains("-[ row"), "{text}");
+    // Other formats keep one table.
+    let csv = ok(d, &["sql", star, "--vertical", "--format", "csv"]);
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+}

@@ -350,6 +350,54 @@ impl Table {
         out
     }
 
+    /// Whether the table fits `width` display columns with no cell cut below `min`
+    /// columns: each column takes its widest cell, or `min` when that is wider (the
+    /// least [`Table::to_terminal`] would leave a cut column), two spaces between.
+    pub fn fits(&self, width: usize, min: usize) -> bool {
+        let mut total = 2 * self.headers.len().saturating_sub(1);
+        for (i, h) in self.headers.iter().enumerate() {
+            let widest = self
+                .rows
+                .iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| display_width(&escape::terminal_str(&c.text, 500)))
+                .chain([display_width(&escape::terminal_str(h, 500))])
+                .max()
+                .unwrap_or(0);
+            total += if self.align[i] == Align::Right {
+                widest
+            } else {
+                widest.min(min)
+            };
+        }
+        total <= width
+    }
+
+    /// The rows as records, one `column  value` line per cell (as `psql \x` shows
+    /// them), each record under a `-[ row N ]-` rule; values cut to `width` (with `…`).
+    pub fn to_records(&self, width: usize) -> String {
+        let names: Vec<String> = self
+            .headers
+            .iter()
+            .map(|h| escape::terminal_str(h, 200))
+            .collect();
+        let name_w = names.iter().map(|n| display_width(n)).max().unwrap_or(0);
+        let value_w = width.saturating_sub(name_w + 2).max(8);
+        let mut out = String::new();
+        for (i, r) in self.rows.iter().enumerate() {
+            let rule = format!("-[ row {} ]", i + 1);
+            let dashes = (name_w + 2 + value_w.min(30)).saturating_sub(display_width(&rule));
+            let _ = writeln!(out, "{rule}{}", "-".repeat(dashes.max(1)));
+            for (name, cell) in names.iter().zip(r) {
+                let value = fit(&escape::terminal_str(&cell.text, 4000), value_w);
+                let pad = name_w - display_width(name);
+                let line = format!("{name}{}  {value}", " ".repeat(pad));
+                let _ = writeln!(out, "{}", line.trim_end());
+            }
+        }
+        out
+    }
+
     /// A Markdown (GFM) table; cells escaped, styles shown as text by the caller.
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
