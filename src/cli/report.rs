@@ -54,10 +54,11 @@ path with a `/` is used as given; without --out the name is report-FIRST_LAST, t
 and last day of the selected requests on the --tz clock (reports/report-2026-09-25 for
 one day). An existing report is replaced only with --force.
 
-The page opens with key figures (requests, failed — status ≥ 400 —, unique visitors, data
-sent, span) and findings computed from the data, then heavy requests over time against
---capacity (the incident shaded), the concentration and agent mix of the heavy requests in
-the incident (or of all heavy requests without one), top paths and statuses, availability
+The page opens with key figures (requests, failed — status ≥ 400 —, clients, unique
+visitors as GoAccess counts them, data sent, span) and findings computed from the data, then
+heavy requests over time against --capacity (the incident shaded), the concentration and
+agent mix of the heavy requests in the incident (or of all heavy requests without one),
+requests and unique visitors per day, top paths and statuses, availability
 per month (--probe as in `availability`), each --limit candidate (what it refused, the
 load against --capacity, whom it hurt), and each part's tables. Every part is the same
 computation as its own command, one pass each, so FILE arguments are read several times
@@ -248,6 +249,8 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         Capacity::new(by, scope),
     )?;
     let statuses = breakdown(TopBy::Status)?;
+    // GoAccess's first panel: requests and unique visitors per day.
+    let days = breakdown(TopBy::Day)?;
 
     let clock = args.filters.build()?.clock;
     let mut doc = Doc {
@@ -261,7 +264,7 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
     if let Some(b) = &burst {
         doc.lines.insert(2, burst_line(&hv, b));
     }
-    let keys = key_figures(&paths);
+    let keys = key_figures(&paths, &days);
     if let Some(r) = &replayed {
         doc.lines.extend(replay_findings(r));
     }
@@ -363,6 +366,7 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         ("capacity", cap_doc, has_cap),
         ("concentration", conc.doc(), conc.requests > 0),
         ("agents", ag.doc(), ag.selected > 0),
+        ("days", days.doc(), days.requests > 0),
         ("paths", paths.doc(), paths.requests > 0),
         ("statuses", statuses.doc(), statuses.requests > 0),
     ] {
@@ -673,12 +677,17 @@ fn burst_line(hv: &HeavyReport, b: &incident::Burst) -> String {
 }
 
 /// The key figures of the selection, from `top`'s totals (the same numbers as `top
-/// --format json`): requests, failed (status ≥ 400), unique visitors (distinct clients,
-/// exact or estimated as `top` counts them), data sent (body bytes), span.
-fn key_figures(paths: &top_report::TopReport) -> Vec<KeyFigure> {
+/// --format json`): requests, failed (status ≥ 400), clients (distinct, exact or
+/// estimated as `top` counts them), unique visitors (GoAccess's: the days' distinct
+/// address and User-Agent, summed, as `top --by day` lists them), data sent (body
+/// bytes), span.
+fn key_figures(paths: &top_report::TopReport, days: &top_report::TopReport) -> Vec<KeyFigure> {
     if paths.requests == 0 {
         return Vec::new();
     }
+    let rows = &days.breakdown.rows;
+    let visitors = rows.iter().map(|r| r.clients).sum::<u64>();
+    let visitors_estimated = rows.iter().any(|r| r.clients_estimated);
     let key = |label: &str, value: String, note: Option<String>| KeyFigure {
         label: label.into(),
         value,
@@ -696,7 +705,7 @@ fn key_figures(paths: &top_report::TopReport) -> Vec<KeyFigure> {
             )),
         ),
         key(
-            "unique visitors",
+            "clients",
             top_report::clients_label(paths.clients, paths.clients_estimated),
             Some(
                 if paths.clients_estimated {
@@ -706,6 +715,11 @@ fn key_figures(paths: &top_report::TopReport) -> Vec<KeyFigure> {
                 }
                 .into(),
             ),
+        ),
+        key(
+            "unique visitors",
+            top_report::clients_label(visitors, visitors_estimated),
+            Some("address and User-Agent per day, as GoAccess counts them".into()),
         ),
         key(
             "data sent",

@@ -1,15 +1,18 @@
 //! `logscope top`: the first-hour breakdowns — per path, status, referer, user agent,
-//! address, prefix, host or method: requests, share, bytes, distinct clients, error
-//! share, first and last seen — over FILE arguments or the dataset, with every shared
-//! filter.
+//! address, prefix, host, method, operating system, referring site, kind, hour, day or
+//! country: requests, share, bytes, distinct clients, error share, first and last
+//! seen — over FILE arguments or the dataset, with every shared filter.
 
 use crate::engine::envelope::Envelope;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
 use logscope_core::classify::StatusSet;
+use logscope_core::forensics::country::{COUNTRY_DB_CAP, CountryDb};
 use logscope_core::forensics::top::{TopBy, TopReport, TopSort};
 use logscope_core::sqlgen as twin;
+use logscope_core::{conf_file, escape};
 
 use super::filters::FilterArgs;
 use super::output::{self, OutputArgs};
@@ -30,14 +33,19 @@ Examples:
   logscope top --by referer --since 2026-09-25T14:00 --until 2026-09-25T15:00 --tz Asia/Seoul
   logscope top --by status access.log.gz                  # a file, without ingest
   logscope top --by agent --top 0 --format csv --out agents.csv
+  logscope top --by day --tz Europe/Vienna                # requests and unique visitors per day
+  logscope top --by os                                    # also: site, kind, hour (GoAccess's panels)
+  logscope top --by country --country-db GeoLite2-Country.mmdb
 
 Per value: requests and their share of the selection, body bytes (a `-` counts 0),
 distinct clients, the share of its requests that are errors (status ≥ 400: 4xx and 5xx),
 and the first and last request (RFC 3339 in --format json/csv, --tz times in tables).
 Distinct clients are exact up to 256 per value, then a HyperLogLog
 estimate (±2.3%) shown as ≈ (JSON/CSV: clients_estimated), so memory stays a few KiB
-per value. Rows: largest first by --sort, ties by value; `0` for --top lists every
-value. --errors is --status 400-999.")]
+per value; the header's total is always exact (as concentration and sql count them). Rows: largest first by --sort, ties by value; `0` for --top lists every
+value. --errors is --status 400-999. --by day and --by hour list every day (hour of the
+day) with requests on the --tz clock, in clock order; a day's clients are its unique visitors as GoAccess
+counts them (distinct address and User-Agent, a 4xx answer not counting a visit), exactly.")]
 pub struct TopArgs {
     /// What to break the requests down by.
     #[arg(long, value_enum, default_value = "path")]
@@ -52,6 +60,11 @@ pub struct TopArgs {
     /// The order of the rows.
     #[arg(long, value_enum, default_value_t = TopSort::Requests)]
     pub sort: TopSort,
+
+    /// The country database for --by country: a MaxMind-format .mmdb the user has
+    /// (GeoLite2-Country or -City, DB-IP's dbip-country-lite); nothing is downloaded.
+    #[arg(long, value_name = "FILE.mmdb")]
+    pub country_db: Option<PathBuf>,
 
     /// Only errors: status ≥ 400 (4xx and 5xx); the same as --status 400-999.
     #[arg(long, conflicts_with = "status")]
@@ -94,13 +107,59 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
     if args.errors {
         sel.filter.status = Some(StatusSet::from_ranges(&[(400, 999)]));
     }
+    let countries = countries(args)?;
     let source = args.rows.source(data)?;
-    let top = Top::new(args.by, args.sort, args.top);
+    let mut top = Top::new(args.by, args.sort, args.top);
+    if let Some(db) = countries {
+        top = top.with_countries(Arc::new(db));
+    }
     report::run(&source, &mut sel, top)
+}
+
+/// The --country-db database, read when --by country asks for it.
+fn countries(args: &TopArgs) -> anyhow::Result<Option<CountryDb>> {
+    let path = match (&args.country_db, args.by) {
+        (None, TopBy::Country) => {
+            return Err(super::usage_error(
+                "top --by country needs a country database: e.g. logscope top --by country --country-db GeoLite2-Country.mmdb",
+            ));
+        }
+        (Some(_), by) if by != TopBy::Country => {
+            return Err(super::usage_error(format!(
+                "--country-db is for --by country, not --by {}; e.g. logscope top --by country --country-db GeoLite2-Country.mmdb",
+                by.name()
+            )));
+        }
+        (None, _) => return Ok(None),
+        (Some(p), _) => p,
+    };
+    let bytes = match conf_file::read(path, COUNTRY_DB_CAP) {
+        Ok(b) => b,
+        Err(e) if e.is_refusal() => {
+            return Err(super::usage_error(format!("--country-db: {e}")));
+        }
+        Err(conf_file::ReadError::Io { source, .. }) => {
+            return Err(anyhow::Error::new(source)
+                .context(format!("--country-db: cannot read {}", escape::path(path))));
+        }
+        Err(e) => return Err(anyhow::anyhow!("--country-db: {e}")),
+    };
+    CountryDb::from_bytes(bytes)
+        .map(Some)
+        .map_err(|e| super::usage_error(format!("--country-db {}: {e}", escape::path(path))))
 }
 
 /// `logscope top --sql`: the report's SQL twin.
 fn sql_twin(data: &Path, a: &TopArgs) -> anyhow::Result<i32> {
+    if a.by.is_derived() || a.by.is_clock() || a.by == TopBy::Country {
+        return Err(super::usage_error(format!(
+            "top --by {} has no SQL twin (its values are worked out in logscope: woothee's \
+             operating systems, Referer hosts, the static-file test, the --tz clock, the \
+             country database); \
+             e.g. logscope top --by referer --sql duckdb",
+            a.by.name()
+        )));
+    }
     let p = sqlgen::parts(data, &a.sql, &a.filters, &a.rows, a.filters.agent.is_some())?;
     let s = twin::top::script(&p.twin(), a.by, a.sort, a.top, a.errors);
     sqlgen::print(&p, &s)

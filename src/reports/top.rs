@@ -1,9 +1,13 @@
 //! The top report: requests per path, status, referer, user agent, address, prefix,
-//! host or method — with share, bytes, distinct clients, error share, first and last
+//! host, method, operating system, referring site, kind (static or dynamic), hour of
+//! day, day or country — with share, bytes, distinct clients, error share, first and last
 //! seen. Fast path: [`TopPart`], a batch tallied per distinct value where it is decoded.
 
 use logscope_core::batch::Batch;
 use logscope_core::classify::RowClass;
+use std::sync::Arc;
+
+use logscope_core::forensics::country::CountryDb;
 use logscope_core::forensics::top::{TopAcc, TopBy, TopPart, TopReport, TopSort};
 
 use crate::engine::clock::Clock;
@@ -18,6 +22,7 @@ pub struct Top {
     by: TopBy,
     sort: TopSort,
     limit: usize,
+    countries: Option<Arc<CountryDb>>,
 }
 
 impl Top {
@@ -28,7 +33,14 @@ impl Top {
             by,
             sort,
             limit,
+            countries: None,
         }
+    }
+
+    /// The country database `--by country` labels the clients with.
+    pub fn with_countries(mut self, db: Arc<CountryDb>) -> Top {
+        self.countries = Some(db);
+        self
     }
 }
 
@@ -44,18 +56,22 @@ impl Report for Top {
             ..cols
         };
         match self.by {
-            TopBy::Path => cols.path = true,
+            TopBy::Path | TopBy::Kind => cols.path = true,
             TopBy::Method => cols.request = true,
-            TopBy::Referer => cols.referer = true,
-            TopBy::Agent => cols.agent = true,
+            TopBy::Referer | TopBy::Site => cols.referer = true,
+            TopBy::Agent | TopBy::Os | TopBy::Day => cols.agent = true,
             TopBy::Host => cols.host = true,
-            TopBy::Status | TopBy::Ip | TopBy::Prefix => {}
+            TopBy::Status | TopBy::Ip | TopBy::Prefix | TopBy::Hour | TopBy::Country => {}
         }
         cols
     }
 
     fn parts(&self, sel: &Selection) -> Option<PartFn<TopPart>> {
         let by = self.by;
+        // The hour and the day are the arrival's on the report's clock: row by row.
+        if by.is_clock() {
+            return None;
+        }
         let lens = (sel.classifier.v4_len, sel.classifier.v6_len);
         Some(Box::new(move |b, cx| {
             Some(TopPart::of(b, by, lens, cx.period))
@@ -66,8 +82,12 @@ impl Report for Top {
         self.acc.begin_batch(b);
     }
 
-    fn add_row(&mut self, b: &Batch, i: usize, rc: &RowClass, _: &Clock) {
-        self.acc.add(b, i, rc);
+    fn add_row(&mut self, b: &Batch, i: usize, rc: &RowClass, clock: &Clock) {
+        if self.acc.by().is_clock() {
+            self.acc.add_local(b, i, rc, clock.local(b.ts_ms[i]));
+        } else {
+            self.acc.add(b, i, rc);
+        }
     }
 
     fn add_part(&mut self, b: &Batch, part: TopPart, rows: &mut PartRows<'_, '_>) {
@@ -80,8 +100,13 @@ impl Report for Top {
 
     fn finish(self, sel: &Selection, stats: &RowStats) -> TopReport {
         let clock = &sel.clock;
+        let acc = match (&self.countries, self.by) {
+            // One lookup per distinct client.
+            (Some(db), TopBy::Country) => self.acc.label_clients(&|k| db.country(k.ip()?)),
+            _ => self.acc,
+        };
         TopReport::new(
-            self.acc,
+            acc,
             &sel.classifier,
             self.sort,
             self.limit,

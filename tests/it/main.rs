@@ -19,6 +19,7 @@ mod fail2ban_oracle;
 mod fleet;
 mod formats;
 mod fuzz_cli;
+mod goaccess;
 mod haproxy_oracle;
 mod hardening_bounds;
 mod hardening_configs;

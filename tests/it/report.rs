@@ -440,10 +440,23 @@ fn a_long_log_gives_a_short_page_with_the_burst_found() {
     } else {
         thousands(n("clients"))
     };
+    // Unique visitors: GoAccess's, the days' visitors of `top --by day` summed.
+    let days = common::ok_json(common::logscope(&dir.join("data")).current_dir(dir).args([
+        "top",
+        "--by",
+        "day",
+        "--format",
+        "json",
+        "season.log",
+    ]));
+    let rows = days["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 160);
+    let visitors: u64 = rows.iter().map(|r| r["clients"].as_u64().unwrap()).sum();
     for (label, value) in [
         ("requests", thousands(n("requests"))),
         ("failed", thousands(n("errors"))),
-        ("unique visitors", clients),
+        ("clients", clients),
+        ("unique visitors", thousands(visitors)),
         ("data sent", bytes_label(n("bytes"))),
         ("span", "160 days".to_string()),
     ] {

@@ -889,3 +889,163 @@ fn top_by_ip_counts_its_clients_exactly() {
     let text = ok(d, &["top", "--by", "ip", "many.log"]);
     assert!(text.contains("from 1,000 clients"), "{text}");
 }
+
+/// GoAccess's panels on the handcrafted log: kind, referring site, hour (on the --tz
+/// clock), day with its unique visitors, operating system; the country database's
+/// errors (exit 2). tests/it/goaccess.rs checks them against GoAccess itself.
+#[test]
+fn goaccess_panels_on_the_handcrafted_log() {
+    let dir = setup();
+    let d = dir.path();
+    let kind = json(d, &["top", "--by", "kind", "access.log"]);
+    assert_eq!(
+        rows(&kind),
+        vec![(s("dynamic"), 7, 5000, 5, 4), (s("static"), 1, 50000, 1, 0),]
+    );
+    let site = json(d, &["top", "--by", "site", "access.log"]);
+    assert_eq!(
+        rows(&site),
+        vec![
+            (Value::Null, 5, 1500, 5, 4),
+            (s("example.org"), 3, 53500, 2, 0)
+        ]
+    );
+    // Hours on the Seoul clock (UTC+9): 14:xx and 15:xx UTC are 23 and 00, in clock order.
+    let hour = json(
+        d,
+        &["top", "--by", "hour", "--tz", "Asia/Seoul", "access.log"],
+    );
+    assert_eq!(
+        rows(&hour),
+        vec![(s("00"), 3, 50200, 3, 2), (s("23"), 5, 4800, 3, 2)]
+    );
+    // The day: a visitor is an address and agent with an answer that is not 4xx, so
+    // 203.0.113.7 with A and 198.51.100.1 with curl; the UTC day is the Seoul 25th and 26th.
+    let day = json(d, &["top", "--by", "day", "access.log"]);
+    assert_eq!(rows(&day), vec![(s("2026-09-25"), 8, 55000, 2, 4)]);
+    assert_eq!(day["clients"], 5);
+    let seoul = json(
+        d,
+        &["top", "--by", "day", "--tz", "Asia/Seoul", "access.log"],
+    );
+    assert_eq!(
+        rows(&seoul),
+        vec![
+            (s("2026-09-25"), 5, 4800, 2, 2),
+            (s("2026-09-26"), 3, 50200, 1, 2)
+        ]
+    );
+    let text = ok(d, &["top", "--by", "day", "access.log"]);
+    assert!(
+        text.contains("Requests and unique visitors by day"),
+        "{text}"
+    );
+    assert!(text.contains("visitors"), "{text}");
+    let os = json(d, &["top", "--by", "os", "access.log"]);
+    let total: u64 = rows(&os).iter().map(|r| r.1).sum();
+    assert_eq!(total, 8);
+
+    // Countries need a database, which must be one; and it is for --by country only.
+    let (_, err, code) = run(d, &["top", "--by", "country", "access.log"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--country-db GeoLite2-Country.mmdb"), "{err}");
+    let (_, err, code) = run(
+        d,
+        &[
+            "top",
+            "--by",
+            "country",
+            "--country-db",
+            "access.log",
+            "access.log",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a MaxMind database"), "{err}");
+    let db = fixture("geo/country-test.mmdb");
+    let (_, err, code) = run(
+        d,
+        &[
+            "top",
+            "--by",
+            "path",
+            "--country-db",
+            db.to_str().unwrap(),
+            "access.log",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--country-db is for --by country"), "{err}");
+    // 198.51.100.0/24 is South Korea in the test database; the rest is unknown.
+    let country = ok(
+        d,
+        &[
+            "top",
+            "--by",
+            "country",
+            "--country-db",
+            db.to_str().unwrap(),
+            "access.log",
+        ],
+    );
+    assert!(country.contains("(unknown)"), "{country}");
+    assert!(country.contains("KR South Korea"), "{country}");
+    let (_, err, code) = run(d, &["top", "--by", "country", "--sql", "duckdb"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// One count of clients: `top`'s header total is exact past the per-value sketch's
+/// size, and the same as `concentration`'s distinct addresses and `sql`'s
+/// `count(DISTINCT client)` (issue: "1,656 distinct addresses … from ≈1,621 clients").
+#[test]
+fn the_client_total_is_exact_and_agrees_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rng = Rng(0xc1e7);
+    let mut log = String::new();
+    for k in 0..6000u64 {
+        let c = rng.below(3000);
+        log.push_str(&format!(
+            "10.{}.{}.{} - - [25/Sep/2026:14:{:02}:{:02} +0000] \"GET /p{} HTTP/1.1\" 200 10 \"-\" \"A\"\n",
+            c / 65536,
+            c / 256 % 256,
+            c % 256,
+            k / 60 % 60,
+            k % 60,
+            rng.below(3),
+        ));
+    }
+    std::fs::write(d.join("access.log"), &log).unwrap();
+    let distinct = {
+        let mut v: Vec<&str> = log.lines().map(|l| l.split(' ').next().unwrap()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len() as u64
+    };
+    assert!(distinct > 2000, "{distinct}");
+    let top = json(d, &["top", "--by", "path", "access.log"]);
+    assert_eq!(top["clients"], distinct);
+    assert_eq!(top["clients_estimated"], false);
+    // Its rows, past 256 clients each, are estimates and say so.
+    assert!(
+        top["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["clients_estimated"] == true)
+    );
+    let text = ok(d, &["top", "--by", "ip", "access.log"]);
+    let want = format!(
+        "from {} clients",
+        logscope_core::number::thousands(distinct)
+    );
+    assert!(text.contains(&want), "{want}\n{text}");
+    let conc = json(d, &["concentration", "--by", "ip", "access.log"]);
+    assert_eq!(conc["distinct_ips"], distinct);
+    ok(d, &["ingest", "access.log"]);
+    let sql = json(
+        d,
+        &["sql", "SELECT count(DISTINCT client) AS n FROM requests"],
+    );
+    assert_eq!(sql["rows"][0]["n"], distinct, "{sql}");
+}

@@ -536,6 +536,26 @@ impl AgentClassifier {
     }
 }
 
+/// The operating system a User-Agent claims, as woothee names it (`Windows 10`, `Mac
+/// OSX`, `Linux`, `Android`, `iPhone`, …); `(crawler)` for an agent that says it is a
+/// bot (the same lists as [`AgentClassifier::classify`]), `(unknown)` when nothing is
+/// said. Built-in rules only: a rules file's `[[agent]]` entries name families, not
+/// systems.
+pub fn operating_system(ua: Option<&str>) -> String {
+    let Some(ua) = ua.filter(|u| !u.is_empty() && *u != "-") else {
+        return "(unknown)".into();
+    };
+    let lower = ua.to_ascii_lowercase();
+    if CRAWLERS.iter().any(|(n, _, _)| lower.contains(n)) || looks_like_bot(&lower) {
+        return "(crawler)".into();
+    }
+    match woothee::parser::Parser::new().parse(ua) {
+        Some(w) if w.category == "crawler" => "(crawler)".into(),
+        Some(w) if w.os != "UNKNOWN" && !w.os.is_empty() => w.os.to_string(),
+        _ => "(unknown)".into(),
+    }
+}
+
 fn bot(name: &str, kind: BotKind, declared: bool) -> AgentInfo {
     AgentInfo {
         family: name.into(),

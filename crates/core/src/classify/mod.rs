@@ -14,6 +14,7 @@ pub mod config;
 pub mod filter;
 pub mod heavy;
 pub mod net;
+pub mod referrer;
 pub mod static_files;
 
 use std::fmt;
@@ -27,6 +28,7 @@ pub use config::{Config, ConfigError};
 pub use filter::{AgentSelector, Filter, HostPattern, StatusSet};
 pub use heavy::{ByPath, HeavyClass, HeavyRule, HeavyRules};
 pub use net::{ClientKey, TrustedProxies};
+pub use referrer::referring_site;
 
 use crate::batch::Batch;
 

@@ -11,6 +11,7 @@ pub mod agents;
 pub mod asn;
 pub mod capacity;
 pub mod concentration;
+pub mod country;
 pub mod doc;
 pub mod heavy;
 pub mod incident;

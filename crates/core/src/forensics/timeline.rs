@@ -92,7 +92,7 @@ impl TimelineAcc {
             auto: None,
             opened: 0,
             buckets: BTreeMap::new(),
-            total: Tally::default(),
+            total: Tally::exact(),
             paths: TopAcc::new(TopBy::Path),
             statuses: TopAcc::new(TopBy::Status),
             agents: TopAcc::new(TopBy::Agent),

@@ -1,6 +1,8 @@
 //! The accumulator of one breakdown ([`TopAcc`]) and its finished [`Breakdown`].
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use super::UNSET;
 use super::by::{TopBy, TopSort};
@@ -10,9 +12,11 @@ use super::part::{PartKey, TopPart};
 use super::tally::Tally;
 use crate::batch::{Batch, NULL_CODE, TextColumn};
 use crate::chunked::Chunked;
-use crate::classify::{Classifier, ClientKey, RowClass};
+use crate::classify::agent::operating_system;
+use crate::classify::static_files::is_static_path;
+use crate::classify::{Classifier, ClientKey, RowClass, referring_site};
 use crate::number::share;
-use crate::time::local_rfc3339_ms;
+use crate::time::{civil_from_days, local_rfc3339_ms};
 
 enum Value {
     Null,
@@ -30,10 +34,16 @@ pub struct TopAcc {
     status: Vec<u32>,
     clients: FxHashMap<ClientKey, u32>,
     null: u32,
+    /// By the clock ([`TopBy::is_clock`]): the hour of the day (0–23) or the day
+    /// (days since 1970-01-01) on the report's clock → entry.
+    clock: FxHashMap<i64, u32>,
     /// The current batch's value slot → entry.
     slots: Vec<u32>,
     total: Tally,
 }
+
+const HOUR_MS: i64 = 3_600_000;
+const DAY_MS: i64 = 86_400_000;
 
 impl TopAcc {
     /// An empty breakdown by `by`.
@@ -45,8 +55,9 @@ impl TopAcc {
             status: Vec::new(),
             clients: FxHashMap::default(),
             null: UNSET,
+            clock: FxHashMap::default(),
             slots: Vec::new(),
-            total: Tally::default(),
+            total: Tally::exact(),
         }
     }
 
@@ -109,6 +120,25 @@ impl TopAcc {
         self.status[s]
     }
 
+    /// The entry of an arrival at `local_ms` on the report's clock. A day's distinct
+    /// visitors are counted exactly (as GoAccess does; memory: 8 bytes per visitor
+    /// and day).
+    fn clock_entry(&mut self, local_ms: i64) -> u32 {
+        let (entries, day) = (&mut self.entries, self.by == TopBy::Day);
+        let key = if day {
+            local_ms.div_euclid(DAY_MS)
+        } else {
+            local_ms.div_euclid(HOUR_MS).rem_euclid(24)
+        };
+        *self.clock.entry(key).or_insert_with(|| {
+            if day {
+                entries.push(Tally::exact()) as u32
+            } else {
+                Self::new_entry(entries)
+            }
+        })
+    }
+
     fn client_entry(&mut self, k: ClientKey) -> u32 {
         let entries = &mut self.entries;
         *self
@@ -128,19 +158,45 @@ impl TopAcc {
     /// breakdowns of the same rows).
     #[inline]
     pub fn add_hashed(&mut self, b: &Batch, i: usize, rc: &RowClass, client: u64) {
+        self.add_at(b, i, rc, client, b.ts_ms[i]);
+    }
+
+    /// [`TopAcc::add`] of a row that arrived at `local_ms` on the report's clock (what
+    /// the hour and the day breakdowns are keyed by; [`TopAcc::add`] takes UTC).
+    pub fn add_local(&mut self, b: &Batch, i: usize, rc: &RowClass, local_ms: i64) {
+        self.add_at(b, i, rc, client_hash(rc.client), local_ms);
+    }
+
+    #[inline]
+    fn add_at(&mut self, b: &Batch, i: usize, rc: &RowClass, client: u64, local_ms: i64) {
         let idx = match self.by {
             TopBy::Status => self.status_entry(b.status[i]),
-            TopBy::Ip => self.client_entry(rc.client),
+            TopBy::Ip | TopBy::Country => self.client_entry(rc.client),
             TopBy::Prefix => self.client_entry(rc.prefix),
+            TopBy::Hour | TopBy::Day => self.clock_entry(local_ms),
             by => {
                 let col = by.text_column(b).expect("a text breakdown");
                 self.text_entry(col, col.code(i))
             }
         };
         let (ts, status, bytes) = (b.ts_ms[i], b.status[i], b.size(i));
+        if self.by == TopBy::Day {
+            // A day counts visitors, the total clients. A visitor is GoAccess's: the
+            // address and the User-Agent as logged, of a request whose status is not
+            // 4xx (GoAccess 1.7's default, without --4xx-to-unique-count).
+            let visitor = (!(400..500).contains(&status)).then(|| {
+                let agent = b.user_agent.get(i).unwrap_or_default();
+                client ^ FxBuildHasher.hash_one(agent).rotate_left(17)
+            });
+            self.entries[idx as usize].add(ts, status, bytes, visitor);
+            self.total.add(ts, status, bytes, Some(client));
+            return;
+        }
         let counted = self.by.counts_clients().then_some(client);
-        self.entries[idx as usize].add(ts, status, bytes, counted);
-        self.total.add(ts, status, bytes, None);
+        // A client the value had already is in the total already.
+        let maybe_new = self.entries[idx as usize].add(ts, status, bytes, counted);
+        self.total
+            .add(ts, status, bytes, counted.filter(|_| maybe_new));
     }
 
     /// Adds the rows tallied in `part` ([`TopPart::of`] of `b`, the batch given to the
@@ -160,23 +216,20 @@ impl TopAcc {
             e.add_sums(sums);
             if let Some(&(a, z)) = part.runs.get(k) {
                 for &h in &part.hashes[a as usize..z as usize] {
-                    e.clients.insert(h);
+                    if e.clients.insert(h) {
+                        self.total.clients.insert(h);
+                    }
                 }
             }
             self.total.add_sums(sums);
         }
     }
 
-    /// Every request added.
+    /// Every request added, and its distinct clients counted exactly.
     pub fn total(&self) -> Tally {
-        // The distinct clients of all are the union of each value's (kept once, not
-        // counted again per row).
         let mut t = self.total.clone();
-        if self.by.counts_clients() {
-            for e in self.entries.iter() {
-                t.clients.merge(&e.clients);
-            }
-        } else {
+        if !self.by.counts_clients() {
+            // By client, the values are the clients.
             for &k in self.clients.keys() {
                 t.clients.insert(client_hash(k));
             }
@@ -184,15 +237,96 @@ impl TopAcc {
         t
     }
 
+    /// Adds tally `t` to the value `l` of this breakdown (a derived one).
+    fn put(&mut self, l: Option<String>, t: &Tally) {
+        let e = match l {
+            Some(l) => match self.text.get(l.as_str()) {
+                Some(&e) => e,
+                None => {
+                    let e = if self.by == TopBy::Day {
+                        self.entries.push(Tally::exact()) as u32
+                    } else {
+                        Self::new_entry(&mut self.entries)
+                    };
+                    self.text.insert(l.into(), e);
+                    e
+                }
+            },
+            None => {
+                if self.null == UNSET {
+                    self.null = Self::new_entry(&mut self.entries);
+                }
+                self.null
+            }
+        };
+        self.entries[e as usize].merge(t);
+    }
+
+    /// By country ([`TopBy::Country`]): each client's tallies moved under its label,
+    /// `label(client)` (`None`: the value is null, shown as `(unknown)`), and the tallies
+    /// of one label merged.
+    pub fn label_clients(self, label: &dyn Fn(ClientKey) -> Option<String>) -> TopAcc {
+        let mut out = TopAcc::new(self.by);
+        out.total = self.total;
+        for (&k, &e) in &self.clients {
+            out.put(label(k), &self.entries[e as usize]);
+        }
+        out
+    }
+
+    /// The values a derived breakdown shows ([`TopBy::is_derived`], [`TopBy::is_clock`]):
+    /// each distinct value of the column it is derived from (each hour, each day) given
+    /// its label once, and the tallies of one label merged.
+    fn derive(self) -> TopAcc {
+        let by = self.by;
+        let label = |v: Option<&str>| -> Option<String> {
+            match by {
+                TopBy::Os => Some(operating_system(v)),
+                TopBy::Site => v.and_then(referring_site),
+                TopBy::Kind => v.map(|p| {
+                    if is_static_path(p) {
+                        "static"
+                    } else {
+                        "dynamic"
+                    }
+                    .to_string()
+                }),
+                _ => v.map(str::to_string),
+            }
+        };
+        let mut out = TopAcc::new(by);
+        out.total = self.total;
+        let put = Self::put;
+        for (k, &e) in &self.text {
+            put(&mut out, label(Some(k)), &self.entries[e as usize]);
+        }
+        if self.null != UNSET {
+            put(&mut out, label(None), &self.entries[self.null as usize]);
+        }
+        for (&k, &e) in &self.clock {
+            let label = if by == TopBy::Day {
+                let (y, m, d) = civil_from_days(k);
+                format!("{y:04}-{m:02}-{d:02}")
+            } else {
+                format!("{k:02}")
+            };
+            put(&mut out, Some(label), &self.entries[e as usize]);
+        }
+        out
+    }
+
     /// The breakdown: the first `limit` values (0 = all) in `sort` order, and what the
     /// others add up to. `local` gives a UTC instant on the report's clock.
     pub fn finish(
-        self,
+        mut self,
         cls: &Classifier,
         sort: TopSort,
         limit: usize,
         local: &dyn Fn(i64) -> i64,
     ) -> Breakdown {
+        if self.by.is_derived() || self.by.is_clock() {
+            self = self.derive();
+        }
         let by = self.by;
         let entries = self.entries;
         // Distinct clients per value, worked out once (a sketch's estimate is not free).
@@ -223,7 +357,13 @@ impl TopAcc {
                 _ => Ordering::Equal,
             }
         };
+        // The hours and days are a distribution: all of them, in clock order.
+        let clock = by.is_clock();
+        let limit = if clock { 0 } else { limit };
         let order = |(va, ea): &(Value, u32), (vb, eb): &(Value, u32)| {
+            if clock {
+                return value_cmp(va, vb);
+            }
             metric(*eb)
                 .cmp(&metric(*ea))
                 .then_with(|| value_cmp(va, vb))

@@ -25,6 +25,23 @@ pub enum TopBy {
     Host,
     /// The request method.
     Method,
+    /// The operating system the User-Agent claims (woothee: `Windows 10`, `Mac OSX`,
+    /// `Android`, `iPhone`, …; `(crawler)` for bots, `(unknown)`).
+    Os,
+    /// The referring site: the host (and port) of the Referer URL (`www.google.com`); null
+    /// without a Referer.
+    Site,
+    /// Static files (images, scripts, styles, fonts, …) or dynamic requests: the same
+    /// test as the heavy default.
+    Kind,
+    /// The hour of the day on the --tz clock (`00` … `23`), in clock order.
+    Hour,
+    /// The country of the client address in the --country-db database (`DE Germany`);
+    /// null (`(unknown)`) where it has none or the client is a host name.
+    Country,
+    /// The day on the --tz clock (`2026-09-25`), every day in date order; its clients
+    /// are GoAccess's unique visitors: distinct address and User-Agent that day.
+    Day,
 }
 
 impl TopBy {
@@ -39,6 +56,12 @@ impl TopBy {
             TopBy::Prefix => "prefix",
             TopBy::Host => "host",
             TopBy::Method => "method",
+            TopBy::Os => "os",
+            TopBy::Site => "site",
+            TopBy::Kind => "kind",
+            TopBy::Hour => "hour",
+            TopBy::Day => "day",
+            TopBy::Country => "country",
         }
     }
 
@@ -53,6 +76,12 @@ impl TopBy {
             TopBy::Prefix => "networks",
             TopBy::Host => "hosts",
             TopBy::Method => "methods",
+            TopBy::Os => "operating systems",
+            TopBy::Site => "referring sites",
+            TopBy::Kind => "kinds",
+            TopBy::Hour => "hours of the day",
+            TopBy::Day => "days",
+            TopBy::Country => "countries",
         }
     }
 
@@ -61,18 +90,48 @@ impl TopBy {
         match self {
             TopBy::Agent => "user agent",
             TopBy::Ip => "address",
+            TopBy::Os => "operating system",
+            TopBy::Site => "referring site",
+            TopBy::Hour => "hour of day",
             other => other.name(),
         }
     }
 
     pub(super) fn text_column(self, b: &Batch) -> Option<&TextColumn> {
         match self {
-            TopBy::Path => Some(&b.path),
-            TopBy::Referer => Some(&b.referer),
-            TopBy::Agent => Some(&b.user_agent),
+            TopBy::Path | TopBy::Kind => Some(&b.path),
+            TopBy::Referer | TopBy::Site => Some(&b.referer),
+            TopBy::Agent | TopBy::Os => Some(&b.user_agent),
             TopBy::Host => Some(&b.host),
             TopBy::Method => Some(&b.method),
-            TopBy::Status | TopBy::Ip | TopBy::Prefix => None,
+            TopBy::Status
+            | TopBy::Ip
+            | TopBy::Prefix
+            | TopBy::Hour
+            | TopBy::Day
+            | TopBy::Country => None,
+        }
+    }
+
+    /// Whether its values are derived from another column's, each distinct one once
+    /// when the breakdown is finished (the operating system from the User-Agent, the
+    /// site from the Referer, the kind from the path).
+    pub fn is_derived(self) -> bool {
+        matches!(self, TopBy::Os | TopBy::Site | TopBy::Kind)
+    }
+
+    /// Whether its values are the arrival's on the report's clock (the hour of the
+    /// day, the day): all of them, in clock order.
+    pub fn is_clock(self) -> bool {
+        matches!(self, TopBy::Hour | TopBy::Day)
+    }
+
+    /// How the rows without a value are shown: `(unknown)` for a country, `(none)`.
+    pub fn null_label(self) -> &'static str {
+        if self == TopBy::Country {
+            "(unknown)"
+        } else {
+            "(none)"
         }
     }
 

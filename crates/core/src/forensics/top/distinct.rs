@@ -1,5 +1,6 @@
-//! Distinct clients ([`Distinct`]): exact up to [`EXACT_CLIENTS`], then a HyperLogLog
-//! sketch; and the hash of a client key they count.
+//! Distinct clients ([`Distinct`]): a value's exact up to [`EXACT_CLIENTS`], then a
+//! HyperLogLog sketch; a whole selection's always exact ([`Distinct::exact`]); and the
+//! hash of a client key they count.
 
 use super::super::mix64;
 use super::hashes::Hashes;
@@ -15,13 +16,16 @@ pub const HLL_BITS: u32 = 11;
 const REGISTERS: usize = 1 << HLL_BITS;
 
 /// Distinct clients: exact (64-bit hashes) up to [`EXACT_CLIENTS`], then a HyperLogLog
-/// sketch.
+/// sketch; or ([`Distinct::exact`]) exact however many.
 #[derive(Clone, Debug)]
 pub enum Distinct {
-    /// Hashes of the clients seen.
+    /// Hashes of the clients seen (at most [`EXACT_CLIENTS`]).
     Exact(Hashes),
     /// HyperLogLog registers.
     Sketch(Box<[u8]>),
+    /// Hashes of every client seen, never a sketch: the whole selection's count, so
+    /// that a header's total is exact (16 bytes or so per distinct client).
+    All(Hashes),
 }
 
 impl Default for Distinct {
@@ -31,34 +35,41 @@ impl Default for Distinct {
 }
 
 impl Distinct {
-    /// Adds a client by its hash ([`client_hash`]).
+    /// Distinct clients counted exactly however many there are.
+    pub fn exact() -> Distinct {
+        Distinct::All(Hashes::default())
+    }
+
+    /// Adds a client by its hash ([`client_hash`]); whether it may be new: `false` only
+    /// when it was counted already (a sketch cannot tell, and says `true`).
     #[inline]
-    pub fn insert(&mut self, h: u64) {
+    pub fn insert(&mut self, h: u64) -> bool {
         match self {
             Distinct::Exact(s) => {
-                if s.insert(h) && s.len() > EXACT_CLIENTS {
-                    let mut r = vec![0u8; REGISTERS].into_boxed_slice();
-                    for x in s.iter() {
-                        hll_add(&mut r, x);
-                    }
-                    *self = Distinct::Sketch(r);
+                let new = s.insert(h);
+                if new && s.len() > EXACT_CLIENTS {
+                    *self = Distinct::Sketch(sketch_of(s));
                 }
+                new
             }
-            Distinct::Sketch(r) => hll_add(r, h),
+            Distinct::Sketch(r) => {
+                hll_add(r, h);
+                true
+            }
+            Distinct::All(s) => s.insert(h),
         }
     }
 
-    /// Adds every client of `other`: the same as inserting each of its clients.
+    /// Adds every client of `other`: the same as inserting each of its clients (an
+    /// exact count merged with a sketch becomes one).
     pub fn merge(&mut self, other: &Distinct) {
         match other {
-            Distinct::Exact(s) => s.iter().for_each(|h| self.insert(h)),
+            Distinct::Exact(s) | Distinct::All(s) => s.iter().for_each(|h| {
+                self.insert(h);
+            }),
             Distinct::Sketch(theirs) => {
-                if let Distinct::Exact(s) = self {
-                    let mut r = vec![0u8; REGISTERS].into_boxed_slice();
-                    for x in s.iter() {
-                        hll_add(&mut r, x);
-                    }
-                    *self = Distinct::Sketch(r);
+                if let Distinct::Exact(s) | Distinct::All(s) = self {
+                    *self = Distinct::Sketch(sketch_of(s));
                 }
                 if let Distinct::Sketch(r) = self {
                     for (a, &b) in r.iter_mut().zip(theirs.iter()) {
@@ -72,10 +83,18 @@ impl Distinct {
     /// The count, and whether it is an estimate.
     pub fn count(&self) -> (u64, bool) {
         match self {
-            Distinct::Exact(s) => (s.len() as u64, false),
+            Distinct::Exact(s) | Distinct::All(s) => (s.len() as u64, false),
             Distinct::Sketch(r) => (hll_estimate(r).max(EXACT_CLIENTS as u64 + 1), true),
         }
     }
+}
+
+fn sketch_of(s: &Hashes) -> Box<[u8]> {
+    let mut r = vec![0u8; REGISTERS].into_boxed_slice();
+    for x in s.iter() {
+        hll_add(&mut r, x);
+    }
+    r
 }
 
 #[inline]

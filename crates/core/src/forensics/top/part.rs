@@ -63,6 +63,20 @@ impl TopPart {
         (v4_len, v6_len): (u8, u8),
         (since, until): (Option<i64>, Option<i64>),
     ) -> TopPart {
+        if by.is_clock() {
+            // Keyed by arrival, not by a column: every row goes the row-by-row way.
+            let rest = (0..b.len())
+                .filter(|&i| {
+                    let ts = b.ts_ms[i];
+                    !(since.is_some_and(|s| ts < s) || until.is_some_and(|u| ts >= u))
+                })
+                .map(|i| i as u32)
+                .collect();
+            return TopPart {
+                rest,
+                ..TopPart::default()
+            };
+        }
         if let Some(col) = by.text_column(b)
             && let Some(slots) = col.codes().filter(|c| c.len() == b.len())
             && let Some(ips) = b.ip_codes.as_ref().filter(|c| c.codes.len() == b.len())

@@ -46,7 +46,7 @@ impl Breakdown {
             .iter()
             .map(|r| {
                 crate::table::display_width(&crate::escape::terminal_str(
-                    r.value.as_deref().unwrap_or("(none)"),
+                    r.value.as_deref().unwrap_or(self.by.null_label()),
                     500,
                 ))
             })
@@ -73,7 +73,13 @@ impl Breakdown {
         ];
         let clients = cols.clients && self.by.counts_clients();
         if clients {
-            head.push(("clients", Align::Right));
+            // A day's distinct clients are GoAccess's unique visitors (address and agent).
+            let name = if self.by == TopBy::Day {
+                "visitors"
+            } else {
+                "clients"
+            };
+            head.push((name, Align::Right));
         }
         head.push(("errors", Align::Right));
         if cols.seen {
@@ -84,7 +90,11 @@ impl Breakdown {
         for r in &self.rows {
             let mut row = vec![
                 Cell::from(r.rank.to_string()),
-                Cell::from(r.value.clone().unwrap_or_else(|| "(none)".into())),
+                Cell::from(
+                    r.value
+                        .clone()
+                        .unwrap_or_else(|| self.by.null_label().into()),
+                ),
                 Cell::from(thousands(r.requests)),
                 Cell::from(format!("{:.1}%", 100.0 * r.share)),
                 Cell::from(bytes_label(r.bytes)),
@@ -159,7 +169,10 @@ impl Breakdown {
             .rows
             .iter()
             .map(|r| crate::chart::Bar {
-                label: r.value.clone().unwrap_or_else(|| "(none)".into()),
+                label: r
+                    .value
+                    .clone()
+                    .unwrap_or_else(|| self.by.null_label().into()),
                 value: if by_bytes {
                     r.bytes as f64
                 } else {
@@ -278,14 +291,24 @@ impl TopReport {
             b.by.header(),
             self.error_status
         )];
-        if b.by.counts_clients() {
+        if b.by == TopBy::Day {
+            notes.push(
+                "visitors: distinct address and User-Agent that day, requests answered 4xx not counting (GoAccess's unique visitors), counted exactly; the total above is distinct clients".into(),
+            );
+        } else if b.by.counts_clients() {
             notes.push(format!(
-                "clients: distinct client addresses (host names where the log has no address), exact up to {EXACT_CLIENTS} per {}, above that a HyperLogLog estimate (±2.3%) marked ≈",
+                "clients: distinct client addresses (host names where the log has no address), exact up to {EXACT_CLIENTS} per {}, above that a HyperLogLog estimate (±2.3%) marked ≈; the total above is exact",
                 b.by.header()
             ));
         }
         notes.extend(b.rest_note());
-        let title = format!("Top {} by {}", b.by.plural(), b.sort.name());
+        let title = if b.by == TopBy::Hour {
+            "Requests by hour of the day".to_string()
+        } else if b.by == TopBy::Day {
+            "Requests and unique visitors by day".to_string()
+        } else {
+            format!("Top {} by {}", b.by.plural(), b.sort.name())
+        };
         let mut doc = Doc {
             title: title.clone(),
             lines,

@@ -38,17 +38,34 @@ impl Default for Tally {
 }
 
 impl Tally {
+    /// Tallies whose distinct clients are counted exactly however many
+    /// ([`Distinct::exact`]): a whole selection's.
+    pub fn exact() -> Tally {
+        Tally {
+            clients: Distinct::exact(),
+            ..Tally::default()
+        }
+    }
+
     /// Adds one request; `client`: its [`client_hash`](super::client_hash) when clients
-    /// are counted.
+    /// are counted. Whether the client may be new here (`false` when it is known to
+    /// have been counted, or none was given).
     #[inline]
-    pub fn add(&mut self, ts_ms: i64, status: u16, bytes: Option<u64>, client: Option<u64>) {
+    pub fn add(
+        &mut self,
+        ts_ms: i64,
+        status: u16,
+        bytes: Option<u64>,
+        client: Option<u64>,
+    ) -> bool {
         self.add_sums(&Sums::one(ts_ms, status, bytes));
         if let Some(h) = client
             && (self.last_client != h || self.requests == 1)
         {
             self.last_client = h;
-            self.clients.insert(h);
+            return self.clients.insert(h);
         }
+        false
     }
 
     /// Adds `o`'s requests and clients: the same as adding each of its requests (the

@@ -198,7 +198,7 @@ proptest! {
             (0u16..3000, 0u8..4, 0u8..4, 0i64..7_200_000, prop::option::of(0u64..5000)),
             1..1500,
         ),
-        by in 0usize..8,
+        by in 0usize..13,
         coded in any::<bool>(),
         ip_codes in any::<bool>(),
         cut in 0usize..1500,
@@ -207,6 +207,7 @@ proptest! {
         let by = [
             TopBy::Path, TopBy::Status, TopBy::Referer, TopBy::Agent,
             TopBy::Ip, TopBy::Prefix, TopBy::Host, TopBy::Method,
+            TopBy::Os, TopBy::Site, TopBy::Kind, TopBy::Hour, TopBy::Day,
         ][by];
         let texts = [None, Some("/a"), Some("/b?x"), Some("GET")];
         let statuses = [200u16, 304, 404, 503];

@@ -1,0 +1,329 @@
+//! GoAccess's panels against GoAccess itself (Debian's goaccess 1.7, run offline on the
+//! same file, its JSON output read back): unique visitors per day, the time
+//! distribution by hour, referring sites, and `report`'s unique visitors key figure.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{Rng, fixture, run_in};
+
+/// The elastic Apache fixture without the line logscope refuses (GoAccess reads it), and
+/// a generated day that tells GoAccess's visitor apart from a distinct address: several
+/// agents per address (one differing only in its blanks, which GoAccess 1.7 counts as
+/// another), 4xx answers (which it does not count as a visit).
+fn log(dir: &Path) -> std::path::PathBuf {
+    let src = fixture("logs/elastic-apache.log");
+    let (out, err, code) = run_in(
+        dir,
+        &[
+            "top",
+            "--by",
+            "day",
+            "--format",
+            "json",
+            src.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["inputs"]["bad"], 1, "{}", j["inputs"]);
+    let bad = j["inputs"]["first_bad"]["line"].as_u64().unwrap() as usize;
+    let text = std::fs::read_to_string(&src).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .filter(|(n, _)| n + 1 != bad)
+        .map(|(_, l)| l.to_string())
+        .collect();
+    let mut rng = Rng(0x6f0a_cce5);
+    let agents = [
+        "Mozilla/5.0 (X11; Linux x86_64) Firefox/38.0",
+        "Mozilla/5.0  (X11; Linux x86_64)  Firefox/38.0",
+        "curl/7.38.0",
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+    ];
+    let statuses = [200, 200, 304, 404, 403, 500];
+    let referers = [
+        "-",
+        "http://example.org/a",
+        "https://www.example.net:8443/x?y=1",
+    ];
+    for k in 0..400u64 {
+        let ip = format!("198.51.100.{}", rng.below(30));
+        let ts = k * 200;
+        lines.push(format!(
+            "{ip} - - [21/May/2015:{:02}:{:02}:{:02} +0000] \"GET /p/{} HTTP/1.1\" {} {} \"{}\" \"{}\"",
+            ts / 3600 % 24,
+            ts / 60 % 60,
+            ts % 60,
+            rng.below(9),
+            statuses[rng.below(6) as usize],
+            rng.below(5000),
+            referers[rng.below(3) as usize],
+            agents[rng.below(4) as usize],
+        ));
+    }
+    let path = dir.join("access.log");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// GoAccess's JSON report of `log`.
+fn goaccess(dir: &Path, log: &Path) -> Value {
+    let out = dir.join("goaccess.json");
+    let status = Command::new("goaccess")
+        .arg(log)
+        .args(["--no-global-config", "--log-format=COMBINED", "-o"])
+        .arg(&out)
+        .current_dir(dir)
+        .output()
+        .expect("goaccess runs (Debian package goaccess; .ci/run installs it)");
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+}
+
+/// A GoAccess panel's rows: its `data` → (hits, visitors).
+fn panel(g: &Value, name: &str) -> BTreeMap<String, (u64, u64)> {
+    g[name]["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no panel {name}"))
+        .iter()
+        .map(|r| {
+            (
+                r["data"].as_str().unwrap().to_string(),
+                (
+                    r["hits"]["count"].as_u64().unwrap(),
+                    r["visitors"]["count"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// `logscope top --by BY --top 0` of `log`: value → (requests, clients).
+fn top(dir: &Path, log: &Path, by: &str) -> BTreeMap<Option<String>, (u64, u64)> {
+    let (out, err, code) = run_in(
+        dir,
+        &[
+            "top",
+            "--by",
+            by,
+            "--top",
+            "0",
+            "--format",
+            "json",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["inputs"]["bad"], 0, "{}", j["inputs"]);
+    j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            // A day's visitors are counted exactly, as GoAccess counts them.
+            if by == "day" {
+                assert_eq!(r["clients_estimated"], false, "{by}: {r}");
+            }
+            (
+                r["value"].as_str().map(str::to_string),
+                (
+                    r["requests"].as_u64().unwrap(),
+                    r["clients"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn visitors_hours_and_referring_sites_are_goaccess_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = log(dir.path());
+    let g = goaccess(dir.path(), &log);
+
+    // Unique visitors per day: requests and visitors, day by day.
+    let days: BTreeMap<String, (u64, u64)> = top(dir.path(), &log, "day")
+        .into_iter()
+        .map(|(d, v)| (d.unwrap().replace('-', ""), v))
+        .collect();
+    assert_eq!(days, panel(&g, "visitors"));
+    assert_eq!(days.len(), 5);
+    // The sum of the days is the dashboard's figure.
+    let total: u64 = days.values().map(|v| v.1).sum();
+    assert_eq!(total, g["general"]["unique_visitors"].as_u64().unwrap());
+
+    // The time distribution: requests per hour of the day.
+    let hours: BTreeMap<String, u64> = top(dir.path(), &log, "hour")
+        .into_iter()
+        .map(|(h, v)| (h.unwrap(), v.0))
+        .collect();
+    let theirs: BTreeMap<String, u64> = panel(&g, "visit_time")
+        .into_iter()
+        .map(|(h, v)| (h, v.0))
+        .collect();
+    assert_eq!(hours, theirs);
+    assert_eq!(hours.len(), 24);
+
+    // Referring sites: the Referer's host, requests per site (GoAccess leaves out the
+    // requests without one; logscope lists them as null).
+    let mut sites: BTreeMap<String, u64> = BTreeMap::new();
+    for (s, v) in top(dir.path(), &log, "site") {
+        if let Some(s) = s {
+            sites.insert(s, v.0);
+        }
+    }
+    let theirs: BTreeMap<String, u64> = panel(&g, "referring_sites")
+        .into_iter()
+        .map(|(s, v)| (s, v.0))
+        .collect();
+    assert_eq!(sites, theirs);
+    assert!(sites.contains_key("www.example.net:8443"), "{sites:?}");
+
+    // report's key figure is the same sum.
+    let out = dir.path().join("r");
+    let (_, err, code) = run_in(
+        dir.path(),
+        &[
+            "report",
+            "--out",
+            out.to_str().unwrap(),
+            log.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let cells = |l: &str| -> Vec<String> {
+        l.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let lines: Vec<&str> = md.lines().collect();
+    let head = lines
+        .iter()
+        .position(|l| l.contains("| unique visitors |"))
+        .unwrap_or_else(|| panic!("no key figures:\n{md}"));
+    let col = cells(lines[head])
+        .iter()
+        .position(|c| c == "unique visitors")
+        .unwrap();
+    let value = &cells(lines[head + 2])[col];
+    let digits: String = value
+        .split(' ')
+        .next()
+        .unwrap()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    assert_eq!(digits, total.to_string(), "{value}");
+}
+
+/// `top --by country --country-db` against GoAccess's geolocation panel with the same
+/// database (fixtures/geo/country-test.mmdb, documentation ranges only; made by
+/// tests/engines/make_country_mmdb.py).
+#[test]
+fn countries_are_goaccess_s_geolocation() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fixture("geo/country-test.mmdb");
+    let ips = [
+        "192.0.2.10",
+        "192.0.2.11",
+        "192.0.2.130",
+        "198.51.100.1",
+        "203.0.113.9",
+        "2001:db8:1::1",
+        "2001:db8:2::1",
+    ];
+    let mut rng = Rng(0x5eed_c0de);
+    let lines: Vec<String> = (0..300u64)
+        .map(|k| {
+            format!(
+                "{} - - [17/May/2015:10:{:02}:{:02} +0000] \"GET /a HTTP/1.1\" 200 {} \"-\" \"X/1\"",
+                ips[rng.below(ips.len() as u64) as usize],
+                k / 60 % 60,
+                k % 60,
+                rng.below(900),
+            )
+        })
+        .collect();
+    let log = dir.path().join("geo.log");
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let out = dir.path().join("goaccess.json");
+    let status = Command::new("goaccess")
+        .arg(&log)
+        .args([
+            "--no-global-config",
+            "--log-format=COMBINED",
+            "--geoip-database",
+        ])
+        .arg(&db)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("goaccess runs (Debian package goaccess; .ci/run installs it)");
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let g: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    // GoAccess groups countries under continents; the test database has none.
+    let mut theirs: BTreeMap<Option<String>, (u64, u64)> = BTreeMap::new();
+    for continent in g["geolocation"]["data"].as_array().unwrap() {
+        for c in continent["items"].as_array().unwrap() {
+            let name = c["data"].as_str().unwrap();
+            theirs.insert(
+                (name != "Unknown").then(|| name.to_string()),
+                (
+                    c["hits"]["count"].as_u64().unwrap(),
+                    c["visitors"]["count"].as_u64().unwrap(),
+                ),
+            );
+        }
+    }
+    let (stdout, err, code) = run_in(
+        dir.path(),
+        &[
+            "top",
+            "--by",
+            "country",
+            "--country-db",
+            db.to_str().unwrap(),
+            "--top",
+            "0",
+            "--format",
+            "json",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let j: Value = serde_json::from_str(&stdout).unwrap();
+    let ours: BTreeMap<Option<String>, (u64, u64)> = j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["value"].as_str().map(str::to_string),
+                (
+                    r["requests"].as_u64().unwrap(),
+                    r["clients"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(ours, theirs);
+    assert!(ours.contains_key(&Some("JP Japan".to_string())), "{ours:?}");
+    assert!(ours.contains_key(&None), "{ours:?}");
+}
