@@ -112,17 +112,7 @@ pub fn compute(
                     "--asn-db: MaxMind .mmdb files are not supported yet; use an ip2asn TSV file"
                 );
             }
-            let bytes = match conf_file::read(p, conf_file::ASN_DB_CAP) {
-                Ok(b) => b,
-                Err(e) if e.is_refusal() => {
-                    return Err(super::usage_error(format!("--asn-db: {e}")));
-                }
-                Err(conf_file::ReadError::Io { source, .. }) => {
-                    return Err(anyhow::Error::new(source)
-                        .context(format!("--asn-db: cannot read {}", escape::path(p))));
-                }
-                Err(e) => bail!("--asn-db: {e}"),
-            };
+            let bytes = super::db_file::read("--asn-db", p, conf_file::ASN_DB_CAP)?;
             let text = String::from_utf8(bytes)
                 .with_context(|| format!("--asn-db: cannot read {}", escape::path(p)))?;
             Some(

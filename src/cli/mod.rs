@@ -4,6 +4,7 @@ pub mod agents;
 pub mod availability;
 pub mod capacity;
 pub mod concentration;
+pub mod db_file;
 pub mod detect;
 pub mod filters;
 pub mod heavy;

@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use clap::Args;
 use logscope_core::classify::StatusSet;
+use logscope_core::escape;
 use logscope_core::forensics::country::{COUNTRY_DB_CAP, CountryDb};
 use logscope_core::forensics::top::{TopBy, TopReport, TopSort};
 use logscope_core::sqlgen as twin;
-use logscope_core::{conf_file, escape};
 
 use super::filters::FilterArgs;
 use super::output::{self, OutputArgs};
@@ -133,17 +133,7 @@ fn countries(args: &TopArgs) -> anyhow::Result<Option<CountryDb>> {
         (None, _) => return Ok(None),
         (Some(p), _) => p,
     };
-    let bytes = match conf_file::read(path, COUNTRY_DB_CAP) {
-        Ok(b) => b,
-        Err(e) if e.is_refusal() => {
-            return Err(super::usage_error(format!("--country-db: {e}")));
-        }
-        Err(conf_file::ReadError::Io { source, .. }) => {
-            return Err(anyhow::Error::new(source)
-                .context(format!("--country-db: cannot read {}", escape::path(path))));
-        }
-        Err(e) => return Err(anyhow::anyhow!("--country-db: {e}")),
-    };
+    let bytes = super::db_file::read("--country-db", path, COUNTRY_DB_CAP)?;
     CountryDb::from_bytes(bytes)
         .map(Some)
         .map_err(|e| super::usage_error(format!("--country-db {}: {e}", escape::path(path))))

@@ -16,19 +16,7 @@ use crate::common::{Rng, fixture, run_in};
 /// another), 4xx answers (which it does not count as a visit).
 fn log(dir: &Path) -> std::path::PathBuf {
     let src = fixture("logs/elastic-apache.log");
-    let (out, err, code) = run_in(
-        dir,
-        &[
-            "top",
-            "--by",
-            "day",
-            "--format",
-            "json",
-            src.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 0, "{err}");
-    let j: Value = serde_json::from_str(&out).unwrap();
+    let j = top_json(dir, &["--by", "day", src.to_str().unwrap()]);
     assert_eq!(j["inputs"]["bad"], 1, "{}", j["inputs"]);
     let bad = j["inputs"]["first_bad"]["line"].as_u64().unwrap() as usize;
     let text = std::fs::read_to_string(&src).unwrap();
@@ -71,12 +59,42 @@ fn log(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-/// GoAccess's JSON report of `log`.
-fn goaccess(dir: &Path, log: &Path) -> Value {
+/// `logscope top ARGS --format json`, which must succeed.
+fn top_json(dir: &Path, args: &[&str]) -> Value {
+    let mut a = vec!["top"];
+    a.extend_from_slice(args);
+    a.extend(["--format", "json"]);
+    let (out, err, code) = run_in(dir, &a);
+    assert_eq!(code, 0, "{a:?}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// Its rows: value → (requests, clients).
+fn top_rows(j: &Value) -> BTreeMap<Option<String>, (u64, u64)> {
+    j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["value"].as_str().map(str::to_string),
+                (
+                    r["requests"].as_u64().unwrap(),
+                    r["clients"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// GoAccess's JSON report of `log`, with `extra` arguments.
+fn goaccess(dir: &Path, log: &Path, extra: &[&Path]) -> Value {
     let out = dir.join("goaccess.json");
     let status = Command::new("goaccess")
         .arg(log)
-        .args(["--no-global-config", "--log-format=COMBINED", "-o"])
+        .args(["--no-global-config", "--log-format=COMBINED"])
+        .args(extra)
+        .arg("-o")
         .arg(&out)
         .current_dir(dir)
         .output()
@@ -109,47 +127,21 @@ fn panel(g: &Value, name: &str) -> BTreeMap<String, (u64, u64)> {
 
 /// `logscope top --by BY --top 0` of `log`: value → (requests, clients).
 fn top(dir: &Path, log: &Path, by: &str) -> BTreeMap<Option<String>, (u64, u64)> {
-    let (out, err, code) = run_in(
-        dir,
-        &[
-            "top",
-            "--by",
-            by,
-            "--top",
-            "0",
-            "--format",
-            "json",
-            log.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 0, "{err}");
-    let j: Value = serde_json::from_str(&out).unwrap();
+    let j = top_json(dir, &["--by", by, "--top", "0", log.to_str().unwrap()]);
     assert_eq!(j["inputs"]["bad"], 0, "{}", j["inputs"]);
-    j["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            // A day's visitors are counted exactly, as GoAccess counts them.
-            if by == "day" {
-                assert_eq!(r["clients_estimated"], false, "{by}: {r}");
-            }
-            (
-                r["value"].as_str().map(str::to_string),
-                (
-                    r["requests"].as_u64().unwrap(),
-                    r["clients"].as_u64().unwrap(),
-                ),
-            )
-        })
-        .collect()
+    // A day's visitors are counted exactly, as GoAccess counts them.
+    if by == "day" {
+        let rows = j["rows"].as_array().unwrap();
+        assert!(rows.iter().all(|r| r["clients_estimated"] == false), "{j}");
+    }
+    top_rows(&j)
 }
 
 #[test]
 fn visitors_hours_and_referring_sites_are_goaccess_s() {
     let dir = tempfile::tempdir().unwrap();
     let log = log(dir.path());
-    let g = goaccess(dir.path(), &log);
+    let g = goaccess(dir.path(), &log, &[]);
 
     // Unique visitors per day: requests and visitors, day by day.
     let days: BTreeMap<String, (u64, u64)> = top(dir.path(), &log, "day")
@@ -259,25 +251,7 @@ fn countries_are_goaccess_s_geolocation() {
         .collect();
     let log = dir.path().join("geo.log");
     std::fs::write(&log, lines.join("\n") + "\n").unwrap();
-    let out = dir.path().join("goaccess.json");
-    let status = Command::new("goaccess")
-        .arg(&log)
-        .args([
-            "--no-global-config",
-            "--log-format=COMBINED",
-            "--geoip-database",
-        ])
-        .arg(&db)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .expect("goaccess runs (Debian package goaccess; .ci/run installs it)");
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    let g: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let g = goaccess(dir.path(), &log, &[Path::new("--geoip-database"), &db]);
     // GoAccess groups countries under continents; the test database has none.
     let mut theirs: BTreeMap<Option<String>, (u64, u64)> = BTreeMap::new();
     for continent in g["geolocation"]["data"].as_array().unwrap() {
@@ -292,37 +266,20 @@ fn countries_are_goaccess_s_geolocation() {
             );
         }
     }
-    let (stdout, err, code) = run_in(
+    let db_arg = db.to_str().unwrap();
+    let j = top_json(
         dir.path(),
         &[
-            "top",
             "--by",
             "country",
             "--country-db",
-            db.to_str().unwrap(),
+            db_arg,
             "--top",
             "0",
-            "--format",
-            "json",
             log.to_str().unwrap(),
         ],
     );
-    assert_eq!(code, 0, "{err}");
-    let j: Value = serde_json::from_str(&stdout).unwrap();
-    let ours: BTreeMap<Option<String>, (u64, u64)> = j["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["value"].as_str().map(str::to_string),
-                (
-                    r["requests"].as_u64().unwrap(),
-                    r["clients"].as_u64().unwrap(),
-                ),
-            )
-        })
-        .collect();
+    let ours = top_rows(&j);
     assert_eq!(ours, theirs);
     assert!(ours.contains_key(&Some("JP Japan".to_string())), "{ours:?}");
     assert!(ours.contains_key(&None), "{ours:?}");
