@@ -1,4 +1,4 @@
-//! A database file a flag names (`--asn-db`, `--country-db`): read whole and bounded,
+//! A database file a flag names (`--asn-db`): read whole and bounded,
 //! every error naming the flag and the file.
 
 use std::path::Path;

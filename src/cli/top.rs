@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use clap::Args;
 use logscope_core::classify::StatusSet;
+use logscope_core::conf_file::ASN_DB_CAP;
 use logscope_core::escape;
-use logscope_core::forensics::country::{COUNTRY_DB_CAP, CountryDb};
+use logscope_core::forensics::country::CountryDb;
 use logscope_core::forensics::top::{TopBy, TopReport, TopSort};
 use logscope_core::sqlgen as twin;
 
@@ -35,7 +36,7 @@ Examples:
   logscope top --by agent --top 0 --format csv --out agents.csv
   logscope top --by day --tz Europe/Vienna                # requests and unique visitors per day
   logscope top --by os                                    # also: site, kind, hour (GoAccess's panels)
-  logscope top --by country --country-db GeoLite2-Country.mmdb
+  logscope top --by country --asn-db GeoLite2-Country.mmdb
 
 Per value: requests and their share of the selection, body bytes (a `-` counts 0),
 distinct clients, the share of its requests that are errors (status ≥ 400: 4xx and 5xx),
@@ -61,10 +62,11 @@ pub struct TopArgs {
     #[arg(long, value_enum, default_value_t = TopSort::Requests)]
     pub sort: TopSort,
 
-    /// The country database for --by country: a MaxMind-format .mmdb the user has
-    /// (GeoLite2-Country or -City, DB-IP's dbip-country-lite); nothing is downloaded.
-    #[arg(long, value_name = "FILE.mmdb")]
-    pub country_db: Option<PathBuf>,
+    /// The network database for --by country: iptoasn's TSV (ip2asn-combined.tsv, its
+    /// country column) or a MaxMind-format .mmdb (GeoLite2-Country or -City, DB-IP or
+    /// IPinfo lite), a regular file of at most 256 MiB; nothing is downloaded.
+    #[arg(long, value_name = "FILE")]
+    pub asn_db: Option<PathBuf>,
 
     /// Only errors: status ≥ 400 (4xx and 5xx); the same as --status 400-999.
     #[arg(long, conflicts_with = "status")]
@@ -116,27 +118,27 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
     report::run(&source, &mut sel, top)
 }
 
-/// The --country-db database, read when --by country asks for it.
+/// The --asn-db database, read when --by country asks for it.
 fn countries(args: &TopArgs) -> anyhow::Result<Option<CountryDb>> {
-    let path = match (&args.country_db, args.by) {
+    let path = match (&args.asn_db, args.by) {
         (None, TopBy::Country) => {
             return Err(super::usage_error(
-                "top --by country needs a country database: e.g. logscope top --by country --country-db GeoLite2-Country.mmdb",
+                "top --by country needs a network database: e.g. logscope top --by country --asn-db GeoLite2-Country.mmdb",
             ));
         }
         (Some(_), by) if by != TopBy::Country => {
             return Err(super::usage_error(format!(
-                "--country-db is for --by country, not --by {}; e.g. logscope top --by country --country-db GeoLite2-Country.mmdb",
+                "top reads --asn-db for --by country, not --by {}; e.g. logscope top --by country --asn-db GeoLite2-Country.mmdb",
                 by.name()
             )));
         }
         (None, _) => return Ok(None),
         (Some(p), _) => p,
     };
-    let bytes = super::db_file::read("--country-db", path, COUNTRY_DB_CAP)?;
+    let bytes = super::db_file::read("--asn-db", path, ASN_DB_CAP)?;
     CountryDb::from_bytes(bytes)
         .map(Some)
-        .map_err(|e| super::usage_error(format!("--country-db {}: {e}", escape::path(path))))
+        .map_err(|e| super::usage_error(format!("--asn-db {}: {e}", escape::path(path))))
 }
 
 /// `logscope top --sql`: the report's SQL twin.

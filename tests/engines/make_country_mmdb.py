@@ -1,6 +1,6 @@
 """Writes fixtures/geo/country-test.mmdb: a small country database in the layout of
 MaxMind's GeoLite2-Country and DB-IP's dbip-country-lite (country.iso_code,
-country.names.en), for `logscope top --by country --country-db`. The networks are the
+country.names.en), for `logscope top --by country --asn-db`. The networks are the
 documentation ranges (RFC 5737, RFC 3849), so the data is ours to ship.
 
     pip install mmdb-writer

@@ -221,7 +221,7 @@ fn visitors_hours_and_referring_sites_are_goaccess_s() {
     assert_eq!(digits, total.to_string(), "{value}");
 }
 
-/// `top --by country --country-db` against GoAccess's geolocation panel with the same
+/// `top --by country --asn-db` against GoAccess's geolocation panel with the same
 /// database (fixtures/geo/country-test.mmdb, documentation ranges only; made by
 /// tests/engines/make_country_mmdb.py).
 #[test]
@@ -272,7 +272,7 @@ fn countries_are_goaccess_s_geolocation() {
         &[
             "--by",
             "country",
-            "--country-db",
+            "--asn-db",
             db_arg,
             "--top",
             "0",

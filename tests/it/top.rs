@@ -948,20 +948,23 @@ fn goaccess_panels_on_the_handcrafted_log() {
     // Countries need a database, which must be one; and it is for --by country only.
     let (_, err, code) = run(d, &["top", "--by", "country", "access.log"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--country-db GeoLite2-Country.mmdb"), "{err}");
+    assert!(err.contains("--asn-db GeoLite2-Country.mmdb"), "{err}");
     let (_, err, code) = run(
         d,
         &[
             "top",
             "--by",
             "country",
-            "--country-db",
+            "--asn-db",
             "access.log",
             "access.log",
         ],
     );
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("not a MaxMind database"), "{err}");
+    assert!(
+        err.contains("neither a MaxMind database (.mmdb) nor iptoasn"),
+        "{err}"
+    );
     let db = fixture("geo/country-test.mmdb");
     let (_, err, code) = run(
         d,
@@ -969,13 +972,13 @@ fn goaccess_panels_on_the_handcrafted_log() {
             "top",
             "--by",
             "path",
-            "--country-db",
+            "--asn-db",
             db.to_str().unwrap(),
             "access.log",
         ],
     );
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--country-db is for --by country"), "{err}");
+    assert!(err.contains("top reads --asn-db for --by country"), "{err}");
     // 198.51.100.0/24 is South Korea in the test database; the rest is unknown.
     let country = ok(
         d,
@@ -983,13 +986,37 @@ fn goaccess_panels_on_the_handcrafted_log() {
             "top",
             "--by",
             "country",
-            "--country-db",
+            "--asn-db",
             db.to_str().unwrap(),
             "access.log",
         ],
     );
     assert!(country.contains("(unknown)"), "{country}");
     assert!(country.contains("KR South Korea"), "{country}");
+    // iptoasn's TSV has the country column (codes only).
+    std::fs::write(
+        d.join("ip2asn.tsv"),
+        "198.51.100.0\t198.51.100.255\t64500\tKR\tEXAMPLE-KR\n203.0.113.0\t203.0.113.255\t64501\tDE\tEXAMPLE-DE\n",
+    )
+    .unwrap();
+    let tsv = json(
+        d,
+        &[
+            "top",
+            "--by",
+            "country",
+            "--asn-db",
+            "ip2asn.tsv",
+            "access.log",
+        ],
+    );
+    assert_eq!(
+        rows(&tsv)
+            .iter()
+            .map(|r| (r.0.clone(), r.1))
+            .collect::<Vec<_>>(),
+        vec![(s("DE"), 5), (s("KR"), 3)]
+    );
     let (_, err, code) = run(d, &["top", "--by", "country", "--sql", "duckdb"]);
     assert_eq!(code, 2, "{err}");
 }

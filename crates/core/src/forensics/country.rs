@@ -1,27 +1,35 @@
-//! The country of a client address, from a database in MaxMind's format that the user
-//! gives (`--country-db`: GeoLite2-Country or -City, DB-IP's country lite, …); nothing
-//! is downloaded.
+//! The country of a client address, from a database the user gives (`--asn-db`):
+//! MaxMind's format (GeoLite2-Country or -City, DB-IP's country lite, IPinfo lite) or
+//! iptoasn's TSV (its country column); nothing is downloaded.
 
 use std::net::IpAddr;
 
 use maxminddb::Reader;
 use serde::Deserialize;
 
-/// The largest database read (GeoLite2-City is about 70 MiB).
-pub const COUNTRY_DB_CAP: u64 = 512 << 20;
+use super::asn::AsnDb;
 
 /// A country database, read whole into memory.
-pub struct CountryDb {
-    reader: Reader<Vec<u8>>,
+pub enum CountryDb {
+    /// MaxMind's format.
+    Mmdb(Reader<Vec<u8>>),
+    /// iptoasn's TSV.
+    Asn(AsnDb),
 }
 
 /// A database that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum CountryDbError {
-    /// Not a MaxMind database, or a damaged one.
-    #[error("not a MaxMind database (.mmdb): {0}")]
-    Format(String),
+    /// A damaged MaxMind database.
+    #[error("a damaged MaxMind database (.mmdb): {0}")]
+    Mmdb(String),
+    /// Neither a MaxMind database nor iptoasn's TSV.
+    #[error("neither a MaxMind database (.mmdb) nor iptoasn's TSV: {0}")]
+    Tsv(String),
 }
+
+/// The marker before a MaxMind database's metadata.
+const MMDB_MARKER: &[u8] = b"\xab\xcd\xefMaxMind.com";
 
 #[derive(Deserialize)]
 struct Record {
@@ -41,24 +49,41 @@ struct Names {
 }
 
 impl CountryDb {
-    /// The database in `bytes` (an `.mmdb` file's contents).
+    /// The database in `bytes`: an `.mmdb` file's contents (found by MaxMind's
+    /// metadata marker), else iptoasn's TSV.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<CountryDb, CountryDbError> {
-        let reader =
-            Reader::from_source(bytes).map_err(|e| CountryDbError::Format(e.to_string()))?;
-        Ok(CountryDb { reader })
+        if memchr::memmem::rfind(&bytes, MMDB_MARKER).is_some() {
+            let reader =
+                Reader::from_source(bytes).map_err(|e| CountryDbError::Mmdb(e.to_string()))?;
+            return Ok(CountryDb::Mmdb(reader));
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        AsnDb::parse(&text)
+            .map(CountryDb::Asn)
+            .map_err(|e| CountryDbError::Tsv(e.to_string()))
     }
 
-    /// What the database says it is (`GeoLite2-Country`).
+    /// What the database says it is (`GeoLite2-Country`; `iptoasn` for the TSV).
     pub fn kind(&self) -> &str {
-        &self.reader.metadata().database_type
+        match self {
+            CountryDb::Mmdb(r) => &r.metadata().database_type,
+            CountryDb::Asn(_) => "iptoasn",
+        }
     }
 
     /// The country of `ip` as `DE Germany` (ISO 3166 code and English name; the code
-    /// alone when the database has no name): where the address is, else where its
-    /// network is registered. `None` when the database does not know it (or its record
-    /// is damaged: a lookup never fails the report).
+    /// alone when the database has no name, as iptoasn's): where the address is, else
+    /// where its network is registered. `None` when the database does not know it (or
+    /// its record is damaged: a lookup never fails the report).
     pub fn country(&self, ip: IpAddr) -> Option<String> {
-        let found = self.reader.lookup(ip).ok()?;
+        let reader = match self {
+            CountryDb::Mmdb(r) => r,
+            CountryDb::Asn(db) => {
+                let c = db.lookup(ip)?.country.as_str();
+                return (!c.is_empty() && c != "None" && c != "-").then(|| c.to_string());
+            }
+        };
+        let found = reader.lookup(ip).ok()?;
         let rec: Record = found.decode().ok()??;
         let c = rec
             .country
@@ -98,6 +123,18 @@ mod tests {
             assert_eq!(db.country(ip.parse().unwrap()).as_deref(), want, "{ip}");
         }
         assert_eq!(db.kind(), "logscope-test-country");
+    }
+
+    #[test]
+    fn iptoasn_s_country_column() {
+        let tsv = "192.0.2.0\t192.0.2.255\t64500\tDE\tEXAMPLE-AS\n198.51.100.0\t198.51.100.255\t0\tNone\tNot routed\n";
+        let db = CountryDb::from_bytes(tsv.as_bytes().to_vec()).unwrap();
+        assert_eq!(
+            db.country("192.0.2.9".parse().unwrap()).as_deref(),
+            Some("DE")
+        );
+        assert_eq!(db.country("198.51.100.9".parse().unwrap()), None);
+        assert_eq!(db.kind(), "iptoasn");
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub enum TopBy {
     Kind,
     /// The hour of the day on the --tz clock (`00` … `23`), in clock order.
     Hour,
-    /// The country of the client address in the --country-db database (`DE Germany`);
+    /// The country of the client address in the --asn-db database (`DE Germany`);
     /// null (`(unknown)`) where it has none or the client is a host name.
     Country,
     /// The day on the --tz clock (`2026-09-25`), every day in date order; its clients
