@@ -5,13 +5,10 @@
 use crate::engine::envelope::Envelope;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use logscope_core::forensics::asn::AsnDb;
 use logscope_core::forensics::concentration::{ConcentrationReport, GroupBy};
 use logscope_core::rate::Rate;
 use logscope_core::sqlgen as twin;
-use logscope_core::{conf_file, escape};
 
 use super::filters::{FilterArgs, rate_arg};
 use super::output::{self, OutputArgs};
@@ -61,8 +58,9 @@ pub struct ConcentrationArgs {
     #[arg(long, value_name = "N/WINDOW", value_parser = rate_arg)]
     pub per_prefix_limit: Option<Rate>,
 
-    /// ip2asn TSV file (iptoasn.com ip2asn-v4.tsv, -v6, -combined or -v4-u32) for --by asn
-    /// and an AS column: a regular file of at most 256 MiB.
+    /// The network database for --by asn and an AS column: iptoasn's TSV (ip2asn-v4.tsv,
+    /// -v6, -combined or -v4-u32) or a MaxMind-format .mmdb (GeoLite2-ASN, DB-IP ASN lite,
+    /// IPinfo lite), a regular file of at most 256 MiB; nothing is downloaded.
     #[arg(long, value_name = "FILE")]
     pub asn_db: Option<PathBuf>,
 
@@ -104,22 +102,7 @@ pub fn compute(
 ) -> anyhow::Result<(ConcentrationReport, RowStats)> {
     let mut sel = args.filters.build()?;
     let asn = match &args.asn_db {
-        Some(p) => {
-            if p.extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("mmdb"))
-            {
-                bail!(
-                    "--asn-db: MaxMind .mmdb files are not supported yet; use an ip2asn TSV file"
-                );
-            }
-            let bytes = super::db_file::read("--asn-db", p, conf_file::ASN_DB_CAP)?;
-            let text = String::from_utf8(bytes)
-                .with_context(|| format!("--asn-db: cannot read {}", escape::path(p)))?;
-            Some(
-                AsnDb::parse(&text)
-                    .map_err(|e| anyhow::anyhow!("--asn-db {}: {e}", escape::path(p)))?,
-            )
-        }
+        Some(p) => Some(super::db_file::network_db(p)?),
         None => None,
     };
     let by = match args.by {

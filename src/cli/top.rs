@@ -9,9 +9,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use logscope_core::classify::StatusSet;
-use logscope_core::conf_file::ASN_DB_CAP;
-use logscope_core::escape;
-use logscope_core::forensics::country::CountryDb;
+use logscope_core::forensics::netdb::NetworkDb;
 use logscope_core::forensics::top::{TopBy, TopReport, TopSort};
 use logscope_core::sqlgen as twin;
 
@@ -37,6 +35,7 @@ Examples:
   logscope top --by day --tz Europe/Vienna                # requests and unique visitors per day
   logscope top --by os                                    # also: site, kind, hour (GoAccess's panels)
   logscope top --by country --asn-db GeoLite2-Country.mmdb
+  logscope top --by asn --asn-db ip2asn-combined.tsv       # networks by autonomous system
 
 Per value: requests and their share of the selection, body bytes (a `-` counts 0),
 distinct clients, the share of its requests that are errors (status ≥ 400: 4xx and 5xx),
@@ -62,9 +61,9 @@ pub struct TopArgs {
     #[arg(long, value_enum, default_value_t = TopSort::Requests)]
     pub sort: TopSort,
 
-    /// The network database for --by country: iptoasn's TSV (ip2asn-combined.tsv, its
-    /// country column) or a MaxMind-format .mmdb (GeoLite2-Country or -City, DB-IP or
-    /// IPinfo lite), a regular file of at most 256 MiB; nothing is downloaded.
+    /// The network database for --by country and --by asn: iptoasn's TSV
+    /// (ip2asn-combined.tsv) or a MaxMind-format .mmdb (GeoLite2-ASN, -Country or -City,
+    /// DB-IP or IPinfo lite), a regular file of at most 256 MiB; nothing is downloaded.
     #[arg(long, value_name = "FILE")]
     pub asn_db: Option<PathBuf>,
 
@@ -109,41 +108,45 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
     if args.errors {
         sel.filter.status = Some(StatusSet::from_ranges(&[(400, 999)]));
     }
-    let countries = countries(args)?;
+    let networks = networks(args)?;
     let source = args.rows.source(data)?;
     let mut top = Top::new(args.by, args.sort, args.top);
-    if let Some(db) = countries {
-        top = top.with_countries(Arc::new(db));
+    if let Some(db) = networks {
+        top = top.with_networks(Arc::new(db));
     }
     report::run(&source, &mut sel, top)
 }
 
-/// The --asn-db database, read when --by country asks for it.
-fn countries(args: &TopArgs) -> anyhow::Result<Option<CountryDb>> {
+/// The --asn-db database, read when --by country or --by asn asks for it.
+fn networks(args: &TopArgs) -> anyhow::Result<Option<NetworkDb>> {
     let path = match (&args.asn_db, args.by) {
-        (None, TopBy::Country) => {
-            return Err(super::usage_error(
-                "top --by country needs a network database: e.g. logscope top --by country --asn-db GeoLite2-Country.mmdb",
-            ));
-        }
-        (Some(_), by) if by != TopBy::Country => {
+        (None, by) if by.is_network() => {
             return Err(super::usage_error(format!(
-                "top reads --asn-db for --by country, not --by {}; e.g. logscope top --by country --asn-db GeoLite2-Country.mmdb",
+                "top --by {} needs a network database: e.g. logscope top --by {} --asn-db {}",
+                by.name(),
+                by.name(),
+                if by == TopBy::Asn {
+                    "GeoLite2-ASN.mmdb"
+                } else {
+                    "GeoLite2-Country.mmdb"
+                }
+            )));
+        }
+        (Some(_), by) if !by.is_network() => {
+            return Err(super::usage_error(format!(
+                "top reads --asn-db for --by country and --by asn, not --by {}; e.g. logscope top --by asn --asn-db ip2asn-combined.tsv",
                 by.name()
             )));
         }
         (None, _) => return Ok(None),
         (Some(p), _) => p,
     };
-    let bytes = super::db_file::read("--asn-db", path, ASN_DB_CAP)?;
-    CountryDb::from_bytes(bytes)
-        .map(Some)
-        .map_err(|e| super::usage_error(format!("--asn-db {}: {e}", escape::path(path))))
+    super::db_file::network_db(path).map(Some)
 }
 
 /// `logscope top --sql`: the report's SQL twin.
 fn sql_twin(data: &Path, a: &TopArgs) -> anyhow::Result<i32> {
-    if a.by.is_derived() || a.by.is_clock() || a.by == TopBy::Country {
+    if a.by.is_derived() || a.by.is_clock() || a.by.is_network() {
         return Err(super::usage_error(format!(
             "top --by {} has no SQL twin (its values are worked out in logscope: woothee's \
              operating systems, Referer hosts, the static-file test, the --tz clock, the \

@@ -6,10 +6,10 @@
 
 use logscope_core::batch::{Batch, NULL_CODE};
 use logscope_core::classify::{Needs, RowClass};
-use logscope_core::forensics::asn::AsnDb;
 use logscope_core::forensics::concentration::{
     ConcentrationAcc, ConcentrationPart, ConcentrationReport, GroupBy,
 };
+use logscope_core::forensics::netdb::NetworkDb;
 use logscope_core::rate::Rate;
 
 use crate::engine::clock::Clock;
@@ -23,14 +23,14 @@ pub struct Concentration {
     acc: ConcentrationAcc,
     by: GroupBy,
     limit: Option<Rate>,
-    asn: Option<AsnDb>,
+    asn: Option<NetworkDb>,
     top: usize,
 }
 
 impl Concentration {
     /// Requests grouped `by` (autonomous systems from `asn`), the `top` largest listed,
     /// and what a per-group `limit` would have touched.
-    pub fn new(by: GroupBy, limit: Option<Rate>, asn: Option<AsnDb>, top: usize) -> Self {
+    pub fn new(by: GroupBy, limit: Option<Rate>, asn: Option<NetworkDb>, top: usize) -> Self {
         Concentration {
             acc: ConcentrationAcc::new(by, limit),
             by,

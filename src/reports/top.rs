@@ -1,13 +1,13 @@
 //! The top report: requests per path, status, referer, user agent, address, prefix,
 //! host, method, operating system, referring site, kind (static or dynamic), hour of
-//! day, day or country — with share, bytes, distinct clients, error share, first and last
+//! day, day, country or autonomous system — with share, bytes, distinct clients, error share, first and last
 //! seen. Fast path: [`TopPart`], a batch tallied per distinct value where it is decoded.
 
 use logscope_core::batch::Batch;
 use logscope_core::classify::RowClass;
 use std::sync::Arc;
 
-use logscope_core::forensics::country::CountryDb;
+use logscope_core::forensics::netdb::NetworkDb;
 use logscope_core::forensics::top::{TopAcc, TopBy, TopPart, TopReport, TopSort};
 
 use crate::engine::clock::Clock;
@@ -22,7 +22,7 @@ pub struct Top {
     by: TopBy,
     sort: TopSort,
     limit: usize,
-    countries: Option<Arc<CountryDb>>,
+    networks: Option<Arc<NetworkDb>>,
 }
 
 impl Top {
@@ -33,13 +33,13 @@ impl Top {
             by,
             sort,
             limit,
-            countries: None,
+            networks: None,
         }
     }
 
-    /// The country database `--by country` labels the clients with.
-    pub fn with_countries(mut self, db: Arc<CountryDb>) -> Top {
-        self.countries = Some(db);
+    /// The network database `--by country` and `--by asn` label the clients with.
+    pub fn with_networks(mut self, db: Arc<NetworkDb>) -> Top {
+        self.networks = Some(db);
         self
     }
 }
@@ -61,7 +61,12 @@ impl Report for Top {
             TopBy::Referer | TopBy::Site => cols.referer = true,
             TopBy::Agent | TopBy::Os | TopBy::Day => cols.agent = true,
             TopBy::Host => cols.host = true,
-            TopBy::Status | TopBy::Ip | TopBy::Prefix | TopBy::Hour | TopBy::Country => {}
+            TopBy::Status
+            | TopBy::Ip
+            | TopBy::Prefix
+            | TopBy::Hour
+            | TopBy::Country
+            | TopBy::Asn => {}
         }
         cols
     }
@@ -100,9 +105,10 @@ impl Report for Top {
 
     fn finish(self, sel: &Selection, stats: &RowStats) -> TopReport {
         let clock = &sel.clock;
-        let acc = match (&self.countries, self.by) {
-            // One lookup per distinct client.
+        // One lookup per distinct client.
+        let acc = match (&self.networks, self.by) {
             (Some(db), TopBy::Country) => self.acc.label_clients(&|k| db.country(k.ip()?)),
+            (Some(db), TopBy::Asn) => self.acc.label_clients(&|k| db.as_label(k.ip()?)),
             _ => self.acc,
         };
         TopReport::new(

@@ -221,11 +221,11 @@ fn visitors_hours_and_referring_sites_are_goaccess_s() {
     assert_eq!(digits, total.to_string(), "{value}");
 }
 
-/// `top --by country --asn-db` against GoAccess's geolocation panel with the same
-/// database (fixtures/geo/country-test.mmdb, documentation ranges only; made by
-/// tests/engines/make_country_mmdb.py).
+/// `top --by country|asn --asn-db` against GoAccess's geolocation and ASN panels with
+/// the same databases (fixtures/geo/*-test.mmdb, documentation ranges only; made by
+/// tests/engines/make_test_mmdb.py).
 #[test]
-fn countries_are_goaccess_s_geolocation() {
+fn countries_and_autonomous_systems_are_goaccess_s() {
     let dir = tempfile::tempdir().unwrap();
     let db = fixture("geo/country-test.mmdb");
     let ips = [
@@ -283,4 +283,72 @@ fn countries_are_goaccess_s_geolocation() {
     assert_eq!(ours, theirs);
     assert!(ours.contains_key(&Some("JP Japan".to_string())), "{ours:?}");
     assert!(ours.contains_key(&None), "{ours:?}");
+
+    // GoAccess writes an AS as `64496: EXAMPLE-HOSTING` (`00000: Unknown` for none).
+    let asn = fixture("geo/asn-test.mmdb");
+    let g = goaccess(dir.path(), &log, &[Path::new("--geoip-database"), &asn]);
+    let theirs: BTreeMap<Option<String>, (u64, u64)> = panel(&g, "asn")
+        .into_iter()
+        .map(|(k, v)| {
+            let (n, name) = k.split_once(": ").unwrap();
+            let n: u32 = n.parse().unwrap();
+            ((n != 0).then(|| format!("AS{n} {name}")), v)
+        })
+        .collect();
+    let j = top_json(
+        dir.path(),
+        &[
+            "--by",
+            "asn",
+            "--asn-db",
+            asn.to_str().unwrap(),
+            "--top",
+            "0",
+            log.to_str().unwrap(),
+        ],
+    );
+    let ours = top_rows(&j);
+    assert_eq!(ours, theirs);
+    assert!(
+        ours.contains_key(&Some("AS64498 EXAMPLE-V6".to_string())),
+        "{ours:?}"
+    );
+
+    // concentration --by asn reads the same database: the same requests per AS.
+    let (out, err, code) = run_in(
+        dir.path(),
+        &[
+            "concentration",
+            "--by",
+            "asn",
+            "--asn-db",
+            asn.to_str().unwrap(),
+            "--format",
+            "json",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c: Value = serde_json::from_str(&out).unwrap();
+    let groups: BTreeMap<String, u64> = c["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap().to_string(),
+                g["requests"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: BTreeMap<String, u64> = ours
+        .iter()
+        .map(|(k, v)| {
+            let group = k
+                .as_deref()
+                .map_or("(no AS)", |k| k.split(' ').next().unwrap());
+            (group.to_string(), v.0)
+        })
+        .collect();
+    assert_eq!(groups, want);
 }

@@ -1017,6 +1017,18 @@ fn goaccess_panels_on_the_handcrafted_log() {
             .collect::<Vec<_>>(),
         vec![(s("DE"), 5), (s("KR"), 3)]
     );
+    let asn = json(
+        d,
+        &["top", "--by", "asn", "--asn-db", "ip2asn.tsv", "access.log"],
+    );
+    let got: Vec<(Value, u64)> = rows(&asn).iter().map(|r| (r.0.clone(), r.1)).collect();
+    assert_eq!(
+        got,
+        vec![(s("AS64501 EXAMPLE-DE"), 5), (s("AS64500 EXAMPLE-KR"), 3)]
+    );
+    let (_, err, code) = run(d, &["top", "--by", "asn", "access.log"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--asn-db GeoLite2-ASN.mmdb"), "{err}");
     let (_, err, code) = run(d, &["top", "--by", "country", "--sql", "duckdb"]);
     assert_eq!(code, 2, "{err}");
 }

@@ -9,8 +9,9 @@ use std::fmt::Write as _;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
-use super::asn::{AsnDb, AsnInfo};
+use super::asn::AsnInfo;
 use super::doc::{Doc, Figure, Section};
+use super::netdb::NetworkDb;
 use super::{duration_label, gini, groups_for_share, hhi};
 use crate::batch::{Batch, IpCodes, NULL_CODE};
 use crate::chart::{self, Bar, Bars, Lorenz};
@@ -266,7 +267,7 @@ impl ConcentrationAcc {
     pub fn finish(
         self,
         cls: &Classifier,
-        asn: Option<&AsnDb>,
+        asn: Option<&NetworkDb>,
         top: usize,
         selection: &str,
         origin: &str,
@@ -277,7 +278,7 @@ impl ConcentrationAcc {
             match by {
                 GroupBy::Ip => Group::Key(k),
                 GroupBy::Prefix => Group::Key(cut(k, v4, v6)),
-                GroupBy::Asn => match k.ip().and_then(|ip| asn.and_then(|db| db.lookup(ip))) {
+                GroupBy::Asn => match k.ip().and_then(|ip| asn.and_then(|db| db.as_info(ip))) {
                     Some(a) => Group::As(a.asn),
                     None => Group::NoAs,
                 },
@@ -357,9 +358,8 @@ impl ConcentrationAcc {
                 if let (Group::As(n), Some(db), None) = (g, asn, &as_infos[i]) {
                     as_infos[i] = client
                         .ip()
-                        .and_then(|ip| db.lookup(ip))
-                        .filter(|x| x.asn == n)
-                        .cloned();
+                        .and_then(|ip| db.as_info(ip))
+                        .filter(|x| x.asn == n);
                 }
             }
         }
@@ -384,7 +384,7 @@ impl ConcentrationAcc {
             }
             let as_info = match (g, asn) {
                 (Group::As(_), Some(_)) => as_infos[i].take(),
-                (Group::Key(k), Some(db)) => k.ip().and_then(|ip| db.lookup(ip)).cloned(),
+                (Group::Key(k), Some(db)) => k.ip().and_then(|ip| db.as_info(ip)),
                 _ => None,
             };
             rows.push(GroupRow {

@@ -11,10 +11,10 @@ pub mod agents;
 pub mod asn;
 pub mod capacity;
 pub mod concentration;
-pub mod country;
 pub mod doc;
 pub mod heavy;
 pub mod incident;
+pub mod netdb;
 pub mod timeline;
 pub mod top;
 

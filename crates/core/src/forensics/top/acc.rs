@@ -171,7 +171,7 @@ impl TopAcc {
     fn add_at(&mut self, b: &Batch, i: usize, rc: &RowClass, client: u64, local_ms: i64) {
         let idx = match self.by {
             TopBy::Status => self.status_entry(b.status[i]),
-            TopBy::Ip | TopBy::Country => self.client_entry(rc.client),
+            TopBy::Ip | TopBy::Country | TopBy::Asn => self.client_entry(rc.client),
             TopBy::Prefix => self.client_entry(rc.prefix),
             TopBy::Hour | TopBy::Day => self.clock_entry(local_ms),
             by => {
@@ -262,7 +262,7 @@ impl TopAcc {
         self.entries[e as usize].merge(t);
     }
 
-    /// By country ([`TopBy::Country`]): each client's tallies moved under its label,
+    /// By network ([`TopBy::is_network`]): each client's tallies moved under its label,
     /// `label(client)` (`None`: the value is null, shown as `(unknown)`), and the tallies
     /// of one label merged.
     pub fn label_clients(self, label: &dyn Fn(ClientKey) -> Option<String>) -> TopAcc {

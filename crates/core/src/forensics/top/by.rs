@@ -39,6 +39,9 @@ pub enum TopBy {
     /// The country of the client address in the --asn-db database (`DE Germany`);
     /// null (`(unknown)`) where it has none or the client is a host name.
     Country,
+    /// The autonomous system announcing the client address in the --asn-db database
+    /// (`AS64496 EXAMPLE-HOSTING`); null (`(unknown)`) where it has none.
+    Asn,
     /// The day on the --tz clock (`2026-09-25`), every day in date order; its clients
     /// are GoAccess's unique visitors: distinct address and User-Agent that day.
     Day,
@@ -62,6 +65,7 @@ impl TopBy {
             TopBy::Hour => "hour",
             TopBy::Day => "day",
             TopBy::Country => "country",
+            TopBy::Asn => "asn",
         }
     }
 
@@ -82,6 +86,7 @@ impl TopBy {
             TopBy::Hour => "hours of the day",
             TopBy::Day => "days",
             TopBy::Country => "countries",
+            TopBy::Asn => "autonomous systems",
         }
     }
 
@@ -109,7 +114,8 @@ impl TopBy {
             | TopBy::Prefix
             | TopBy::Hour
             | TopBy::Day
-            | TopBy::Country => None,
+            | TopBy::Country
+            | TopBy::Asn => None,
         }
     }
 
@@ -126,9 +132,15 @@ impl TopBy {
         matches!(self, TopBy::Hour | TopBy::Day)
     }
 
+    /// Whether its values are the client's network in the --asn-db database (country,
+    /// autonomous system), looked up once per distinct client.
+    pub fn is_network(self) -> bool {
+        matches!(self, TopBy::Country | TopBy::Asn)
+    }
+
     /// How the rows without a value are shown: `(unknown)` for a country, `(none)`.
     pub fn null_label(self) -> &'static str {
-        if self == TopBy::Country {
+        if self.is_network() {
             "(unknown)"
         } else {
             "(none)"
