@@ -3,7 +3,7 @@
 //! Gini — and what a per-prefix limit would have touched.
 
 use crate::engine::envelope::Envelope;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::{Args, ValueEnum};
 use logscope_core::forensics::concentration::{ConcentrationReport, GroupBy};
@@ -58,12 +58,6 @@ pub struct ConcentrationArgs {
     #[arg(long, value_name = "N/WINDOW", value_parser = rate_arg)]
     pub per_prefix_limit: Option<Rate>,
 
-    /// The network database for --by asn and an AS column: iptoasn's TSV (ip2asn-v4.tsv,
-    /// -v6, -combined or -v4-u32) or a MaxMind-format .mmdb (GeoLite2-ASN, DB-IP ASN lite,
-    /// IPinfo lite), a regular file of at most 256 MiB; nothing is downloaded.
-    #[arg(long, value_name = "FILE")]
-    pub asn_db: Option<PathBuf>,
-
     /// Which rows: the shared filters.
     #[command(flatten)]
     pub filters: FilterArgs,
@@ -101,10 +95,8 @@ pub fn compute(
     args: &ConcentrationArgs,
 ) -> anyhow::Result<(ConcentrationReport, RowStats)> {
     let mut sel = args.filters.build()?;
-    let asn = match &args.asn_db {
-        Some(p) => Some(super::db_file::network_db(p)?),
-        None => None,
-    };
+    // --asn-db (a shared flag) also adds an AS column.
+    let asn = sel.networks.clone();
     let by = match args.by {
         By::Prefix => GroupBy::Prefix,
         By::Ip => GroupBy::Ip,
@@ -124,7 +116,7 @@ pub fn compute(
 
 /// `logscope concentration --sql`: the report's SQL twin.
 fn sql_twin(data: &Path, a: &ConcentrationArgs) -> anyhow::Result<i32> {
-    if a.asn_db.is_some() || a.by == By::Asn {
+    if a.filters.asn_db.is_some() || a.by == By::Asn {
         return Err(sqlgen::refuse(&["--by asn / --asn-db"]));
     }
     let p = sqlgen::parts(data, &a.sql, &a.filters, &a.rows, true)?;

@@ -8,12 +8,14 @@
 //! [`Selection`]: the core filter, a classifier and the report's [`Clock`].
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use logscope_core::classify::config::{Overrides, parse_cidr};
 use logscope_core::classify::{AgentSelector, Config, Filter, HostPattern, Identity, StatusSet};
 use logscope_core::duration::{Duration, DurationError, Resolution};
+use logscope_core::forensics::netdb::{NetworkDb, NetworkFilter};
 use logscope_core::replay::Rate;
 use logscope_core::{conf_file, escape};
 
@@ -156,6 +158,37 @@ pub struct FilterArgs {
     #[arg(long, value_name = "CLASS", help_heading = "Selection")]
     pub agent: Option<String>,
 
+    /// Only clients whose address is announced by one of these autonomous systems in
+    /// --asn-db (`AS64496` or `64496`); comma-separate for several.
+    #[arg(
+        long,
+        value_name = "ASN",
+        value_delimiter = ',',
+        help_heading = "Selection"
+    )]
+    pub asn: Vec<String>,
+
+    /// Only clients whose address is in one of these countries in --asn-db (ISO 3166
+    /// codes: `DE`, `kr`); comma-separate for several.
+    #[arg(
+        long,
+        value_name = "CC",
+        value_delimiter = ',',
+        help_heading = "Selection"
+    )]
+    pub country: Vec<String>,
+
+    /// The network database for --asn, --country and the `asn`/`country` breakdowns:
+    /// iptoasn's TSV (ip2asn-combined.tsv) or a MaxMind-format .mmdb (GeoLite2-ASN,
+    /// -Country or -City, DB-IP or IPinfo lite), a regular file of at most 256 MiB;
+    /// nothing is downloaded.
+    #[arg(long, value_name = "FILE", help_heading = "Classification")]
+    pub asn_db: Option<PathBuf>,
+
+    /// The --asn-db database once read (a command builds its selection several times).
+    #[arg(skip)]
+    pub networks: std::sync::OnceLock<Arc<NetworkDb>>,
+
     /// Classification rules (see [`RULES_HELP`]: the lookup order without it).
     #[arg(long, value_name = "FILE", help = RULES_HELP, help_heading = "Classification")]
     pub rules: Option<PathBuf>,
@@ -261,12 +294,79 @@ impl FilterArgs {
                     .map_err(|e| usage_error(format!("--agent: {e}")))?,
             );
         }
+        let networks = self.network_db()?;
+        let (asns, countries) = (self.asns()?, self.countries()?);
+        if !asns.is_empty() || !countries.is_empty() {
+            let Some(db) = &networks else {
+                let flag = if asns.is_empty() {
+                    "--country"
+                } else {
+                    "--asn"
+                };
+                return Err(usage_error(format!(
+                    "{flag} needs a network database: e.g. --asn-db ip2asn-combined.tsv {flag} {}",
+                    if asns.is_empty() { "DE" } else { "AS64496" }
+                )));
+            };
+            filter.networks = Some(NetworkFilter::new(db.clone(), asns, countries));
+        }
         Ok(Selection {
             filter,
             classifier,
             clock,
             rules_file,
+            networks,
         })
+    }
+
+    /// The --asn-db database, read once.
+    pub fn network_db(&self) -> anyhow::Result<Option<Arc<NetworkDb>>> {
+        let Some(path) = &self.asn_db else {
+            return Ok(None);
+        };
+        if let Some(db) = self.networks.get() {
+            return Ok(Some(db.clone()));
+        }
+        let db = Arc::new(super::db_file::network_db(path)?);
+        Ok(Some(self.networks.get_or_init(|| db).clone()))
+    }
+
+    /// `--asn` as AS numbers.
+    fn asns(&self) -> anyhow::Result<Vec<u32>> {
+        self.asn
+            .iter()
+            .map(|a| {
+                let t = a.trim();
+                let n = t
+                    .strip_prefix("AS")
+                    .or_else(|| t.strip_prefix("as"))
+                    .unwrap_or(t);
+                n.parse::<u32>().map_err(|_| {
+                    usage_error(format!(
+                        "--asn: {} is not an AS number (e.g. --asn AS64496,64497)",
+                        escape::terminal_str(t, 40)
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// `--country` as upper-case ISO 3166 codes.
+    fn countries(&self) -> anyhow::Result<Vec<String>> {
+        self.country
+            .iter()
+            .map(|c| {
+                let t = c.trim();
+                if t.len() == 2 && t.bytes().all(|b| b.is_ascii_alphabetic()) {
+                    Ok(t.to_ascii_uppercase())
+                } else {
+                    Err(usage_error(format!(
+                        "--country: {} is not a two-letter country code (e.g. --country DE,KR)",
+                        escape::terminal_str(t, 40)
+                    )))
+                }
+            })
+            .collect()
     }
 
     /// `--since`/`--until` as UTC ms in `clock`'s zone (`--until` a date, month or year:

@@ -101,6 +101,13 @@ pub fn parts(
     if !filters.trust_proxy.is_empty() {
         refused.push("--trust-proxy");
     }
+    // The networks come from a database the SQL engine does not read.
+    if !filters.asn.is_empty() {
+        refused.push("--asn");
+    }
+    if !filters.country.is_empty() {
+        refused.push("--country");
+    }
     let rules_file = match &filters.rules {
         Some(p) => Some(p.clone()),
         None => rules_lookup()?,

@@ -4,12 +4,10 @@
 //! seen — over FILE arguments or the dataset, with every shared filter.
 
 use crate::engine::envelope::Envelope;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
 use clap::Args;
 use logscope_core::classify::StatusSet;
-use logscope_core::forensics::netdb::NetworkDb;
 use logscope_core::forensics::top::{TopBy, TopReport, TopSort};
 use logscope_core::sqlgen as twin;
 
@@ -61,12 +59,6 @@ pub struct TopArgs {
     #[arg(long, value_enum, default_value_t = TopSort::Requests)]
     pub sort: TopSort,
 
-    /// The network database for --by country and --by asn: iptoasn's TSV
-    /// (ip2asn-combined.tsv) or a MaxMind-format .mmdb (GeoLite2-ASN, -Country or -City,
-    /// DB-IP or IPinfo lite), a regular file of at most 256 MiB; nothing is downloaded.
-    #[arg(long, value_name = "FILE")]
-    pub asn_db: Option<PathBuf>,
-
     /// Only errors: status ≥ 400 (4xx and 5xx); the same as --status 400-999.
     #[arg(long, conflicts_with = "status")]
     pub errors: bool,
@@ -108,40 +100,23 @@ pub fn compute(data: &Path, args: &TopArgs) -> anyhow::Result<(TopReport, RowSta
     if args.errors {
         sel.filter.status = Some(StatusSet::from_ranges(&[(400, 999)]));
     }
-    let networks = networks(args)?;
+    if args.by.is_network() && sel.networks.is_none() {
+        return Err(super::usage_error(format!(
+            "top --by {0} needs a network database: e.g. logscope top --by {0} --asn-db {1}",
+            args.by.name(),
+            if args.by == TopBy::Asn {
+                "GeoLite2-ASN.mmdb"
+            } else {
+                "GeoLite2-Country.mmdb"
+            }
+        )));
+    }
     let source = args.rows.source(data)?;
     let mut top = Top::new(args.by, args.sort, args.top);
-    if let Some(db) = networks {
-        top = top.with_networks(Arc::new(db));
+    if let Some(db) = &sel.networks {
+        top = top.with_networks(db.clone());
     }
     report::run(&source, &mut sel, top)
-}
-
-/// The --asn-db database, read when --by country or --by asn asks for it.
-fn networks(args: &TopArgs) -> anyhow::Result<Option<NetworkDb>> {
-    let path = match (&args.asn_db, args.by) {
-        (None, by) if by.is_network() => {
-            return Err(super::usage_error(format!(
-                "top --by {} needs a network database: e.g. logscope top --by {} --asn-db {}",
-                by.name(),
-                by.name(),
-                if by == TopBy::Asn {
-                    "GeoLite2-ASN.mmdb"
-                } else {
-                    "GeoLite2-Country.mmdb"
-                }
-            )));
-        }
-        (Some(_), by) if !by.is_network() => {
-            return Err(super::usage_error(format!(
-                "top reads --asn-db for --by country and --by asn, not --by {}; e.g. logscope top --by asn --asn-db ip2asn-combined.tsv",
-                by.name()
-            )));
-        }
-        (None, _) => return Ok(None),
-        (Some(p), _) => p,
-    };
-    super::db_file::network_db(path).map(Some)
 }
 
 /// `logscope top --sql`: the report's SQL twin.

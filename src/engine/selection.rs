@@ -7,8 +7,10 @@
 //! rules needs no re-ingest.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use logscope_core::classify::{Classifier, Filter, HeavyClass};
+use logscope_core::forensics::netdb::NetworkDb;
 
 use super::clock::Clock;
 
@@ -23,6 +25,8 @@ pub struct Selection {
     pub clock: Clock,
     /// The rules file used, if any.
     pub rules_file: Option<PathBuf>,
+    /// The --asn-db network database, if given.
+    pub networks: Option<Arc<NetworkDb>>,
 }
 
 /// What [`Selection::prep`] works out for a batch where it is decoded.
@@ -239,6 +243,7 @@ mod tests {
                 classifier: Classifier::default(),
                 clock: Clock::parse("UTC").unwrap(),
                 rules_file: None,
+                networks: None,
             };
             let pre = sel.prep()(&b);
             assert!(pre.client_rows.is_some(), "{nets:?}");

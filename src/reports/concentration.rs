@@ -4,6 +4,8 @@
 //! [`ConcentrationPart`], a batch counted per distinct address and agent where it is
 //! decoded.
 
+use std::sync::Arc;
+
 use logscope_core::batch::{Batch, NULL_CODE};
 use logscope_core::classify::{Needs, RowClass};
 use logscope_core::forensics::concentration::{
@@ -23,14 +25,14 @@ pub struct Concentration {
     acc: ConcentrationAcc,
     by: GroupBy,
     limit: Option<Rate>,
-    asn: Option<NetworkDb>,
+    asn: Option<Arc<NetworkDb>>,
     top: usize,
 }
 
 impl Concentration {
     /// Requests grouped `by` (autonomous systems from `asn`), the `top` largest listed,
     /// and what a per-group `limit` would have touched.
-    pub fn new(by: GroupBy, limit: Option<Rate>, asn: Option<NetworkDb>, top: usize) -> Self {
+    pub fn new(by: GroupBy, limit: Option<Rate>, asn: Option<Arc<NetworkDb>>, top: usize) -> Self {
         Concentration {
             acc: ConcentrationAcc::new(by, limit),
             by,
@@ -83,7 +85,7 @@ impl Report for Concentration {
     fn finish(self, sel: &Selection, stats: &RowStats) -> ConcentrationReport {
         self.acc.finish(
             &sel.classifier,
-            self.asn.as_ref(),
+            self.asn.as_deref(),
             self.top,
             &sel.describe(),
             &stats.origin,

@@ -966,19 +966,85 @@ fn goaccess_panels_on_the_handcrafted_log() {
         "{err}"
     );
     let db = fixture("geo/country-test.mmdb");
-    let (_, err, code) = run(
+    // --asn-db is a shared flag: --asn and --country select clients by network, in
+    // every report. 198.51.100.0/24 is KR in the country database.
+    let db_arg = db.to_str().unwrap();
+    let kr = json(
         d,
         &[
             "top",
             "--by",
             "path",
             "--asn-db",
-            db.to_str().unwrap(),
+            db_arg,
+            "--country",
+            "kr",
             "access.log",
         ],
     );
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("top reads --asn-db for --by country"), "{err}");
+    assert_eq!(kr["requests"], 3);
+    assert!(
+        kr["selection"].as_str().unwrap().contains("network in KR"),
+        "{kr}"
+    );
+    let conc = json(
+        d,
+        &[
+            "concentration",
+            "--by",
+            "ip",
+            "--asn-db",
+            db_arg,
+            "--country",
+            "KR",
+            "access.log",
+        ],
+    );
+    assert_eq!(
+        (conc["requests"].as_u64(), conc["distinct_ips"].as_u64()),
+        (Some(3), Some(2))
+    );
+    for (args, want) in [
+        (
+            vec!["top", "--country", "KR", "access.log"],
+            "--country needs a network database",
+        ),
+        (
+            vec!["top", "--asn", "AS1", "access.log"],
+            "--asn needs a network database",
+        ),
+        (
+            vec![
+                "top",
+                "--asn-db",
+                db_arg,
+                "--country",
+                "Korea",
+                "access.log",
+            ],
+            "not a two-letter country code",
+        ),
+        (
+            vec!["top", "--asn-db", db_arg, "--asn", "ASX", "access.log"],
+            "is not an AS number",
+        ),
+        (
+            vec![
+                "top",
+                "--asn-db",
+                db_arg,
+                "--country",
+                "KR",
+                "--sql",
+                "duckdb",
+            ],
+            "--country",
+        ),
+    ] {
+        let (_, err, code) = run(d, &args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
     // 198.51.100.0/24 is South Korea in the test database; the rest is unknown.
     let country = ok(
         d,

@@ -9,6 +9,7 @@ use regex::Regex;
 use super::agent::{AgentInfo, BotKind, Device};
 use super::{Classifier, Identity, RowClass};
 use crate::batch::Batch;
+use crate::forensics::netdb::NetworkFilter;
 
 /// Status codes: a union of single codes (0 to 999: logs hold 0 and 499 as well as
 /// HTTP's 100 to 599), classes (`1xx` to `5xx`) and ranges (`200-299`). The one
@@ -378,6 +379,8 @@ pub struct Filter {
     pub client_names: Vec<String>,
     /// Keep agents of these classes.
     pub agent: Option<AgentSelector>,
+    /// Keep clients of these networks (`--asn`, `--country`).
+    pub networks: Option<NetworkFilter>,
     memo: Vec<u8>,
 }
 
@@ -408,6 +411,7 @@ impl Filter {
             && self.clients.is_empty()
             && self.client_names.is_empty()
             && self.agent.is_none()
+            && self.networks.is_none()
     }
 
     /// Whether row `i` of `b`, classified as `rc`, is selected (period included).
@@ -470,6 +474,11 @@ impl Filter {
         {
             return false;
         }
+        if let Some(n) = &mut self.networks
+            && !n.keeps(rc.ip.map(crate::net::canonical))
+        {
+            return false;
+        }
         true
     }
 
@@ -505,6 +514,9 @@ impl Filter {
         }
         if let Some(a) = &self.agent {
             parts.push(format!("agent {a}"));
+        }
+        if let Some(n) = &self.networks {
+            parts.push(format!("network {}", n.describe()));
         }
         if parts.is_empty() {
             "all requests".into()
