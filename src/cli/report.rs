@@ -57,8 +57,9 @@ one day). An existing report is replaced only with --force.
 The page opens with key figures (requests, failed — status ≥ 400 —, clients, unique
 visitors as GoAccess counts them, data sent, span) and findings computed from the data, then
 heavy requests over time against --capacity (the incident shaded), the concentration and
-agent mix of the heavy requests in the incident (or of all heavy requests without one),
-requests and unique visitors per day, top paths and statuses, availability
+agent mix of the heavy requests in the incident (or of all heavy requests without one) —
+with --asn-db also their autonomous systems —, requests and unique visitors per day, top
+paths and statuses, availability
 per month (--probe as in `availability`), each --limit candidate (what it refused, the
 load against --capacity, whom it hurt), and each part's tables. Every part is the same
 computation as its own command, one pass each, so FILE arguments are read several times
@@ -201,11 +202,24 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         focus.since = Some(logscope_core::time::format_rfc3339_ms(start));
         focus.until = Some(logscope_core::time::format_rfc3339_ms(end));
     }
+    // With --asn-db: the networks' AS column, and the same rows by autonomous system.
+    let networks = args.filters.network_db()?;
     let (conc, _) = report::run(
         &source,
         &mut focus.build()?,
-        Concentration::new(GroupBy::Prefix, None, None, 20),
+        Concentration::new(GroupBy::Prefix, None, networks.clone(), 20),
     )?;
+    let by_as = match &networks {
+        Some(db) => Some(
+            report::run(
+                &source,
+                &mut focus.build()?,
+                Concentration::new(GroupBy::Asn, None, Some(db.clone()), 20),
+            )?
+            .0,
+        ),
+        None => None,
+    };
     let (ag, _) = reports::agents::run(&source, &mut focus.build()?, 0, 1, 10)?;
     let avail = {
         use clap::{Args as _, FromArgMatches as _};
@@ -258,6 +272,14 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         ..Doc::default()
     };
     doc.lines = findings(&hv, &conc, &ag, incident.is_some());
+    if let Some(line) = by_as
+        .as_ref()
+        .and_then(|a| as_finding(a, &hv, incident.is_some()))
+    {
+        // After the networks' sentence.
+        let at = doc.lines.len().min(3);
+        doc.lines.insert(at, line);
+    }
     if hv.requests > 0 {
         doc.lines.insert(1, width_line(&hv, &paths));
     }
@@ -365,6 +387,11 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         ("heavy", hv.doc(0), hv.requests > 0),
         ("capacity", cap_doc, has_cap),
         ("concentration", conc.doc(), conc.requests > 0),
+        (
+            "autonomous-systems",
+            by_as.as_ref().map(|a| a.doc()).unwrap_or_default(),
+            by_as.as_ref().is_some_and(|a| a.requests > 0),
+        ),
         ("agents", ag.doc(), ag.selected > 0),
         ("days", days.doc(), days.requests > 0),
         ("paths", paths.doc(), paths.requests > 0),
@@ -803,6 +830,28 @@ fn pct(share: f64) -> String {
     } else {
         format!("{:.1}%", share * 100.0)
     }
+}
+
+/// With --asn-db: where the (heavy) requests came from by autonomous system.
+fn as_finding(by_as: &ConcentrationReport, hv: &HeavyReport, incident: bool) -> Option<String> {
+    let first = by_as.top.first()?;
+    let whom = match (incident, hv.heavy > 0) {
+        (true, true) => "In the incident the heavy requests",
+        (true, false) => "In the incident the requests",
+        (false, true) => "The heavy requests",
+        (false, false) => "The requests",
+    };
+    let name = first
+        .asn
+        .as_ref()
+        .map(|a| format!("{} {}", first.group, a.name))
+        .unwrap_or_else(|| first.group.clone());
+    Some(format!(
+        "{whom} came from {} autonomous systems; the largest, {name}, sent {}, and {} of them sent half.",
+        thousands(by_as.groups),
+        pct(by_as.top_share),
+        thousands(by_as.groups_for_50),
+    ))
 }
 
 /// The findings: plain sentences computed from the parts.

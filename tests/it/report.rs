@@ -698,3 +698,38 @@ fn without_out_the_report_is_named_after_its_days() {
     assert!(err.lines().any(|l| l == want), "{err}");
     assert!(!err.contains("bare"), "{err}");
 }
+
+/// With --asn-db the post says which autonomous systems the heavy requests came from,
+/// and lists them (the storm's phones: 20–22.x in one AS, 23–26.x in another).
+#[test]
+fn a_network_database_names_the_autonomous_systems() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_storm(&dir.join("storm.log"));
+    std::fs::write(
+        dir.join("ip2asn.tsv"),
+        "20.0.0.0\t22.255.255.255\t64500\tZZ\tEXAMPLE-A\n\
+         23.0.0.0\t26.255.255.255\t64501\tZZ\tEXAMPLE-B\n\
+         198.51.100.0\t198.51.100.255\t64502\tZZ\tEXAMPLE-READERS\n",
+    )
+    .unwrap();
+    let out = report(dir, &["--asn-db", "ip2asn.tsv", "--out", "r"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.join("reports/r/report.md")).unwrap();
+    assert!(
+        md.contains("came from 2 autonomous systems; the largest, AS64501 EXAMPLE-B, sent"),
+        "{md}"
+    );
+    assert!(md.contains("AS64500"), "{md}");
+    // The readers' AS sent no heavy request: not in the heavy requests' list.
+    assert!(!md.contains("AS64502"), "{md}");
+    // Without the database, no such sentence.
+    let out = report(dir, &["--out", "r2"]);
+    assert!(out.status.success());
+    let md = std::fs::read_to_string(dir.join("reports/r2/report.md")).unwrap();
+    assert!(!md.contains("autonomous systems"), "{md}");
+}
