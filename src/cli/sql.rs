@@ -126,6 +126,11 @@ pub struct SqlArgs {
     #[arg(long, value_name = "FILE", help = RULES_HELP, help_heading = "Classification")]
     pub rules: Option<PathBuf>,
 
+    /// The network database for requests_x's asn, as_name and country: iptoasn's TSV
+    /// or a MaxMind-format .mmdb (GeoLite2, DB-IP, IPinfo lite); nothing is downloaded.
+    #[arg(long, value_name = "FILE", help_heading = "Classification")]
+    pub asn_db: Option<PathBuf>,
+
     /// IPv4 prefix length of requests_x.prefix [default: 24].
     #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(0..=32), help_heading = "Classification")]
     pub prefix_v4: Option<u8>,
@@ -210,6 +215,7 @@ pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
         prefix_v6: args.prefix_v6,
         trust_proxy: args.trust_proxy.clone(),
         session_cookie: args.session_cookie.clone(),
+        asn_db: args.asn_db.clone(),
         ..FilterArgs::default()
     };
     let mut sel = filters.build()?;
@@ -234,7 +240,7 @@ pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
         };
         sel.settle_heavy(&source)?;
     }
-    let res = match store_sql::run(&ds, &query, sel.classifier) {
+    let res = match store_sql::run(&ds, &query, sel.classifier, sel.networks.clone()) {
         Ok(r) => r,
         Err(SqlError::Query(m)) => {
             // polars says "unsupported function 'x'": say which dialect, and what works.

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use logscope_core::classify::{Classifier, ClientKey};
+use logscope_core::forensics::netdb::NetworkDb;
 use polars::prelude::*;
 use polars::sql::SQLContext;
 use sqlparser::ast::{
@@ -81,6 +82,21 @@ pub const DERIVED: &[(&str, &str, &str)] = &[
         "its heavy class (search, diff, oldid, history, info or a rule's name); else NULL",
     ),
     ("identity", "string", "anonymous, identified or unknown"),
+    (
+        "asn",
+        "string",
+        "the autonomous system of real_client in --asn-db, e.g. AS64496; NULL without one",
+    ),
+    (
+        "as_name",
+        "string",
+        "that autonomous system's name in --asn-db, e.g. EXAMPLE-HOSTING",
+    ),
+    (
+        "country",
+        "string",
+        "real_client's country in --asn-db (ISO 3166 code, e.g. DE)",
+    ),
 ];
 
 /// The deepest an expression of a query may nest: each operator of a chain (`1+1+…`,
@@ -175,7 +191,12 @@ pub fn type_name(dt: &DataType) -> String {
 /// Runs one SQL statement over the committed snapshot of `ds`, classifying with
 /// `classifier` (the same rules, prefix lengths and proxies as the reports): checks it
 /// ([`check`]), then plans and runs it, all on a thread with a [`STACK`]-byte stack.
-pub fn run(ds: &Dataset, query: &str, classifier: Classifier) -> Result<SqlResult, SqlError> {
+pub fn run(
+    ds: &Dataset,
+    query: &str,
+    classifier: Classifier,
+    networks: Option<Arc<NetworkDb>>,
+) -> Result<SqlResult, SqlError> {
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("logscope-sql".into())
@@ -183,7 +204,12 @@ pub fn run(ds: &Dataset, query: &str, classifier: Classifier) -> Result<SqlResul
             .spawn_scoped(scope, move || {
                 check(query)?;
                 let prepared = prepare(query)?;
-                run_here(ds, prepared.as_deref().unwrap_or(query), classifier)
+                run_here(
+                    ds,
+                    prepared.as_deref().unwrap_or(query),
+                    classifier,
+                    networks,
+                )
             })
             .map_err(|e| SqlError::Engine(format!("cannot start the query's thread: {e}")))?;
         worker.join().unwrap_or_else(|panic| {
@@ -357,7 +383,12 @@ fn free_shallow(mut statements: Vec<Statement>) {
 }
 
 /// [`run`] on the current thread.
-fn run_here(ds: &Dataset, query: &str, classifier: Classifier) -> Result<SqlResult, SqlError> {
+fn run_here(
+    ds: &Dataset,
+    query: &str,
+    classifier: Classifier,
+    networks: Option<Arc<NetworkDb>>,
+) -> Result<SqlResult, SqlError> {
     let (snapshot, manifest) = ds.read()?;
     let parts: Vec<(PathBuf, PartEntry)> = match &snapshot {
         Some(s) => manifest
@@ -388,7 +419,7 @@ fn run_here(ds: &Dataset, query: &str, classifier: Classifier) -> Result<SqlResu
         },
     )
     .map_err(|e| SqlError::Query(e.to_string()))?;
-    let view = derived(requests.clone(), Arc::new(Mutex::new(classifier)));
+    let view = derived(requests.clone(), Arc::new(Mutex::new(classifier)), networks);
     let mut ctx = SQLContext::new().with_function_registry(Arc::new(TimeFunctions));
     ctx.register(TABLE, requests);
     ctx.register(VIEW, view);
@@ -730,7 +761,11 @@ where
 }
 
 /// `requests` with the derived columns ([`DERIVED`]).
-fn derived(requests: LazyFrame, cls: Arc<Mutex<Classifier>>) -> LazyFrame {
+fn derived(
+    requests: LazyFrame,
+    cls: Arc<Mutex<Classifier>>,
+    networks: Option<Arc<NetworkDb>>,
+) -> LazyFrame {
     let (trust, v4, v6) = match cls.lock() {
         Ok(c) => (c.trust.clone(), c.v4_len, c.v6_len),
         Err(_) => (Default::default(), 24, 48),
@@ -763,6 +798,26 @@ fn derived(requests: LazyFrame, cls: Arc<Mutex<Classifier>>) -> LazyFrame {
         }
     };
     let real2 = real.clone();
+    // The client's network in --asn-db, per distinct client (NULL without a database).
+    let network_col =
+        |name: &'static str, pick: fn(&NetworkDb, std::net::IpAddr) -> Option<String>| {
+            let (real, db) = (real.clone(), networks.clone());
+            per_distinct(addr.clone(), name, move |v| {
+                pick(db.as_deref()?, real(v).ok()?)
+            })
+        };
+    let asn = network_col("asn", |db, ip| {
+        db.autonomous_system(ip).map(|(n, _)| format!("AS{n}"))
+    });
+    let as_name = network_col("as_name", |db, ip| {
+        db.autonomous_system(ip)
+            .map(|(_, name)| name)
+            .filter(|n| !n.is_empty())
+    });
+    let country = network_col("country", |db, ip| {
+        db.country(ip)
+            .map(|c| c.split(' ').next().unwrap_or_default().to_string())
+    });
     let prefix = per_distinct(addr.clone(), "prefix", move |v| {
         Some(match real(v) {
             Ok(ip) => ClientKey::prefix(ip, v4, v6).to_string(),
@@ -819,6 +874,9 @@ fn derived(requests: LazyFrame, cls: Arc<Mutex<Classifier>>) -> LazyFrame {
             bot,
             heavy,
             identity,
+            asn,
+            as_name,
+            country,
         ])
         .with_columns([col("heavy_class").is_not_null().alias("heavy")])
         .select(view_order())

@@ -730,3 +730,38 @@ fn wide_results_turn_to_records() {
     let csv = ok(d, &["sql", star, "--vertical", "--format", "csv"]);
     assert_eq!(csv.lines().count(), 3, "{csv}");
 }
+
+/// requests_x's asn, as_name and country are `top --by asn|country`'s, from the same
+/// --asn-db; NULL without one.
+#[test]
+fn network_columns_agree_with_top() {
+    let dir = setup();
+    let d = dir.path();
+    std::fs::write(
+        d.join("ip2asn.tsv"),
+        "0.0.0.0\t127.255.255.255\t64500\tDE\tLOW\n128.0.0.0\t255.255.255.255\t64501\tKR\tHIGH\n",
+    )
+    .unwrap();
+    let db = ["--asn-db", "ip2asn.tsv"];
+    let q = "SELECT asn, count(*) AS n FROM requests_x GROUP BY 1";
+    let top: Vec<(String, u64)> = top_pairs(d, &["--by", "asn", db[0], db[1]])
+        .into_iter()
+        .map(|(k, n)| (k.split(' ').next().unwrap().to_string(), n))
+        .collect();
+    assert_eq!(sorted(pairs(d, q, &db)), top);
+    assert!(top.iter().any(|(k, _)| k == "AS64501"), "{top:?}");
+    let q = "SELECT country, count(*) AS n FROM requests_x GROUP BY 1";
+    assert_eq!(
+        sorted(pairs(d, q, &db)),
+        top_pairs(d, &["--by", "country", db[0], db[1]])
+    );
+    let q = "SELECT as_name FROM requests_x WHERE asn = 'AS64501' LIMIT 1";
+    assert_eq!(
+        json(d, &["sql", q, db[0], db[1]])["rows"][0]["as_name"],
+        "HIGH"
+    );
+    // Without a database the columns are there, and NULL.
+    let q = "SELECT count(*) AS n FROM requests_x WHERE asn IS NULL AND country IS NULL";
+    let all = json(d, &["sql", "SELECT count(*) AS n FROM requests"])["rows"][0]["n"].clone();
+    assert_eq!(json(d, &["sql", q])["rows"][0]["n"], all);
+}
