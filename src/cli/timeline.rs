@@ -62,9 +62,10 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
     if let Err(m) = args.out.check() {
         return Ok(output::usage(m));
     }
-    if args.filters.clients.iter().all(|c| c.trim().is_empty()) {
+    let networks = !args.filters.asn.is_empty() || !args.filters.country.is_empty();
+    if args.filters.clients.iter().all(|c| c.trim().is_empty()) && !networks {
         return Err(usage_error(
-            "timeline needs --client ADDR, CIDR or HOST: whose timeline (e.g. --client 203.0.113.7, --client 203.0.113.0/24 or --client www-relay.pa-x.dec.com)",
+            "timeline needs --client ADDR, CIDR or HOST, or --asn/--country with --asn-db: whose timeline (e.g. --client 203.0.113.7, --client 203.0.113.0/24, --client www-relay.pa-x.dec.com or --asn-db ip2asn.tsv --asn AS64496)",
         ));
     }
     let mut sel = args.filters.build()?;
@@ -80,6 +81,7 @@ pub fn run(data: &Path, args: TimelineArgs) -> anyhow::Result<i32> {
             }
         })
         .chain(sel.filter.client_names.iter().cloned())
+        .chain(sel.filter.networks.as_ref().map(|n| n.describe()))
         .collect();
     let source = args.rows.source(data)?;
     let timeline = Timeline::new(args.by.fixed(), args.top, clients);

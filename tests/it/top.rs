@@ -1004,6 +1004,20 @@ fn goaccess_panels_on_the_handcrafted_log() {
         (conc["requests"].as_u64(), conc["distinct_ips"].as_u64()),
         (Some(3), Some(2))
     );
+    // A network's timeline: --asn/--country say whose, as --client does.
+    let tl = json(
+        d,
+        &[
+            "timeline",
+            "--asn-db",
+            db_arg,
+            "--country",
+            "KR",
+            "access.log",
+        ],
+    );
+    assert_eq!(tl["requests"], 3, "{tl}");
+    assert_eq!(tl["clients"][0], "in KR", "{tl}");
     for (args, want) in [
         (
             vec!["top", "--country", "KR", "access.log"],
