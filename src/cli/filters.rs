@@ -110,11 +110,13 @@ pub struct FilterArgs {
     pub until: Option<String>,
 
     /// Time zone for --since/--until and for time buckets: an IANA name (Asia/Seoul,
-    /// Europe/Berlin), UTC, or a fixed offset (+09:00).
+    /// Europe/Berlin), UTC, or a fixed offset (+09:00, -04:00).
     #[arg(
         long,
         value_name = "ZONE",
         default_value = "UTC",
+        // `--tz -04:00`: a negative offset is a value, not a flag.
+        allow_hyphen_values = true,
         help_heading = "Selection"
     )]
     pub tz: String,

@@ -919,6 +919,9 @@ fn goaccess_panels_on_the_handcrafted_log() {
         rows(&hour),
         vec![(s("00"), 3, 50200, 3, 2), (s("23"), 5, 4800, 3, 2)]
     );
+    // A negative offset is the zone's value, not a flag: 14:xx UTC is 10:xx at -04:00.
+    let west = json(d, &["top", "--by", "hour", "--tz", "-04:00", "access.log"]);
+    assert_eq!(rows(&west)[0].0, s("10"), "{west}");
     // The day: a visitor is an address and agent with an answer that is not 4xx, so
     // 203.0.113.7 with A and 198.51.100.1 with curl; the UTC day is the Seoul 25th and 26th.
     let day = json(d, &["top", "--by", "day", "access.log"]);
