@@ -15,6 +15,8 @@ use clap::Args;
 use logscope_core::classify::config::{Overrides, parse_cidr};
 use logscope_core::classify::{AgentSelector, Config, Filter, HostPattern, Identity, StatusSet};
 use logscope_core::duration::{Duration, DurationError, Resolution};
+use logscope_core::forensics::crawlers::{Crawler, CrawlerRanges};
+use logscope_core::forensics::hosting::HostingAsns;
 use logscope_core::forensics::netdb::{NetworkDb, NetworkFilter};
 use logscope_core::replay::Rate;
 use logscope_core::{conf_file, escape};
@@ -191,6 +193,29 @@ pub struct FilterArgs {
     #[arg(skip)]
     pub networks: std::sync::OnceLock<Arc<NetworkDb>>,
 
+    /// A crawler operator's published IP ranges, as NAME=FILE (googlebot=googlebot.json,
+    /// gptbot=gptbot.json): the JSON Google, Bing, OpenAI and Common Crawl publish
+    /// (`prefixes` with `ipv4Prefix`/`ipv6Prefix`). A request whose User-Agent claims
+    /// NAME (or NAME-variant) is verified inside them and an impostor outside; repeat
+    /// for several crawlers.
+    #[arg(long, value_name = "NAME=FILE", help_heading = "Classification")]
+    pub crawler_ranges: Vec<String>,
+
+    /// The --crawler-ranges once read.
+    #[arg(skip)]
+    pub crawlers: std::sync::OnceLock<Arc<CrawlerRanges>>,
+
+    /// Only impostors: requests whose User-Agent claims a crawler of --crawler-ranges
+    /// from an address outside its published ranges.
+    #[arg(long, help_heading = "Selection")]
+    pub impostors: bool,
+
+    /// Autonomous systems of hosting and cloud providers, one AS number a line (14061 or
+    /// AS14061; the bad-asn-list CSV works too): with --asn-db, networks are classed
+    /// hosting or other.
+    #[arg(long, value_name = "FILE", help_heading = "Classification")]
+    pub hosting_asns: Option<PathBuf>,
+
     /// Classification rules (see [`RULES_HELP`]: the lookup order without it).
     #[arg(long, value_name = "FILE", help = RULES_HELP, help_heading = "Classification")]
     pub rules: Option<PathBuf>,
@@ -312,13 +337,70 @@ impl FilterArgs {
             };
             filter.networks = Some(NetworkFilter::new(db.clone(), asns, countries));
         }
+        let crawlers = self.crawler_ranges()?;
+        if self.impostors {
+            let Some(c) = &crawlers else {
+                return Err(usage_error(
+                    "--impostors needs the crawlers' published ranges: e.g. --crawler-ranges googlebot=googlebot.json --impostors",
+                ));
+            };
+            filter.impostors = Some(c.clone());
+        }
+        let hosting = self.hosting_asns()?;
+        if hosting.is_some() && networks.is_none() {
+            return Err(usage_error(
+                "--hosting-asns needs a network database: e.g. --asn-db ip2asn-combined.tsv --hosting-asns hosting-asns.txt",
+            ));
+        }
         Ok(Selection {
             filter,
             classifier,
             clock,
             rules_file,
             networks,
+            crawlers,
+            hosting,
         })
+    }
+
+    /// The --crawler-ranges, read once (`None`: none given).
+    pub fn crawler_ranges(&self) -> anyhow::Result<Option<Arc<CrawlerRanges>>> {
+        if self.crawler_ranges.is_empty() {
+            return Ok(None);
+        }
+        if let Some(c) = self.crawlers.get() {
+            return Ok(Some(c.clone()));
+        }
+        let mut all = CrawlerRanges::default();
+        for arg in &self.crawler_ranges {
+            let Some((name, file)) = arg.split_once('=') else {
+                return Err(usage_error(format!(
+                    "--crawler-ranges: {} is not NAME=FILE (e.g. --crawler-ranges googlebot=googlebot.json)",
+                    escape::terminal_str(arg, 60)
+                )));
+            };
+            let path = Path::new(file);
+            let bytes = super::db_file::read("--crawler-ranges", path, conf_file::CONFIG_CAP)?;
+            let c = Crawler::parse(name, &bytes).map_err(|e| {
+                usage_error(format!("--crawler-ranges {}: {e}", escape::path(path)))
+            })?;
+            all.push(c)
+                .map_err(|e| usage_error(format!("--crawler-ranges: {e}")))?;
+        }
+        let all = Arc::new(all);
+        Ok(Some(self.crawlers.get_or_init(|| all).clone()))
+    }
+
+    /// The --hosting-asns list (`None`: none given).
+    pub fn hosting_asns(&self) -> anyhow::Result<Option<Arc<HostingAsns>>> {
+        let Some(path) = &self.hosting_asns else {
+            return Ok(None);
+        };
+        let bytes = super::db_file::read("--hosting-asns", path, conf_file::CONFIG_CAP)?;
+        let text = String::from_utf8_lossy(&bytes);
+        let list = HostingAsns::parse(&text)
+            .map_err(|e| usage_error(format!("--hosting-asns {}: {e}", escape::path(path))))?;
+        Ok(Some(Arc::new(list)))
     }
 
     /// The --asn-db database, read once.
@@ -396,6 +478,49 @@ impl FilterArgs {
         }
         Ok((since, until))
     }
+}
+
+/// A share flag (`--target 90%`, `--max-collateral 0.5%`, or a fraction `0.9`): 0–1.
+pub fn share_arg(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err("a share from 0% to 100%, e.g. 90% or 0.9".to_string()),
+    }
+}
+
+/// A period flag, `SINCE..UNTIL` (`--baseline 2026-11-03..2026-11-03`), each end in
+/// --since/--until's forms and meaning (a date as UNTIL includes that day), as UTC ms.
+pub fn span_arg(flag: &str, s: &str, clock: &Clock) -> anyhow::Result<(i64, i64)> {
+    let example = || {
+        format!(
+            "e.g. {flag} 2026-11-03..2026-11-03 (one whole day) or {flag} 2026-11-03T13:00..2026-11-03T15:00"
+        )
+    };
+    let Some((a, b)) = s.split_once("..") else {
+        return Err(usage_error(format!(
+            "{flag}: {} is not SINCE..UNTIL ({})",
+            escape::terminal_str(s, 60),
+            example()
+        )));
+    };
+    let since = clock
+        .parse_time(a.trim(), false)
+        .map_err(|e| usage_error(format!("{flag}: {e} ({})", example())))?;
+    let until = clock
+        .parse_time(b.trim(), true)
+        .map_err(|e| usage_error(format!("{flag}: {e} ({})", example())))?;
+    if since >= until {
+        return Err(usage_error(format!(
+            "{flag}: UNTIL must be after SINCE ({})",
+            example()
+        )));
+    }
+    Ok((since, until))
 }
 
 /// A regex error on one line (the syntax error's last line: `unclosed group`), for

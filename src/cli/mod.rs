@@ -2,6 +2,7 @@
 
 pub mod agents;
 pub mod availability;
+pub mod block;
 pub mod capacity;
 pub mod concentration;
 pub mod db_file;
@@ -90,6 +91,8 @@ pub enum Command {
     Concentration(concentration::ConcentrationArgs),
     /// User-agent mix (families, devices, declared bots) of a selection vs all traffic.
     Agents(agents::AgentsArgs),
+    /// The smallest set of networks that stops a storm without hurting people.
+    Block(block::BlockArgs),
     /// Availability per month/week/day of a probe URL, gaps counted as downtime.
     Availability(availability::AvailabilityArgs),
     /// Replay the log through candidate rate limiters: what would each have refused?
@@ -189,6 +192,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Capacity(args) => capacity::run(&data, args),
         Command::Concentration(args) => concentration::run(&data, args),
         Command::Agents(args) => agents::run(&data, args),
+        Command::Block(args) => block::run(&data, args),
         Command::Availability(args) => availability::run(&data, args),
         Command::Replay(args) => replay::run(&data, args),
         Command::Report(args) => report::run(&data, args),

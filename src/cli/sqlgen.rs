@@ -108,6 +108,9 @@ pub fn parts(
     if !filters.country.is_empty() {
         refused.push("--country");
     }
+    if filters.impostors {
+        refused.push("--impostors");
+    }
     let rules_file = match &filters.rules {
         Some(p) => Some(p.clone()),
         None => rules_lookup()?,

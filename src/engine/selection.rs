@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use logscope_core::classify::{Classifier, Filter, HeavyClass};
+use logscope_core::forensics::crawlers::CrawlerRanges;
+use logscope_core::forensics::hosting::HostingAsns;
 use logscope_core::forensics::netdb::NetworkDb;
 
 use super::clock::Clock;
@@ -27,6 +29,10 @@ pub struct Selection {
     pub rules_file: Option<PathBuf>,
     /// The --asn-db network database, if given.
     pub networks: Option<Arc<NetworkDb>>,
+    /// The --crawler-ranges, if given.
+    pub crawlers: Option<Arc<CrawlerRanges>>,
+    /// The --hosting-asns list, if given (then `networks` is too).
+    pub hosting: Option<Arc<HostingAsns>>,
 }
 
 /// What [`Selection::prep`] works out for a batch where it is decoded.
@@ -244,6 +250,8 @@ mod tests {
                 clock: Clock::parse("UTC").unwrap(),
                 rules_file: None,
                 networks: None,
+                crawlers: None,
+                hosting: None,
             };
             let pre = sel.prep()(&b);
             assert!(pre.client_rows.is_some(), "{nets:?}");

@@ -23,11 +23,19 @@ pub fn run(
 ) -> anyhow::Result<(AgentsReport, RowStats)> {
     let (since, until) = sel.period();
     let mut acc = AgentsAcc::new(sample, seed);
+    if let Some(c) = &sel.crawlers {
+        acc = acc.with_crawlers(c.clone());
+    }
     let cols = columns_for(Needs::AGENT, &sel.filter, &mut sel.classifier);
+    // Verifying crawlers reads their addresses.
+    let cols = Columns {
+        client: cols.client || sel.crawlers.is_some(),
+        ..cols
+    };
     sel.settle_heavy(source)?;
     // Without a filter or a sample every row of the period counts for its agent only:
     // count the rows per distinct User-Agent, then classify each once.
-    let per_agent = sel.filter.selects_whole_period() && !acc.samples();
+    let per_agent = sel.filter.selects_whole_period() && !acc.per_row();
     if per_agent && let Some((values, stats)) = source.value_counts("user_agent", since, until)? {
         for (ua, n) in &values {
             let agent = sel.classifier.agents.id(ua.as_deref());

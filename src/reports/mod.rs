@@ -4,6 +4,7 @@
 //! [`run`](crate::engine::report::run) with one of these.
 
 pub mod agents;
+pub mod block;
 pub mod capacity;
 pub mod concentration;
 pub mod heavy;

@@ -44,6 +44,7 @@ mod scale;
 mod sql;
 mod sql_twins;
 mod stored_form;
+mod storm;
 mod top;
 mod typed_csv;
 mod weeks;

@@ -2,6 +2,7 @@
 //! time range, heavy, identity, status, path regex, host, client network, agent class.
 
 use std::fmt;
+use std::sync::Arc;
 
 use ipnet::IpNet;
 use regex::Regex;
@@ -9,6 +10,7 @@ use regex::Regex;
 use super::agent::{AgentInfo, BotKind, Device};
 use super::{Classifier, Identity, RowClass};
 use crate::batch::Batch;
+use crate::forensics::crawlers::CrawlerRanges;
 use crate::forensics::netdb::NetworkFilter;
 
 /// Status codes: a union of single codes (0 to 999: logs hold 0 and 499 as well as
@@ -381,7 +383,12 @@ pub struct Filter {
     pub agent: Option<AgentSelector>,
     /// Keep clients of these networks (`--asn`, `--country`).
     pub networks: Option<NetworkFilter>,
+    /// Keep only impostors (`--impostors`): requests whose agent claims one of these
+    /// crawlers from outside its published ranges.
+    pub impostors: Option<Arc<CrawlerRanges>>,
     memo: Vec<u8>,
+    /// Per agent id: 0 not worked out, 1 no crawler of `impostors`, 2 + k crawler k.
+    claims: Vec<u16>,
 }
 
 impl Filter {
@@ -412,6 +419,7 @@ impl Filter {
             && self.client_names.is_empty()
             && self.agent.is_none()
             && self.networks.is_none()
+            && self.impostors.is_none()
     }
 
     /// Whether row `i` of `b`, classified as `rc`, is selected (period included).
@@ -479,6 +487,22 @@ impl Filter {
         {
             return false;
         }
+        if let Some(ranges) = &self.impostors {
+            let id = rc.agent as usize;
+            if self.claims.len() <= id {
+                self.claims.resize(id + 1, 0);
+            }
+            if self.claims[id] == 0 {
+                let claim = ranges.claimed(&cls.agents.info(rc.agent).family);
+                self.claims[id] = claim.map_or(1, |k| 2 + k as u16);
+            }
+            let claim = self.claims[id];
+            if claim == 1
+                || ranges.verified(usize::from(claim - 2), rc.ip.map(crate::net::canonical))
+            {
+                return false;
+            }
+        }
         true
     }
 
@@ -517,6 +541,10 @@ impl Filter {
         }
         if let Some(n) = &self.networks {
             parts.push(format!("network {}", n.describe()));
+        }
+        if let Some(r) = &self.impostors {
+            let names: Vec<&str> = r.crawlers.iter().map(|c| c.name.as_str()).collect();
+            parts.push(format!("impostors of {}", names.join(", ")));
         }
         if parts.is_empty() {
             "all requests".into()

@@ -216,7 +216,7 @@ impl Filter {
         Needs {
             heavy: self.heavy.is_some(),
             identity: self.identity.is_some(),
-            agent: self.agent.is_some(),
+            agent: self.agent.is_some() || self.impostors.is_some(),
         }
     }
 }

@@ -11,12 +11,15 @@ use std::collections::BinaryHeap;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use super::doc::{Doc, Figure, Section};
 use super::mix64;
 use crate::chart::{self, Bar, Bars, StackRow, Stacked};
 use crate::classify::{AgentId, BotKind, Classifier, Device, RowClass};
+use crate::forensics::crawlers::CrawlerRanges;
 use crate::number::{pct1, share, thousands};
 use crate::table::{Align, Cell, Table, bar};
 
@@ -36,6 +39,17 @@ pub struct AgentsAcc {
     sample_n: usize,
     seed: u64,
     heap: BinaryHeap<Sampled>,
+    crawlers: Option<CrawlerTally>,
+}
+
+/// Requests per declared crawler of `--crawler-ranges`, and how many came from its
+/// ranges.
+struct CrawlerTally {
+    ranges: Arc<CrawlerRanges>,
+    /// Per agent id: 0 not worked out, 1 none of the crawlers, 2 + k crawler k.
+    claims: Vec<u16>,
+    /// Per crawler: (requests, verified).
+    counts: Vec<(u64, u64)>,
 }
 
 impl AgentsAcc {
@@ -47,7 +61,25 @@ impl AgentsAcc {
             sample_n,
             seed,
             heap: BinaryHeap::new(),
+            crawlers: None,
         }
+    }
+
+    /// Also counts, per crawler of `ranges`, the selected requests that claim it and
+    /// those of them from its published ranges (rows must then be added one by one).
+    pub fn with_crawlers(mut self, ranges: Arc<CrawlerRanges>) -> AgentsAcc {
+        let n = ranges.crawlers.len();
+        self.crawlers = Some(CrawlerTally {
+            ranges,
+            claims: Vec::new(),
+            counts: vec![(0, 0); n],
+        });
+        self
+    }
+
+    /// Whether rows must be added one by one (a sample, or crawlers to verify).
+    pub fn per_row(&self) -> bool {
+        self.sample_n > 0 || self.crawlers.is_some()
     }
 
     /// Counts a row of the period (selected or not).
@@ -85,6 +117,23 @@ impl AgentsAcc {
         cls: &Classifier,
     ) {
         bump(&mut self.sel, rc.agent);
+        if let Some(t) = &mut self.crawlers {
+            let id = rc.agent as usize;
+            if t.claims.len() <= id {
+                t.claims.resize(id + 1, 0);
+            }
+            if t.claims[id] == 0 {
+                let claim = t.ranges.claimed(&cls.agents.info(rc.agent).family);
+                t.claims[id] = claim.map_or(1, |k| 2 + k as u16);
+            }
+            if t.claims[id] >= 2 {
+                let k = usize::from(t.claims[id] - 2);
+                t.counts[k].0 += 1;
+                if t.ranges.verified(k, rc.ip.map(crate::net::canonical)) {
+                    t.counts[k].1 += 1;
+                }
+            }
+        }
         if self.sample_n == 0 {
             return;
         }
@@ -191,7 +240,22 @@ impl AgentsAcc {
         sample.sort_by(|a, b| {
             (a.ts_ms, &a.user_agent, &a.client).cmp(&(b.ts_ms, &b.user_agent, &b.client))
         });
+        let crawlers = self.crawlers.map_or_else(Vec::new, |t| {
+            t.ranges
+                .crawlers
+                .iter()
+                .zip(&t.counts)
+                .map(|(c, &(requests, verified))| CrawlerRow {
+                    name: c.name.clone(),
+                    requests,
+                    verified,
+                    impostors: requests - verified,
+                    prefixes: c.prefixes as u64,
+                })
+                .collect()
+        });
         AgentsReport {
+            crawlers,
             origin: origin.to_string(),
             selection: selection.to_string(),
             selected: sel_total,
@@ -257,6 +321,22 @@ pub struct SampleRow {
     pub user_agent: String,
 }
 
+/// One declared crawler of `--crawler-ranges`: the selected requests claiming it, and
+/// how many came from its published ranges.
+#[derive(Clone, Debug, Serialize)]
+pub struct CrawlerRow {
+    /// The name given (`googlebot`); agents named so or `NAME-variant` claim it.
+    pub name: String,
+    /// Selected requests whose User-Agent claims it.
+    pub requests: u64,
+    /// Of those, from an address in its ranges.
+    pub verified: u64,
+    /// Of those, from elsewhere (or from a client logged without an address).
+    pub impostors: u64,
+    /// Prefixes in its range file.
+    pub prefixes: u64,
+}
+
 /// The result of `logscope agents`.
 #[derive(Clone, Debug, Serialize)]
 pub struct AgentsReport {
@@ -290,10 +370,36 @@ pub struct AgentsReport {
     pub bots: Vec<MixRow>,
     /// Bots per purpose.
     pub bot_kinds: Vec<MixRow>,
+    /// Declared crawlers checked against their published ranges (`--crawler-ranges`).
+    pub crawlers: Vec<CrawlerRow>,
     /// Seed of the sample.
     pub sample_seed: Option<u64>,
     /// The sample, in time order.
     pub sample: Vec<SampleRow>,
+}
+
+/// The crawlers' table: requests, verified, impostors and their share.
+pub fn crawler_table(rows: &[CrawlerRow]) -> Table {
+    let mut t = Table::new(&[
+        ("crawler", Align::Left),
+        ("requests", Align::Right),
+        ("verified", Align::Right),
+        ("impostors", Align::Right),
+        ("impostor share", Align::Right),
+    ]);
+    for r in rows {
+        t.row([
+            Cell::from(r.name.clone()),
+            Cell::count(r.requests),
+            Cell::count(r.verified),
+            Cell::count(r.impostors),
+            Cell::fraction(
+                share(r.impostors, r.requests),
+                pct1(r.impostors, r.requests),
+            ),
+        ]);
+    }
+    t
 }
 
 fn mix_table(first: &str, rows: &[MixRow], sel: u64, all: u64) -> Table {
@@ -370,6 +476,15 @@ impl AgentsReport {
                 notes: vec![],
             },
         ];
+        if !self.crawlers.is_empty() {
+            sections.push(Section {
+                title: Some("Declared crawlers against their published ranges".into()),
+                table: Some(crawler_table(&self.crawlers)),
+                notes: vec![
+                    "An impostor claims the crawler's name from an address outside the ranges its operator publishes.".into(),
+                ],
+            });
+        }
         // CSV is data: counts as integers, shares as fractions (6 decimals).
         let mut csv = Table::new(&[
             ("group", Align::Left),

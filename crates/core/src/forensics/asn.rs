@@ -32,6 +32,10 @@ fn key(ip: IpAddr) -> u128 {
     }
 }
 
+fn unkey(k: u128) -> IpAddr {
+    canonical(IpAddr::V6(std::net::Ipv6Addr::from(k)))
+}
+
 fn addr(s: &str) -> Option<u128> {
     if let Ok(ip) = s.parse::<IpAddr>() {
         return Some(key(ip));
@@ -102,6 +106,14 @@ impl AsnDb {
     /// Whether there are no ranges.
     pub fn is_empty(&self) -> bool {
         self.ranges.is_empty()
+    }
+
+    /// The address ranges (first, last) of AS `asn`, in address order.
+    pub fn ranges_of(&self, asn: u32) -> impl Iterator<Item = (IpAddr, IpAddr)> + '_ {
+        self.ranges
+            .iter()
+            .filter(move |r| self.infos[r.2 as usize].asn == asn)
+            .map(|&(s, e, _)| (unkey(s), unkey(e)))
     }
 
     /// The AS announcing `ip`, if any.

@@ -9,10 +9,15 @@
 
 pub mod agents;
 pub mod asn;
+pub mod block;
+pub mod block_emit;
+pub mod block_report;
 pub mod capacity;
 pub mod concentration;
+pub mod crawlers;
 pub mod doc;
 pub mod heavy;
+pub mod hosting;
 pub mod incident;
 pub mod netdb;
 pub mod timeline;

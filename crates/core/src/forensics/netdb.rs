@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use ipnet::{IpNet, Ipv4Subnets, Ipv6Subnets};
 use maxminddb::Reader;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
@@ -158,6 +159,57 @@ impl NetworkDb {
             .map(|c| c.split(' ').next().unwrap_or_default().to_string())
             .unwrap_or_default();
         Some(AsnInfo { asn, country, name })
+    }
+
+    /// The prefixes the database gives autonomous system `asn` (to write a block of a
+    /// whole AS as CIDRs), aggregated; at most `cap` of them (`None`: more).
+    pub fn networks_of(&self, asn: u32, cap: usize) -> Option<Vec<IpNet>> {
+        let mut nets: Vec<IpNet> = Vec::new();
+        match self {
+            NetworkDb::Asn(db) => {
+                for (first, last) in db.ranges_of(asn) {
+                    match (first, last) {
+                        (IpAddr::V4(a), IpAddr::V4(b)) => {
+                            nets.extend(Ipv4Subnets::new(a, b, 0).map(IpNet::V4))
+                        }
+                        (IpAddr::V6(a), IpAddr::V6(b)) => {
+                            nets.extend(Ipv6Subnets::new(a, b, 0).map(IpNet::V6))
+                        }
+                        _ => {}
+                    }
+                    if nets.len() > cap {
+                        return None;
+                    }
+                }
+            }
+            NetworkDb::Mmdb(reader) => {
+                let all = reader.networks(Default::default()).ok()?;
+                for item in all {
+                    let Ok(item) = item else { continue };
+                    let Ok(Some(rec)) = item.decode::<Record>() else {
+                        continue;
+                    };
+                    let n = rec.autonomous_system_number.or_else(|| {
+                        rec.asn
+                            .as_deref()
+                            .and_then(|a| a.strip_prefix("AS"))
+                            .and_then(|a| a.parse().ok())
+                    });
+                    if n != Some(asn) {
+                        continue;
+                    }
+                    if let Ok(net) = item.network()
+                        && let Ok(net) = IpNet::new(net.ip(), net.prefix())
+                    {
+                        nets.push(net);
+                    }
+                    if nets.len() > cap {
+                        return None;
+                    }
+                }
+            }
+        }
+        Some(IpNet::aggregate(&nets))
     }
 
     /// [`NetworkDb::autonomous_system`] as a label: `AS15169 GOOGLE`.

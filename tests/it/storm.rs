@@ -1,0 +1,436 @@
+//! Issue 42 on the generated storm (fixtures/storm, written by benches/gen_storm.py with
+//! its truth in truth.json): verified crawlers and impostors counted exactly, the
+//! smallest block meeting its thresholds with no more entries than the planted networks
+//! need, the block enforced by a real nginx and a real HAProxy giving the shares logscope
+//! printed, and the diff ranking the planted networks first.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::net::{IpAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use ipnet::IpNet;
+
+use crate::common::{fixture, logscope, ok_json};
+
+fn storm(f: &str) -> String {
+    fixture(&format!("storm/{f}")).to_str().unwrap().to_string()
+}
+
+fn truth() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(fixture("storm/truth.json")).unwrap()).unwrap()
+}
+
+const WINDOW: [&str; 4] = ["--since", "2026-11-04T13:00", "--until", "2026-11-04T15:00"];
+
+/// `logscope block` on the storm, JSON.
+fn block_json(extra: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    ok_json(
+        logscope(&dir.path().join("data"))
+            .arg("block")
+            .arg(storm("access.log.gz"))
+            .args(WINDOW)
+            .args(["--asn-db", &storm("asn.tsv")])
+            .args([
+                "--crawler-ranges",
+                &format!("googlebot={}", storm("googlebot.json")),
+            ])
+            .args(extra)
+            .args(["--format", "json"]),
+    )
+}
+
+#[test]
+fn the_generator_wrote_these_fixtures() {
+    // The committed storm is what the seeded generator writes.
+    let Ok(py) = which("python3") else {
+        println!("SKIPPED: python3 is not installed");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but python3 is missing"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let gen_ = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/gen_storm.py");
+    let out = Command::new(py).arg(gen_).arg(dir.path()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for f in [
+        "access.log.gz",
+        "asn.tsv",
+        "googlebot.json",
+        "hosting-asns.txt",
+        "truth.json",
+    ] {
+        assert_eq!(
+            std::fs::read(dir.path().join(f)).unwrap(),
+            std::fs::read(fixture(&format!("storm/{f}"))).unwrap(),
+            "{f} differs from a fresh `python3 benches/gen_storm.py`"
+        );
+    }
+}
+
+fn which(name: &str) -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
+        .ok_or(())
+}
+
+#[test]
+fn impostors_are_counted_exactly() {
+    let t = truth();
+    let dir = tempfile::tempdir().unwrap();
+    let v = ok_json(
+        logscope(&dir.path().join("data"))
+            .args(["agents", &storm("access.log.gz")])
+            .args([
+                "--crawler-ranges",
+                &format!("googlebot={}", storm("googlebot.json")),
+            ])
+            .args(["--format", "json"]),
+    );
+    let rows = v["crawlers"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v}");
+    let g = &rows[0];
+    assert_eq!(g["name"], "googlebot");
+    assert_eq!(g["verified"], t["googlebot"]["genuine"]);
+    assert_eq!(g["impostors"], t["googlebot"]["impostors"]);
+    assert_eq!(
+        g["requests"].as_u64().unwrap(),
+        t["googlebot"]["genuine"].as_u64().unwrap() + t["googlebot"]["impostors"].as_u64().unwrap()
+    );
+    // --impostors is a filter: exactly those requests, and none of Google's addresses.
+    let v = ok_json(
+        logscope(&dir.path().join("data"))
+            .args(["top", "--by", "ip", "--top", "0", &storm("access.log.gz")])
+            .args([
+                "--crawler-ranges",
+                &format!("googlebot={}", storm("googlebot.json")),
+            ])
+            .args(["--impostors", "--format", "json"]),
+    );
+    assert_eq!(v["requests"], t["googlebot"]["impostors"], "{v}");
+    for r in v["rows"].as_array().unwrap() {
+        let ip = r["value"].as_str().unwrap();
+        assert!(!ip.starts_with("66.249.66."), "{ip} is Google's");
+    }
+    // Without the ranges, --impostors says what it needs (exit 2).
+    let out = logscope(&dir.path().join("data"))
+        .args(["agents", "--impostors", &storm("access.log.gz")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--crawler-ranges googlebot="));
+}
+
+#[test]
+fn the_block_meets_its_thresholds_with_the_fewest_entries() {
+    let t = truth();
+    let v = block_json(&["--baseline", "2026-11-03..2026-11-03"]);
+    let b = &v["block"];
+    assert!(b["stopped_share"].as_f64().unwrap() >= 0.9, "{v}");
+    assert!(b["collateral_share"].as_f64().unwrap() <= 0.01, "{v}");
+    let entries = b["entries"].as_array().unwrap();
+    // The storm lives in three residential ASNs' bot /24s and one hosting AS: four
+    // groups of contiguous networks, each coverable by one clean prefix.
+    assert!(
+        entries.len() as u64 <= t["planted_groups"].as_u64().unwrap(),
+        "{} entries: {b}",
+        entries.len()
+    );
+    // Every entry is a CIDR or an AS, and holds only planted clients.
+    let mut planted: Vec<IpNet> = Vec::new();
+    for k in t["bot_nets"].as_object().unwrap().keys() {
+        planted.push(k.parse().unwrap());
+    }
+    for n in t["scraper_nets"].as_array().unwrap() {
+        planted.push(n.as_str().unwrap().parse().unwrap());
+    }
+    let mut stopped = 0;
+    for e in entries {
+        let net = e["network"].as_str().unwrap();
+        assert!(
+            net.parse::<IpNet>().is_ok()
+                || net
+                    .strip_prefix("AS")
+                    .is_some_and(|n| n.parse::<u32>().is_ok()),
+            "{net}"
+        );
+        assert_eq!(e["collateral"], 0, "{e}");
+        assert_eq!(e["other"], 0, "{e}");
+        stopped += e["stopped"].as_u64().unwrap();
+        if let Ok(n) = net.parse::<IpNet>() {
+            assert!(
+                planted.iter().any(|p| n.contains(p) || p.contains(&n)),
+                "{net} holds no planted network"
+            );
+        }
+    }
+    let planted_requests =
+        t["bot_requests"].as_u64().unwrap() + t["scraper_requests"].as_u64().unwrap();
+    assert_eq!(
+        stopped, planted_requests,
+        "the entries stop the storm, all of it"
+    );
+    assert_eq!(b["stopped"], planted_requests);
+    // A tighter budget and a higher target still hold or say they are not met.
+    let v = block_json(&[
+        "--baseline",
+        "2026-11-03..2026-11-03",
+        "--target",
+        "100%",
+        "--max-collateral",
+        "0%",
+    ]);
+    let b = &v["block"];
+    assert_eq!(b["collateral"], 0);
+    assert_eq!(b["met"], b["stopped"] == v["stop_requests"], "{v}");
+}
+
+#[test]
+fn bad_block_flags_exit_2_with_an_example() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (vec!["--target", "120%"], "e.g. 90%"),
+        (vec!["--baseline", "2026-11-03"], "SINCE..UNTIL"),
+        (vec!["--baseline", "2026-11-04..2026-11-03"], "after SINCE"),
+        (vec!["--keep", "10.0.0.0/33"], "--keep"),
+    ] {
+        let out = logscope(&dir.path().join("data"))
+            .arg("block")
+            .arg(storm("access.log.gz"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+/// The window's rows as the test reads them: (client, role) with the generator's
+/// meaning — to keep: identified (a user), Google's own addresses, or a client of the
+/// baseline day; to stop: heavy (search, history, diff); other: the rest.
+fn window_rows() -> Vec<(IpAddr, &'static str)> {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(fixture("storm/access.log.gz")).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    let google: IpNet = "66.249.66.0/27".parse().unwrap();
+    let mut baseline = BTreeSet::new();
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.splitn(4, ' ').collect();
+        let ip: IpAddr = f[0].parse().unwrap();
+        let when = &line[line.find('[').unwrap() + 1..];
+        if when.starts_with("03/Nov/2026") {
+            baseline.insert(ip);
+            continue;
+        }
+        let hour: u32 = when[12..14].parse().unwrap();
+        if !(13..15).contains(&hour) {
+            continue;
+        }
+        let user = f[2];
+        let googlebot = line.contains("Googlebot/2.1");
+        let role = if user != "-" || (googlebot && google.contains(&ip)) || baseline.contains(&ip) {
+            "keep"
+        } else if line.contains("search=")
+            || line.contains("action=history")
+            || line.contains("diff=")
+        {
+            "stop"
+        } else {
+            "other"
+        };
+        rows.push((ip, role));
+    }
+    rows
+}
+
+/// The shares a server's decisions give: per role, the share of the window's rows it
+/// refused (`refused(ip)`, asked once per distinct client).
+fn shares(mut refused: impl FnMut(IpAddr) -> bool) -> BTreeMap<&'static str, (u64, u64)> {
+    let mut memo = BTreeMap::new();
+    let mut out: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for (ip, role) in window_rows() {
+        let r = *memo.entry(ip).or_insert_with(|| refused(ip));
+        let e = out.entry(role).or_default();
+        e.1 += 1;
+        e.0 += u64::from(r);
+    }
+    out
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Status of `GET /` on `port` with `X-Forwarded-For: ip`.
+fn status(port: u16, ip: IpAddr) -> u16 {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET / HTTP/1.0\r\nHost: storm\r\nX-Forwarded-For: {ip}\r\n\r\n"
+    )
+    .unwrap();
+    let mut buf = String::new();
+    let _ = s.read_to_string(&mut buf);
+    buf.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+fn wait_for(port: u16, child: &mut Child) {
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(child.try_wait().unwrap().is_none(), "the server exited");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the server did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+struct Server(Child);
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn program(paths: &[&str], pkg: &str) -> Option<PathBuf> {
+    let found = paths.iter().map(PathBuf::from).find(|p| p.is_file());
+    if found.is_none() {
+        println!("SKIPPED: {pkg} is not installed (apt-get install -y {pkg})");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but {pkg} is not installed"
+        );
+    }
+    found
+}
+
+fn emitted(server: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = logscope(&dir.path().join("data"))
+        .arg("block")
+        .arg(storm("access.log.gz"))
+        .args(WINDOW)
+        .args(["--asn-db", &storm("asn.tsv")])
+        .args([
+            "--crawler-ranges",
+            &format!("googlebot={}", storm("googlebot.json")),
+        ])
+        .args(["--baseline", "2026-11-03..2026-11-03", "--emit", server])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The server's refusals give the shares logscope printed.
+fn assert_enforced(refusals: BTreeMap<&str, (u64, u64)>) {
+    let v = block_json(&["--baseline", "2026-11-03..2026-11-03"]);
+    let b = &v["block"];
+    let (stopped, stop) = refusals["stop"];
+    let (collateral, keep) = refusals["keep"];
+    let (other_hit, other) = refusals.get("other").copied().unwrap_or((0, 0));
+    assert_eq!(stop, v["stop_requests"].as_u64().unwrap(), "{refusals:?}");
+    assert_eq!(keep, v["keep_requests"].as_u64().unwrap(), "{refusals:?}");
+    assert_eq!(other, v["other_requests"].as_u64().unwrap(), "{refusals:?}");
+    assert_eq!(stopped, b["stopped"].as_u64().unwrap(), "{refusals:?}");
+    assert_eq!(
+        collateral,
+        b["collateral"].as_u64().unwrap(),
+        "{refusals:?}"
+    );
+    assert_eq!(other_hit, b["other"].as_u64().unwrap(), "{refusals:?}");
+}
+
+#[test]
+fn a_real_nginx_enforces_the_block_as_printed() {
+    let Some(nginx) = program(&["/usr/sbin/nginx", "/usr/bin/nginx"], "nginx") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("block.conf"), emitted("nginx")).unwrap();
+    let port = free_port();
+    let conf = format!(
+        "pid {0}/nginx.pid;\nerror_log {0}/error.log;\ndaemon off;\nevents {{}}\nhttp {{\n    client_body_temp_path {0}/body;\n    proxy_temp_path {0}/proxy;\n    fastcgi_temp_path {0}/fastcgi;\n    uwsgi_temp_path {0}/uwsgi;\n    scgi_temp_path {0}/scgi;\n    access_log off;\n    set_real_ip_from 127.0.0.1;\n    real_ip_header X-Forwarded-For;\n    include {0}/block.conf;\n    server {{\n        listen 127.0.0.1:{1};\n        location / {{\n            if ($logscope_block) {{ return 403; }}\n            return 200 ok;\n        }}\n    }}\n}}\n",
+        p.display(),
+        port
+    );
+    std::fs::write(p.join("nginx.conf"), conf).unwrap();
+    let child = Command::new(nginx)
+        .args([
+            "-e",
+            p.join("error.log").to_str().unwrap(),
+            "-p",
+            p.to_str().unwrap(),
+            "-c",
+        ])
+        .arg(p.join("nginx.conf"))
+        .spawn()
+        .unwrap();
+    let mut server = Server(child);
+    wait_for(port, &mut server.0);
+    assert_enforced(shares(|ip| match status(port, ip) {
+        403 => true,
+        200 => false,
+        s => panic!("nginx answered {s} for {ip}"),
+    }));
+}
+
+#[test]
+fn a_real_haproxy_enforces_the_block_as_printed() {
+    let Some(haproxy) = program(&["/usr/sbin/haproxy", "/usr/bin/haproxy"], "haproxy") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("block.acl"), emitted("haproxy")).unwrap();
+    let port = free_port();
+    let conf = format!(
+        "global\n    log stdout format raw local0 emerg\n\ndefaults\n    mode http\n    timeout client 10s\n    timeout server 10s\n    timeout connect 5s\n\nfrontend storm\n    bind 127.0.0.1:{1}\n    http-request set-src hdr(x-forwarded-for)\n    acl logscope_block src -f {0}/block.acl\n    http-request deny if logscope_block\n    http-request return status 200\n",
+        p.display(),
+        port
+    );
+    std::fs::write(p.join("haproxy.cfg"), conf).unwrap();
+    let child = Command::new(haproxy)
+        .args(["-db", "-f"])
+        .arg(p.join("haproxy.cfg"))
+        .spawn()
+        .unwrap();
+    let mut server = Server(child);
+    wait_for(port, &mut server.0);
+    assert_enforced(shares(|ip| match status(port, ip) {
+        403 => true,
+        200 => false,
+        s => panic!("haproxy answered {s} for {ip}"),
+    }));
+}
