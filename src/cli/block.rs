@@ -98,11 +98,12 @@ pub fn run(data: &Path, args: BlockArgs) -> anyhow::Result<i32> {
         let nets = expand(&report, &args)?;
         let header = vec![
             format!(
-                "logscope block: {} entries stop {:.1}% of {} ({}), touching {:.1}% of the requests to keep",
+                "logscope block: {} entries stop {:.1}% of {} from {} to {}, touching {:.1}% of the requests to keep",
                 report.block.entries.len(),
                 report.block.stopped_share * 100.0,
                 escape::terminal_str(&report.selection, 200),
-                report.window,
+                report.since.as_deref().unwrap_or("the start"),
+                report.until.as_deref().unwrap_or("the end"),
                 report.block.collateral_share * 100.0
             ),
             format!("source: {}", escape::terminal_str(&stats.origin, 200)),
@@ -197,17 +198,13 @@ pub fn compute(data: &Path, args: &BlockArgs) -> anyhow::Result<(BlockReport, Ro
         })
         .collect();
     let (since, until) = sel.period();
-    let fmt =
-        |ms: i64| logscope_core::time::local_rfc3339(sel.clock.local(ms), sel.clock.local(ms) - ms);
-    let window = match (since, until) {
-        (Some(a), Some(b)) => format!("{} – {}", fmt(a), fmt(b)),
-        (Some(a), None) => format!("from {}", fmt(a)),
-        (None, Some(b)) => format!("before {}", fmt(b)),
-        (None, None) => "the whole log (no --since/--until)".to_string(),
+    let fmt = |ms: i64| {
+        logscope_core::time::local_rfc3339_ms(sel.clock.local(ms), sel.clock.local(ms) - ms)
     };
     let report = BlockReport {
         selection: sel.filter.describe(),
-        window,
+        since: since.map(fmt),
+        until: until.map(fmt),
         stop_requests: t.totals.stop,
         keep_requests: t.totals.keep,
         other_requests: t.totals.other,

@@ -110,7 +110,8 @@ pub fn compute(
         }
     };
     let source = args.rows.source(data)?;
-    let report = Concentration::new(by, args.per_prefix_limit, asn, args.top);
+    let report = Concentration::new(by, args.per_prefix_limit, asn, args.top)
+        .with_hosting(sel.hosting.clone());
     report::run(&source, &mut sel, report)
 }
 

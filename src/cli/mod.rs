@@ -7,6 +7,7 @@ pub mod capacity;
 pub mod concentration;
 pub mod db_file;
 pub mod detect;
+pub mod diff;
 pub mod filters;
 pub mod heavy;
 pub mod info;
@@ -93,6 +94,8 @@ pub enum Command {
     Agents(agents::AgentsArgs),
     /// The smallest set of networks that stops a storm without hurting people.
     Block(block::BlockArgs),
+    /// What changed: a baseline period against the incident, ranked by added load.
+    Diff(diff::DiffArgs),
     /// Availability per month/week/day of a probe URL, gaps counted as downtime.
     Availability(availability::AvailabilityArgs),
     /// Replay the log through candidate rate limiters: what would each have refused?
@@ -193,6 +196,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Concentration(args) => concentration::run(&data, args),
         Command::Agents(args) => agents::run(&data, args),
         Command::Block(args) => block::run(&data, args),
+        Command::Diff(args) => diff::run(&data, args),
         Command::Availability(args) => availability::run(&data, args),
         Command::Replay(args) => replay::run(&data, args),
         Command::Report(args) => report::run(&data, args),

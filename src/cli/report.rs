@@ -207,7 +207,8 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
     let (conc, _) = report::run(
         &source,
         &mut focus.build()?,
-        Concentration::new(GroupBy::Prefix, None, networks.clone(), 20),
+        Concentration::new(GroupBy::Prefix, None, networks.clone(), 20)
+            .with_hosting(args.filters.hosting_asns()?),
     )?;
     let by_as = match &networks {
         Some(db) => Some(
@@ -279,6 +280,23 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
         // After the networks' sentence.
         let at = doc.lines.len().min(3);
         doc.lines.insert(at, line);
+    }
+    // With --hosting-asns: the heavy requests by network class; with
+    // --crawler-ranges: the impostors.
+    if let Some(line) =
+        logscope_core::forensics::concentration::class_sentence(&conc.network_classes)
+    {
+        let at = doc.lines.len().min(4);
+        doc.lines.insert(at, line);
+    }
+    for c in ag.crawlers.iter().filter(|c| c.requests > 0) {
+        doc.lines.push(format!(
+            "In the incident, {} of the {} heavy requests claiming to be {} came from outside its published ranges (impostors), {} from inside.",
+            thousands(c.impostors),
+            thousands(c.requests),
+            c.name,
+            thousands(c.verified)
+        ));
     }
     if hv.requests > 0 {
         doc.lines.insert(1, width_line(&hv, &paths));

@@ -30,6 +30,17 @@ pub struct Concentration {
 }
 
 impl Concentration {
+    /// Also splits the requests into network classes (hosting or other).
+    pub fn with_hosting(
+        mut self,
+        hosting: Option<Arc<logscope_core::forensics::hosting::HostingAsns>>,
+    ) -> Self {
+        if let Some(h) = hosting {
+            self.acc = self.acc.with_hosting(h);
+        }
+        self
+    }
+
     /// Requests grouped `by` (autonomous systems from `asn`), the `top` largest listed,
     /// and what a per-group `limit` would have touched.
     pub fn new(by: GroupBy, limit: Option<Rate>, asn: Option<Arc<NetworkDb>>, top: usize) -> Self {

@@ -7,6 +7,7 @@ pub mod agents;
 pub mod block;
 pub mod capacity;
 pub mod concentration;
+pub mod diff;
 pub mod heavy;
 pub mod timeline;
 pub mod top;

@@ -185,7 +185,7 @@ fn every_command_starts_with_the_envelope_and_has_the_documented_keys() {
     ];
     check("sql", &json_of(&data, &sql), &docs);
 
-    let reports: [(&str, &[&str]); 8] = [
+    let reports: [(&str, &[&str]); 10] = [
         ("top", &["top", "--by", "path"]),
         ("heavy", &["heavy", "--by", "1h", "--capacity", "50/10m"]),
         ("concentration", &["concentration"]),
@@ -194,6 +194,22 @@ fn every_command_starts_with_the_envelope_and_has_the_documented_keys() {
         ("capacity", &["capacity"]),
         ("availability", &["availability"]),
         ("replay", &["replay", "--limit", "10/1m", "--by", "1h"]),
+        (
+            "block",
+            &["block", "--since", "2015-05-19", "--until", "2015-05-19"],
+        ),
+        (
+            "diff",
+            &[
+                "diff",
+                "--baseline",
+                "2015-05-18",
+                "--since",
+                "2015-05-19",
+                "--until",
+                "2015-05-19",
+            ],
+        ),
     ];
     let mut covered: Vec<&str> = vec!["ingest", "info", "detect", "sql"];
     for (command, args) in reports {
@@ -205,7 +221,7 @@ fn every_command_starts_with_the_envelope_and_has_the_documented_keys() {
             assert_eq!(v["tz"], tz, "{command}");
             assert_eq!(v["inputs"]["kind"], "dataset", "{command}");
             assert_eq!(v["inputs"]["dataset_rows"], 9_999, "{command}");
-            if tz == "Asia/Seoul" && command != "agents" && command != "concentration" {
+            if tz == "Asia/Seoul" && !matches!(command, "agents" | "concentration") {
                 let text = v.to_string();
                 assert!(
                     text.contains(".000+09:00\""),

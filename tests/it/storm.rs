@@ -434,3 +434,98 @@ fn a_real_haproxy_enforces_the_block_as_printed() {
         s => panic!("haproxy answered {s} for {ip}"),
     }));
 }
+
+#[test]
+fn the_diff_ranks_the_planted_networks_first() {
+    let t = truth();
+    let dir = tempfile::tempdir().unwrap();
+    let v = ok_json(
+        logscope(&dir.path().join("data"))
+            .args(["diff", &storm("access.log.gz")])
+            .args(["--baseline", "2026-11-03..2026-11-03"])
+            .args(WINDOW)
+            .args([
+                "--asn-db",
+                &storm("asn.tsv"),
+                "--top",
+                "0",
+                "--format",
+                "json",
+            ]),
+    );
+    let rows = v["rows"].as_array().unwrap();
+    for r in rows {
+        for k in ["axis", "value", "baseline", "incident", "added"] {
+            assert!(!r[k].is_null(), "{k} missing in {r}");
+        }
+    }
+    let axis =
+        |a: &str| -> Vec<&serde_json::Value> { rows.iter().filter(|r| r["axis"] == a).collect() };
+    // The four planted autonomous systems added the most, the hosting one new.
+    let asns: Vec<String> = axis("asn")
+        .iter()
+        .take(4)
+        .map(|r| {
+            r["value"]
+                .as_str()
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let mut want: Vec<String> = t["bot_asns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| format!("AS{a}"))
+        .collect();
+    want.push(format!("AS{}", t["scraper_asn"]));
+    let mut got = asns.clone();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "{asns:?}");
+    assert_eq!(axis("asn")[0]["new"], true, "the hosting AS is new");
+    // The networks that grew most are planted ones: the first three quarters of the
+    // planted count (the editors' office /24 works the window's hours, and follows),
+    // and every new /24 with more than 20 requests.
+    let planted: BTreeSet<String> = t["bot_nets"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .chain(
+            t["scraper_nets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap().to_string()),
+        )
+        .collect();
+    let nets = axis("network");
+    for r in nets.iter().take(planted.len() * 3 / 4) {
+        assert!(planted.contains(r["value"].as_str().unwrap()), "{r}");
+    }
+    let new: Vec<&&serde_json::Value> = nets
+        .iter()
+        .filter(|r| r["new"] == true && r["added"].as_f64().unwrap() > 20.0)
+        .collect();
+    assert_eq!(new.len(), planted.len(), "every planted /24 is new");
+    for r in new {
+        assert!(planted.contains(r["value"].as_str().unwrap()), "{r}");
+    }
+    // The incident's total is the window's rows; the added load sums per axis.
+    let sum: u64 = axis("status")
+        .iter()
+        .map(|r| r["incident"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, v["incident_requests"].as_u64().unwrap());
+    // Without an incident window: exit 2 with an example.
+    let out = logscope(&dir.path().join("data"))
+        .args(["diff", "--baseline", "2026-11-03", &storm("access.log.gz")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--since 2026-11-04T13:00"));
+}

@@ -36,8 +36,10 @@ pub struct BlockReport {
     /// The filter, described (in the JSON envelope).
     #[serde(skip)]
     pub selection: String,
-    /// The window, as read (`2026-11-04 13:00 – 15:00 UTC`).
-    pub window: String,
+    /// The window's start (RFC 3339 in the report's zone; `None`: the log's start).
+    pub since: Option<String>,
+    /// The window's end (exclusive; `None`: the log's end).
+    pub until: Option<String>,
     /// Requests of the window to stop (the selection, less those to keep).
     pub stop_requests: u64,
     /// Requests of the window that must not be hurt.
@@ -63,7 +65,12 @@ impl BlockReport {
     pub fn doc(&self) -> Doc {
         let b = &self.block;
         let mut lines = vec![
-            format!("selection: {} in {}", self.selection, self.window),
+            format!(
+                "selection: {} from {} to {}",
+                self.selection,
+                self.since.as_deref().unwrap_or("the start"),
+                self.until.as_deref().unwrap_or("the end")
+            ),
             format!(
                 "to stop: {} requests; to keep ({}): {}; other: {}",
                 thousands(self.stop_requests),

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::asn::AsnInfo;
 use super::doc::{Doc, Figure, Section};
+use super::hosting::{HostingAsns, NetworkClass};
 use super::netdb::NetworkDb;
 use super::{duration_label, gini, groups_for_share, hhi};
 use crate::batch::{Batch, IpCodes, NULL_CODE};
@@ -19,6 +20,7 @@ use crate::classify::{AgentId, Classifier, ClientKey, RowClass};
 use crate::number::{pct1, share, thousands};
 use crate::rate::Rate;
 use crate::table::{Align, Cell, Table, bar};
+use std::sync::Arc;
 
 /// What requests are grouped by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -211,6 +213,7 @@ pub struct ConcentrationAcc {
     pairs: FxHashMap<(ClientKey, AgentId), u64>,
     windows: FxHashMap<(ClientKey, i64), u32>,
     requests: u64,
+    hosting: Option<Arc<HostingAsns>>,
 }
 
 fn cut(k: ClientKey, v4: u8, v6: u8) -> ClientKey {
@@ -228,6 +231,7 @@ impl ConcentrationAcc {
             limit,
             pairs: FxHashMap::default(),
             windows: FxHashMap::default(),
+            hosting: None,
             requests: 0,
         }
     }
@@ -260,6 +264,13 @@ impl ConcentrationAcc {
         for &(k, w, n) in &part.windows {
             *self.windows.entry((k, w)).or_default() += n;
         }
+    }
+
+    /// Also splits the requests by network class (hosting or other, from `hosting`;
+    /// the AS of each address from the database given to [`ConcentrationAcc::finish`]).
+    pub fn with_hosting(mut self, hosting: Arc<HostingAsns>) -> ConcentrationAcc {
+        self.hosting = Some(hosting);
+        self
     }
 
     /// The result with the `top` largest groups listed. `asn` is needed for
@@ -299,6 +310,10 @@ impl ConcentrationAcc {
             requests: u64,
             clients: u64,
         }
+        let network_classes = match (&self.hosting, asn) {
+            (Some(h), Some(db)) => class_rows(&pairs, h, db, self.requests),
+            _ => Vec::new(),
+        };
         let mut groups: FxHashMap<Group, Acc> = FxHashMap::default();
         let mut distinct_ips = 0u64;
         let mut name_requests = 0u64;
@@ -449,8 +464,91 @@ impl ConcentrationAcc {
             top: rows,
             limit,
             curve: crate::chart::lorenz_points(&counts),
+            network_classes,
         }
     }
+}
+
+/// The requests per network class of the (address, agent, requests) `pairs` in address
+/// order: each address's AS looked up once.
+fn class_rows(
+    pairs: &[(ClientKey, AgentId, u64)],
+    hosting: &HostingAsns,
+    db: &NetworkDb,
+    total: u64,
+) -> Vec<ClassRow> {
+    let mut per: std::collections::BTreeMap<
+        NetworkClass,
+        (u64, u64, std::collections::BTreeSet<u32>),
+    > = Default::default();
+    for run in pairs.chunk_by(|x, y| x.0 == y.0) {
+        let n: u64 = run.iter().map(|p| p.2).sum();
+        let asn = run[0]
+            .0
+            .ip()
+            .and_then(|ip| db.autonomous_system(ip))
+            .map(|a| a.0);
+        let e = per.entry(hosting.class(asn)).or_default();
+        e.0 += n;
+        e.1 += 1;
+        if let Some(a) = asn {
+            e.2.insert(a);
+        }
+    }
+    per.into_iter()
+        .map(|(class, (requests, clients, asns))| ClassRow {
+            class,
+            requests,
+            share: share(requests, total),
+            clients,
+            asns: asns.len() as u64,
+        })
+        .collect()
+}
+
+/// The selection's requests from one network class.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClassRow {
+    /// `hosting`, `other` or `unknown`.
+    pub class: NetworkClass,
+    /// Requests.
+    pub requests: u64,
+    /// Share of the selection (0–1).
+    pub share: f64,
+    /// Distinct addresses.
+    pub clients: u64,
+    /// Distinct autonomous systems.
+    pub asns: u64,
+}
+
+/// One sentence on the classes: "82.4% of the requests came from other networks
+/// (residential-looking), 14.0% from 3 hosting ASNs".
+pub fn class_sentence(rows: &[ClassRow]) -> Option<String> {
+    if rows.is_empty() {
+        return None;
+    }
+    let part = |r: &ClassRow| match r.class {
+        NetworkClass::Hosting => format!(
+            "{:.1}% from {} hosting {}",
+            r.share * 100.0,
+            r.asns,
+            if r.asns == 1 { "AS" } else { "ASNs" }
+        ),
+        NetworkClass::Other => format!(
+            "{:.1}% from other networks (residential-looking: {} {})",
+            r.share * 100.0,
+            r.asns,
+            if r.asns == 1 { "AS" } else { "ASNs" }
+        ),
+        NetworkClass::Unknown => format!(
+            "{:.1}% from addresses the database does not place",
+            r.share * 100.0
+        ),
+    };
+    let mut sorted: Vec<&ClassRow> = rows.iter().collect();
+    sorted.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.class.cmp(&b.class)));
+    let parts: Vec<String> = sorted.iter().map(|r| part(r)).collect();
+    Some(format!("By network class: {}.", parts.join(", ")))
 }
 
 /// One group in the top list.
@@ -533,6 +631,9 @@ pub struct ConcentrationReport {
     pub top: Vec<GroupRow>,
     /// `--per-prefix-limit`.
     pub limit: Option<LimitEffect>,
+    /// Requests per network class (with `--hosting-asns` and `--asn-db`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub network_classes: Vec<ClassRow>,
     /// The cumulative share curve over every group, largest first
     /// ([`crate::chart::lorenz_points`]), for the chart.
     #[serde(skip)]
@@ -582,6 +683,9 @@ impl ConcentrationReport {
             self.hhi * 10_000.0,
             self.gini
         ));
+        if let Some(c) = class_sentence(&self.network_classes) {
+            lines.push(c);
+        }
         if self.requests_from_host_names > 0 {
             lines.push(format!(
                 "{} requests come from clients logged as host names; each name is its own group",

@@ -15,6 +15,7 @@ pub mod block_report;
 pub mod capacity;
 pub mod concentration;
 pub mod crawlers;
+pub mod diff;
 pub mod doc;
 pub mod heavy;
 pub mod hosting;
