@@ -9,6 +9,7 @@ pub mod db_file;
 pub mod detect;
 pub mod diff;
 pub mod filters;
+pub mod fingerprint;
 pub mod heavy;
 pub mod info;
 pub mod ingest;
@@ -96,6 +97,8 @@ pub enum Command {
     Block(block::BlockArgs),
     /// What changed: a baseline period against the incident, ranked by added load.
     Diff(diff::DiffArgs),
+    /// Storm signals per network, AS or agent: pages without assets, URL uniqueness …
+    Fingerprint(fingerprint::FingerprintArgs),
     /// Availability per month/week/day of a probe URL, gaps counted as downtime.
     Availability(availability::AvailabilityArgs),
     /// Replay the log through candidate rate limiters: what would each have refused?
@@ -197,6 +200,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Agents(args) => agents::run(&data, args),
         Command::Block(args) => block::run(&data, args),
         Command::Diff(args) => diff::run(&data, args),
+        Command::Fingerprint(args) => fingerprint::run(&data, args),
         Command::Availability(args) => availability::run(&data, args),
         Command::Replay(args) => replay::run(&data, args),
         Command::Report(args) => report::run(&data, args),

@@ -40,7 +40,9 @@ SPEC is RATE[,burst=N][,algo=A][,key=K][,cost=C][,scope=S][,name=X]:
          host, user, method, path, uri, query, status, referer, field:NAME (a field of
          the FILEs' --log-format: $http_x_api_key is field:http_x_api_key, Apache
          %{X-Api-Key}i is field:X-Api-Key; or a --json-map entry field:NAME=KEY; rows
-         without it are not limited; not over the dataset, which keeps no such field)
+         without it are not limited; not over the dataset, which keeps no such field),
+         asn (the client's autonomous system in --asn-db; clients it does not place
+         are not limited)
   cost   requests (default), request-time (ms of server time), bytes
   scope  all (default), heavy, anonymous, anonymous-heavy
   ban    with algo=ban: ban=1h|forever, challenge=100/1m, extend, reach, increment,
@@ -566,6 +568,17 @@ fn candidates(args: &ReplayArgs, quiet: bool) -> anyhow::Result<Result<Vec<Polic
         };
         for p in &mut policies {
             p.set_credential_refusals(&statuses);
+        }
+    }
+    // `key=asn`: the --asn-db database, read once for every candidate.
+    if policies.iter().any(Policy::keys_on_asn) {
+        let Some(db) = args.filters.network_db()? else {
+            return usage_in(
+                "key=asn needs a network database: e.g. --asn-db ip2asn-combined.tsv --limit 3000/10m,key=asn",
+            );
+        };
+        for p in &mut policies {
+            p.bind_networks(&db);
         }
     }
     unique_names(&mut policies);

@@ -8,6 +8,7 @@ pub mod block;
 pub mod capacity;
 pub mod concentration;
 pub mod diff;
+pub mod fingerprint;
 pub mod heavy;
 pub mod timeline;
 pub mod top;

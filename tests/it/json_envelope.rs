@@ -185,7 +185,7 @@ fn every_command_starts_with_the_envelope_and_has_the_documented_keys() {
     ];
     check("sql", &json_of(&data, &sql), &docs);
 
-    let reports: [(&str, &[&str]); 10] = [
+    let reports: [(&str, &[&str]); 11] = [
         ("top", &["top", "--by", "path"]),
         ("heavy", &["heavy", "--by", "1h", "--capacity", "50/10m"]),
         ("concentration", &["concentration"]),
@@ -198,6 +198,7 @@ fn every_command_starts_with_the_envelope_and_has_the_documented_keys() {
             "block",
             &["block", "--since", "2015-05-19", "--until", "2015-05-19"],
         ),
+        ("fingerprint", &["fingerprint", "--by", "agent"]),
         (
             "diff",
             &[
@@ -221,7 +222,8 @@ fn every_command_starts_with_the_envelope_and_has_the_documented_keys() {
             assert_eq!(v["tz"], tz, "{command}");
             assert_eq!(v["inputs"]["kind"], "dataset", "{command}");
             assert_eq!(v["inputs"]["dataset_rows"], 9_999, "{command}");
-            if tz == "Asia/Seoul" && !matches!(command, "agents" | "concentration") {
+            if tz == "Asia/Seoul" && !matches!(command, "agents" | "concentration" | "fingerprint")
+            {
                 let text = v.to_string();
                 assert!(
                     text.contains(".000+09:00\""),

@@ -381,7 +381,7 @@ fn a_real_nginx_enforces_the_block_as_printed() {
     std::fs::write(p.join("block.conf"), emitted("nginx")).unwrap();
     let port = free_port();
     let conf = format!(
-        "pid {0}/nginx.pid;\nerror_log {0}/error.log;\ndaemon off;\nevents {{}}\nhttp {{\n    client_body_temp_path {0}/body;\n    proxy_temp_path {0}/proxy;\n    fastcgi_temp_path {0}/fastcgi;\n    uwsgi_temp_path {0}/uwsgi;\n    scgi_temp_path {0}/scgi;\n    access_log off;\n    set_real_ip_from 127.0.0.1;\n    real_ip_header X-Forwarded-For;\n    include {0}/block.conf;\n    server {{\n        listen 127.0.0.1:{1};\n        location / {{\n            if ($logscope_block) {{ return 403; }}\n            return 200 ok;\n        }}\n    }}\n}}\n",
+        "pid {0}/nginx.pid;\nerror_log {0}/error.log;\ndaemon off;\nmaster_process off;\nevents {{}}\nhttp {{\n    client_body_temp_path {0}/body;\n    proxy_temp_path {0}/proxy;\n    fastcgi_temp_path {0}/fastcgi;\n    uwsgi_temp_path {0}/uwsgi;\n    scgi_temp_path {0}/scgi;\n    access_log off;\n    set_real_ip_from 127.0.0.1;\n    real_ip_header X-Forwarded-For;\n    include {0}/block.conf;\n    server {{\n        listen 127.0.0.1:{1};\n        location / {{\n            if ($logscope_block) {{ return 403; }}\n            return 200 ok;\n        }}\n    }}\n}}\n",
         p.display(),
         port
     );
@@ -528,4 +528,124 @@ fn the_diff_ranks_the_planted_networks_first() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--since 2026-11-04T13:00"));
+}
+
+/// Refusals per key in a `--decisions` CSV.
+fn refusals_per_key(path: &Path) -> BTreeMap<String, u64> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let head = crate::common::csv_fields(lines.next().unwrap());
+    let col = |n: &str| {
+        head.iter()
+            .position(|h| h == n)
+            .unwrap_or_else(|| panic!("no {n} in {head:?}"))
+    };
+    let (key, decision) = (col("key"), col("decision"));
+    let mut out = BTreeMap::new();
+    for l in lines {
+        let f = crate::common::csv_fields(l);
+        if f[decision].starts_with("refuse") {
+            *out.entry(f[key].clone()).or_default() += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn key_asn_gives_each_autonomous_system_one_bucket() {
+    let t = truth();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let replay = |extra: &[&str], out: &str| {
+        let o = logscope(&d.join("data"))
+            .args([
+                "replay",
+                &storm("access.log.gz"),
+                "--asn-db",
+                &storm("asn.tsv"),
+            ])
+            .args(extra)
+            .arg("--decisions")
+            .arg(d.join(out))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        refusals_per_key(&d.join(out))
+    };
+    let by_as = replay(&["--limit", "40/10m,key=asn,algo=fixed-window"], "asn.csv");
+    let mut asns: Vec<u64> = t["bot_asns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_u64().unwrap())
+        .collect();
+    asns.push(t["scraper_asn"].as_u64().unwrap());
+    for a in asns {
+        // The AS's requests alone through one site-wide bucket: the same refusals (a
+        // fixed window: the log's 1-second times are spread over their second by how
+        // many requests share it, which a sliding log would see differently alone).
+        let alone = replay(
+            &[
+                "--limit",
+                "40/10m,algo=fixed-window",
+                "--asn",
+                &format!("AS{a}"),
+            ],
+            &format!("{a}.csv"),
+        );
+        let n = by_as.get(&format!("AS{a}")).copied().unwrap_or(0);
+        assert!(n > 0, "AS{a} was refused nothing: {by_as:?}");
+        assert_eq!(Some(&n), alone.get("site"), "AS{a}: {by_as:?} vs {alone:?}");
+    }
+    // Without a database, key=asn says what it needs.
+    let o = logscope(&d.join("data"))
+        .args([
+            "replay",
+            &storm("access.log.gz"),
+            "--limit",
+            "100/10m,key=asn",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--asn-db"));
+}
+
+#[test]
+fn the_fingerprint_tells_bots_from_people() {
+    let t = truth();
+    let dir = tempfile::tempdir().unwrap();
+    let v = ok_json(
+        logscope(&dir.path().join("data"))
+            .args([
+                "fingerprint",
+                &storm("access.log.gz"),
+                "--top",
+                "0",
+                "--format",
+                "json",
+            ])
+            .args(WINDOW),
+    );
+    let planted: BTreeSet<String> = t["bot_nets"].as_object().unwrap().keys().cloned().collect();
+    let groups = v["groups"].as_array().unwrap();
+    let mut bots = 0;
+    for g in groups {
+        let name = g["group"].as_str().unwrap();
+        if planted.contains(name) {
+            bots += 1;
+            // The botnet: pages only, heavy only, never a 304, every URL new.
+            assert_eq!(g["page_only_share"], 1.0, "{g}");
+            assert_eq!(g["heavy_share"], 1.0, "{g}");
+            assert_eq!(g["not_modified_share"], 0.0, "{g}");
+            assert!(g["url_uniqueness"].as_f64().unwrap() > 0.9, "{g}");
+        } else if name.starts_with("100.20.") && g["requests"].as_u64().unwrap() >= 8 {
+            // People: a page and its assets, revalidated.
+            assert_eq!(g["page_only_share"], 0.0, "{g}");
+            assert!(g["not_modified_share"].as_f64().unwrap() > 0.1, "{g}");
+        }
+    }
+    assert_eq!(bots, planted.len());
+    let sum: u64 = groups.iter().map(|g| g["requests"].as_u64().unwrap()).sum();
+    assert_eq!(sum, v["requests"].as_u64().unwrap());
 }

@@ -17,6 +17,7 @@ pub mod concentration;
 pub mod crawlers;
 pub mod diff;
 pub mod doc;
+pub mod fingerprint;
 pub mod heavy;
 pub mod hosting;
 pub mod incident;

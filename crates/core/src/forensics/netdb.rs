@@ -147,6 +147,25 @@ impl NetworkDb {
         Some((n, rec.as_name.unwrap_or_default()))
     }
 
+    /// The AS number of `ip` alone, without its name (a replay's `key=asn`, per
+    /// request: no allocation).
+    pub fn asn_number(&self, ip: IpAddr) -> Option<u32> {
+        #[derive(Deserialize)]
+        struct Number<'a> {
+            autonomous_system_number: Option<u32>,
+            #[serde(borrow)]
+            asn: Option<&'a str>,
+        }
+        match self {
+            NetworkDb::Asn(db) => db.lookup(ip).map(|a| a.asn),
+            NetworkDb::Mmdb(r) => {
+                let rec: Number<'_> = r.lookup(ip).ok()?.decode().ok()??;
+                rec.autonomous_system_number
+                    .or_else(|| rec.asn?.strip_prefix("AS")?.parse().ok())
+            }
+        }
+    }
+
     /// The autonomous system of `ip` with its country code (`concentration`'s AS
     /// column).
     pub fn as_info(&self, ip: IpAddr) -> Option<AsnInfo> {

@@ -4,7 +4,11 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use std::sync::Arc;
+
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+
+use crate::forensics::netdb::NetworkDb;
 
 use super::request::Request;
 
@@ -52,6 +56,52 @@ pub enum KeySpec {
     /// Per value of a field of the user's log format (`--log-format` variable,
     /// `--json-map` `field:` entry): an API key, a tenant.
     Field(FieldKey),
+    /// Per autonomous system of the client's address, from the `--asn-db` database
+    /// ([`KeySpec::bind_networks`]); a client the database does not place is not
+    /// limited.
+    Asn(AsnKey),
+}
+
+/// The database a `key=asn` looks addresses up in (bound before the first request;
+/// every `AsnKey` compares equal: the key is the kind, the database is the run's).
+#[derive(Clone, Default)]
+pub struct AsnKey {
+    db: Option<Arc<NetworkDb>>,
+}
+
+impl AsnKey {
+    /// The AS number of `ip` (`None`: unbound, or not in the database).
+    #[inline]
+    pub fn asn(&self, ip: IpAddr) -> Option<u32> {
+        self.db.as_ref()?.asn_number(canonical(ip))
+    }
+
+    /// Whether a database is bound.
+    pub fn is_bound(&self) -> bool {
+        self.db.is_some()
+    }
+}
+
+impl PartialEq for AsnKey {
+    fn eq(&self, _: &AsnKey) -> bool {
+        true
+    }
+}
+
+impl Eq for AsnKey {}
+
+impl std::hash::Hash for AsnKey {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl fmt::Debug for AsnKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.db.is_some() {
+            "AsnKey(bound)"
+        } else {
+            "AsnKey"
+        })
+    }
 }
 
 /// A field a key names (`key=field:NAME`) and where a [`Request`] carries it.
@@ -95,7 +145,7 @@ impl FieldKey {
 }
 
 /// Names accepted by [`KeySpec::parse`], for messages.
-pub const KEY_NAMES: &str = "site, ip, prefix, prefix/N, prefix/N/M, agent, host, user, method, path, uri, query, status, referer, field:NAME";
+pub const KEY_NAMES: &str = "site, ip, prefix, prefix/N, prefix/N/M, asn, agent, host, user, method, path, uri, query, status, referer, field:NAME";
 
 impl KeySpec {
     /// Parses `site`, `ip`, `prefix` (/24 and /48), `prefix/N` (IPv4 /N, IPv6 /48),
@@ -126,6 +176,7 @@ impl KeySpec {
                 v4: DEFAULT_V4_PREFIX,
                 v6: DEFAULT_V6_PREFIX,
             },
+            "asn" | "as" => KeySpec::Asn(AsnKey::default()),
             "agent" | "ua" | "user-agent" | "user_agent" => KeySpec::Agent,
             "host" => KeySpec::Host,
             "user" => KeySpec::User,
@@ -164,6 +215,14 @@ impl KeySpec {
         match self {
             KeySpec::Field(f) => Some(f),
             _ => None,
+        }
+    }
+
+    /// Binds a `key=asn` to the database it looks addresses up in. No effect on other
+    /// keys.
+    pub fn bind_networks(&mut self, db: &Arc<NetworkDb>) {
+        if let KeySpec::Asn(k) = self {
+            k.db = Some(db.clone());
         }
     }
 
@@ -213,6 +272,14 @@ impl KeySpec {
             KeySpec::Query => copy(buf, req.query),
             KeySpec::Referer => copy(buf, req.referer),
             KeySpec::Field(f) => copy(buf, req.field(f.slot)),
+            KeySpec::Asn(k) => match req.ip.and_then(|ip| k.asn(ip)) {
+                Some(n) => {
+                    buf.push(b'a');
+                    buf.extend_from_slice(&n.to_be_bytes());
+                    true
+                }
+                None => false,
+            },
             KeySpec::Uri => {
                 let Some(p) = req.path else { return false };
                 buf.extend_from_slice(p);
@@ -257,6 +324,7 @@ impl KeySpec {
             KeySpec::Query => text(req.query),
             KeySpec::Referer => text(req.referer),
             KeySpec::Field(f) => text(req.field(f.slot)),
+            KeySpec::Asn(k) => req.ip.and_then(|ip| k.asn(ip)).map(|n| format!("AS{n}")),
             KeySpec::Uri => req.path.map(|p| {
                 let mut s = String::from_utf8_lossy(p).into_owned();
                 if let Some(q) = req.query {
@@ -286,6 +354,7 @@ impl KeySpec {
             KeySpec::Query => "per query string".into(),
             KeySpec::Status => "per status code".into(),
             KeySpec::Referer => "per referer".into(),
+            KeySpec::Asn(_) => "per autonomous system (--asn-db)".into(),
             KeySpec::Field(f) => match &f.header {
                 Some(h) if **h == *f.name => format!("per field {} (a request header)", f.name),
                 Some(h) => format!("per field {} (request header {h})", f.name),
@@ -319,6 +388,7 @@ impl fmt::Display for KeySpec {
             KeySpec::Status => f.write_str("status"),
             KeySpec::Referer => f.write_str("referer"),
             KeySpec::Field(k) => write!(f, "field:{}", k.name),
+            KeySpec::Asn(_) => f.write_str("asn"),
         }
     }
 }

@@ -367,6 +367,20 @@ impl Policy {
         }
     }
 
+    /// Whether a zone keys on the autonomous system (`key=asn`).
+    pub fn keys_on_asn(&self) -> bool {
+        self.zones
+            .iter()
+            .any(|z| matches!(z.spec().key, super::KeySpec::Asn(_)))
+    }
+
+    /// Binds every `key=asn` of the zones to the network database.
+    pub fn bind_networks(&mut self, db: &std::sync::Arc<crate::forensics::netdb::NetworkDb>) {
+        for z in &mut self.zones {
+            z.bind_networks(db);
+        }
+    }
+
     /// The rules, by [`RuleId`].
     pub fn rules(&self) -> &[Rule] {
         &self.rules

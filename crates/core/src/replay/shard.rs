@@ -136,6 +136,10 @@ pub fn key_text(key: &KeySpec, req: &Request<'_>, buf: &mut Vec<u8>) -> bool {
         KeySpec::Query => text(buf, req.query),
         KeySpec::Referer => text(buf, req.referer),
         KeySpec::Field(f) => text(buf, req.field(f.slot)),
+        KeySpec::Asn(k) => match req.ip.and_then(|ip| k.asn(ip)) {
+            Some(n) => write!(buf, "AS{n}").is_ok(),
+            None => false,
+        },
         KeySpec::Uri => {
             let Some(p) = req.path else { return false };
             buf.extend_from_slice(p);

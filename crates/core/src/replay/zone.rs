@@ -275,6 +275,11 @@ impl Zone {
         self.spec.key.bind_field(slot, header);
     }
 
+    /// Binds the zone's `key=asn` to the network database; other keys stay as they are.
+    pub fn bind_networks(&mut self, db: &std::sync::Arc<crate::forensics::netdb::NetworkDb>) {
+        self.spec.key.bind_networks(db);
+    }
+
     /// Tallies so far.
     pub fn counters(&self) -> &ZoneCounters {
         &self.counters

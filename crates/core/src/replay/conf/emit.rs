@@ -108,6 +108,8 @@ enum Unwritable {
     Status,
     /// A field whose name is not an nginx variable name.
     Field,
+    /// An autonomous system.
+    Asn,
 }
 
 impl std::fmt::Display for Unwritable {
@@ -122,6 +124,9 @@ impl std::fmt::Display for Unwritable {
             ),
             Unwritable::Field => f.write_str(
                 "a per-field key whose name is not an nginx variable name ([A-Za-z0-9_]) cannot be written",
+            ),
+            Unwritable::Asn => f.write_str(
+                "a per-AS key needs nginx's third-party geoip2 module and an ASN database: not written",
             ),
         }
     }
@@ -155,6 +160,7 @@ fn key_var(out: &mut String, k: &KeySpec, zone: &str) -> Result<String, Unwritab
         KeySpec::Status => return Err(Unwritable::Status),
         // The variable the log format logged: `$http_x_api_key`, `$api_key`.
         KeySpec::Field(f) => f.nginx_variable().ok_or(Unwritable::Field)?,
+        KeySpec::Asn(_) => return Err(Unwritable::Asn),
     })
 }
 

@@ -231,6 +231,8 @@ enum Inexpressible {
     StatusKey,
     /// A field of the log that is not a request header: its name.
     FieldKey(String),
+    /// A key per autonomous system.
+    Asn,
 }
 
 impl std::fmt::Display for Inexpressible {
@@ -242,6 +244,9 @@ impl std::fmt::Display for Inexpressible {
             Inexpressible::FieldKey(name) => write!(
                 f,
                 "a key on field {name} cannot be written: Caddy has a placeholder for a request header, and this field is not one (a field named http_NAME, or an Apache %{{NAME}}i, is the header NAME)"
+            ),
+            Inexpressible::Asn => f.write_str(
+                "a per-AS key cannot be written: Caddy has no placeholder for the client's autonomous system",
             ),
         }
     }
@@ -281,6 +286,7 @@ fn key_lines(k: &KeySpec, zone: &str) -> Result<Vec<String>, Inexpressible> {
             Some(h) if is_token(h) => vec![format!("key {{http.request.header.{h}}}")],
             _ => return Err(Inexpressible::FieldKey(escape::comment(&f.name))),
         },
+        KeySpec::Asn(_) => return Err(Inexpressible::Asn),
     })
 }
 

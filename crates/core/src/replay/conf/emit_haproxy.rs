@@ -179,6 +179,8 @@ enum Inexpressible {
     StatusKey,
     /// A key on a field of the log that is not a request header: its name.
     FieldKey(String),
+    /// A key per autonomous system.
+    AsnKey,
     /// A cost other than requests: its unit and its name.
     Cost {
         unit: &'static str,
@@ -219,6 +221,9 @@ impl std::fmt::Display for Inexpressible {
             Inexpressible::FieldKey(name) => write!(
                 f,
                 "a key on field {name}: HAProxy fetches request headers, and this field is not one (a field named http_NAME, or an Apache %{{NAME}}i, is the header NAME)"
+            ),
+            Inexpressible::AsnKey => f.write_str(
+                "a per-AS key: HAProxy would need a map of every prefix to its AS (src,map_ip(FILE)); not written",
             ),
             Inexpressible::Cost { unit, name } => write!(
                 f,
@@ -588,6 +593,7 @@ fn key_expr(k: &KeySpec) -> Result<(&'static str, String), Inexpressible> {
             }
             _ => return Err(Inexpressible::FieldKey(f.name.to_string())),
         },
+        KeySpec::Asn(_) => return Err(Inexpressible::AsnKey),
     })
 }
 

@@ -121,7 +121,11 @@ impl Needs {
 
     fn key(&mut self, k: &KeySpec) {
         match k {
-            KeySpec::Site | KeySpec::Ip | KeySpec::Prefix { .. } | KeySpec::Status => {}
+            KeySpec::Site
+            | KeySpec::Ip
+            | KeySpec::Prefix { .. }
+            | KeySpec::Status
+            | KeySpec::Asn(_) => {}
             KeySpec::Agent => self.agent = true,
             KeySpec::Host => self.host = true,
             KeySpec::User => self.user = true,
