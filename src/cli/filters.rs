@@ -185,7 +185,8 @@ pub struct FilterArgs {
     /// The network database for --asn, --country and the `asn`/`country` breakdowns:
     /// iptoasn's TSV (ip2asn-combined.tsv) or a MaxMind-format .mmdb (GeoLite2-ASN,
     /// -Country or -City, DB-IP or IPinfo lite), a regular file of at most 256 MiB;
-    /// nothing is downloaded.
+    /// nothing is downloaded. Without it: the file $LOGSCOPE_ASN_DB names, else
+    /// $XDG_DATA_HOME/logscope/asn-db (~/.local/share/logscope/asn-db) if it exists.
     #[arg(long, value_name = "FILE", help_heading = "Classification")]
     pub asn_db: Option<PathBuf>,
 
@@ -403,11 +404,21 @@ impl FilterArgs {
         Ok(Some(Arc::new(list)))
     }
 
-    /// The --asn-db database, read once.
+    /// The network database, read once: `--asn-db`, else the file `$LOGSCOPE_ASN_DB`
+    /// names (an error if it is missing), else `$XDG_DATA_HOME/logscope/asn-db`
+    /// (`~/.local/share/logscope/asn-db`) when that file exists (a copy of or link to
+    /// the TSV or .mmdb you keep there).
     pub fn network_db(&self) -> anyhow::Result<Option<Arc<NetworkDb>>> {
-        let Some(path) = &self.asn_db else {
+        let Some(path) = self
+            .asn_db
+            .clone()
+            .map(Ok)
+            .or_else(asn_db_lookup)
+            .transpose()?
+        else {
             return Ok(None);
         };
+        let path = &path;
         if let Some(db) = self.networks.get() {
             return Ok(Some(db.clone()));
         }
@@ -521,6 +532,27 @@ pub fn span_arg(flag: &str, s: &str, clock: &Clock) -> anyhow::Result<(i64, i64)
         )));
     }
     Ok((since, until))
+}
+
+/// Where the network database is without `--asn-db` (see
+/// [`FilterArgs::network_db`]).
+fn asn_db_lookup() -> Option<anyhow::Result<PathBuf>> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(p) = var("LOGSCOPE_ASN_DB") {
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            return Some(Err(usage_error(format!(
+                "LOGSCOPE_ASN_DB={}: not a readable file (unset it, or point it at an iptoasn TSV or an .mmdb)",
+                escape::path(&p)
+            ))));
+        }
+        return Some(Ok(p));
+    }
+    let data = var("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    let p = data.join("logscope").join("asn-db");
+    p.is_file().then_some(Ok(p))
 }
 
 /// A regex error on one line (the syntax error's last line: `unclosed group`), for

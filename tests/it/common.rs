@@ -15,6 +15,8 @@ pub fn logscope(data: &Path) -> Command {
         .env_remove("LOGSCOPE_CONFIG")
         .env_remove("COLUMNS")
         .env("XDG_CONFIG_HOME", "/nonexistent/logscope-test-config")
+        .env("XDG_DATA_HOME", "/nonexistent/logscope-test-data")
+        .env_remove("LOGSCOPE_ASN_DB")
         .env("NO_COLOR", "1")
         .arg("--data")
         .arg(data);

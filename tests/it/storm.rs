@@ -649,3 +649,42 @@ fn the_fingerprint_tells_bots_from_people() {
     let sum: u64 = groups.iter().map(|g| g["requests"].as_u64().unwrap()).sum();
     assert_eq!(sum, v["requests"].as_u64().unwrap());
 }
+
+#[test]
+fn the_network_database_is_found_without_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let xdg = dir.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("logscope")).unwrap();
+    std::fs::copy(fixture("storm/asn.tsv"), xdg.join("logscope/asn-db")).unwrap();
+    let asns = |c: &mut assert_cmd::Command| -> serde_json::Value {
+        let v = ok_json(c.args([
+            "top",
+            "--by",
+            "asn",
+            &storm("access.log.gz"),
+            "--format",
+            "json",
+        ]));
+        v["distinct_values"].clone()
+    };
+    // $XDG_DATA_HOME/logscope/asn-db, then $LOGSCOPE_ASN_DB, then --asn-db.
+    let mut c = logscope(&dir.path().join("data"));
+    c.env("XDG_DATA_HOME", &xdg);
+    assert_eq!(asns(&mut c), 7);
+    let mut c = logscope(&dir.path().join("data"));
+    c.env("LOGSCOPE_ASN_DB", storm("asn.tsv"));
+    assert_eq!(asns(&mut c), 7);
+    // None of them: --by asn says what it needs; a missing $LOGSCOPE_ASN_DB is an error.
+    let out = logscope(&dir.path().join("data"))
+        .args(["top", "--by", "asn", &storm("access.log.gz")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = logscope(&dir.path().join("data"))
+        .env("LOGSCOPE_ASN_DB", dir.path().join("none.tsv"))
+        .args(["top", "--by", "asn", &storm("access.log.gz")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("LOGSCOPE_ASN_DB="));
+}
