@@ -371,39 +371,60 @@ fn assert_enforced(refusals: BTreeMap<&str, (u64, u64)>) {
     assert_eq!(other_hit, b["other"].as_u64().unwrap(), "{refusals:?}");
 }
 
+/// Runs `server` (`program`, its arguments before the config, the config written as
+/// `conf_name` from `conf(dir, port)`) with the block emitted for it as `block_name`,
+/// asks it about every client of the window, and checks its refusals against `block`'s.
+fn enforce(
+    server: &str,
+    program: &Path,
+    args: &[&str],
+    block_name: &str,
+    conf_name: &str,
+    conf: impl Fn(&Path, u16) -> String,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join(block_name), emitted(server)).unwrap();
+    let port = free_port();
+    std::fs::write(p.join(conf_name), conf(p, port)).unwrap();
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("{dir}", p.to_str().unwrap()))
+        .collect();
+    let child = Command::new(program)
+        .args(&args)
+        .arg(p.join(conf_name))
+        .spawn()
+        .unwrap();
+    let mut running = Server(child);
+    wait_for(port, &mut running.0);
+    assert_enforced(shares(|ip| match status(port, ip) {
+        403 => true,
+        200 => false,
+        s => panic!("{server} answered {s} for {ip}"),
+    }));
+}
+
 #[test]
 fn a_real_nginx_enforces_the_block_as_printed() {
     let Some(nginx) = program(&["/usr/sbin/nginx", "/usr/bin/nginx"], "nginx") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path();
-    std::fs::write(p.join("block.conf"), emitted("nginx")).unwrap();
-    let port = free_port();
-    let conf = format!(
-        "pid {0}/nginx.pid;\nerror_log {0}/error.log;\ndaemon off;\nmaster_process off;\nevents {{}}\nhttp {{\n    client_body_temp_path {0}/body;\n    proxy_temp_path {0}/proxy;\n    fastcgi_temp_path {0}/fastcgi;\n    uwsgi_temp_path {0}/uwsgi;\n    scgi_temp_path {0}/scgi;\n    access_log off;\n    set_real_ip_from 127.0.0.1;\n    real_ip_header X-Forwarded-For;\n    include {0}/block.conf;\n    server {{\n        listen 127.0.0.1:{1};\n        location / {{\n            if ($logscope_block) {{ return 403; }}\n            return 200 ok;\n        }}\n    }}\n}}\n",
-        p.display(),
-        port
+    let args = ["-e", "{dir}/error.log", "-p", "{dir}", "-c"];
+    enforce(
+        "nginx",
+        &nginx,
+        &args,
+        "block.conf",
+        "nginx.conf",
+        |p, port| {
+            format!(
+                "pid {0}/nginx.pid;\nerror_log {0}/error.log;\ndaemon off;\nmaster_process off;\nevents {{}}\nhttp {{\n    client_body_temp_path {0}/body;\n    proxy_temp_path {0}/proxy;\n    fastcgi_temp_path {0}/fastcgi;\n    uwsgi_temp_path {0}/uwsgi;\n    scgi_temp_path {0}/scgi;\n    access_log off;\n    set_real_ip_from 127.0.0.1;\n    real_ip_header X-Forwarded-For;\n    include {0}/block.conf;\n    server {{\n        listen 127.0.0.1:{1};\n        location / {{\n            if ($logscope_block) {{ return 403; }}\n            return 200 ok;\n        }}\n    }}\n}}\n",
+                p.display(),
+                port
+            )
+        },
     );
-    std::fs::write(p.join("nginx.conf"), conf).unwrap();
-    let child = Command::new(nginx)
-        .args([
-            "-e",
-            p.join("error.log").to_str().unwrap(),
-            "-p",
-            p.to_str().unwrap(),
-            "-c",
-        ])
-        .arg(p.join("nginx.conf"))
-        .spawn()
-        .unwrap();
-    let mut server = Server(child);
-    wait_for(port, &mut server.0);
-    assert_enforced(shares(|ip| match status(port, ip) {
-        403 => true,
-        200 => false,
-        s => panic!("nginx answered {s} for {ip}"),
-    }));
 }
 
 #[test]
@@ -411,28 +432,20 @@ fn a_real_haproxy_enforces_the_block_as_printed() {
     let Some(haproxy) = program(&["/usr/sbin/haproxy", "/usr/bin/haproxy"], "haproxy") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path();
-    std::fs::write(p.join("block.acl"), emitted("haproxy")).unwrap();
-    let port = free_port();
-    let conf = format!(
-        "global\n    log stdout format raw local0 emerg\n\ndefaults\n    mode http\n    timeout client 10s\n    timeout server 10s\n    timeout connect 5s\n\nfrontend storm\n    bind 127.0.0.1:{1}\n    http-request set-src hdr(x-forwarded-for)\n    acl logscope_block src -f {0}/block.acl\n    http-request deny if logscope_block\n    http-request return status 200\n",
-        p.display(),
-        port
+    enforce(
+        "haproxy",
+        &haproxy,
+        &["-db", "-f"],
+        "block.acl",
+        "haproxy.cfg",
+        |p, port| {
+            format!(
+                "global\n    log stdout format raw local0 emerg\n\ndefaults\n    mode http\n    timeout client 10s\n    timeout server 10s\n    timeout connect 5s\n\nfrontend storm\n    bind 127.0.0.1:{1}\n    http-request set-src hdr(x-forwarded-for)\n    acl logscope_block src -f {0}/block.acl\n    http-request deny if logscope_block\n    http-request return status 200\n",
+                p.display(),
+                port
+            )
+        },
     );
-    std::fs::write(p.join("haproxy.cfg"), conf).unwrap();
-    let child = Command::new(haproxy)
-        .args(["-db", "-f"])
-        .arg(p.join("haproxy.cfg"))
-        .spawn()
-        .unwrap();
-    let mut server = Server(child);
-    wait_for(port, &mut server.0);
-    assert_enforced(shares(|ip| match status(port, ip) {
-        403 => true,
-        200 => false,
-        s => panic!("haproxy answered {s} for {ip}"),
-    }));
 }
 
 #[test]

@@ -11,9 +11,11 @@
 //! among those that keep the touched kept requests within the budget and whose own
 //! requests are mostly the selection (the purity: a network where the selection is a
 //! minority is somebody's neighbourhood); ties go to the one stopping more, then
-//! touching fewer kept requests, then to the narrower network. Once the target is met, entries that are no longer needed are
-//! dropped, smallest first. Memory: per distinct client one tally, and per candidate its
-//! members (at most 18 prefixes and one AS per client).
+//! touching fewer kept requests, then to the narrower network. A candidate found
+//! ineligible is not considered again, so the search is one pass over the heap. Once the
+//! target is met, entries that are no longer needed are dropped, smallest first.
+//! Memory: per distinct client one tally, and per candidate its members (at most 18
+//! prefixes and one AS per client).
 
 use std::collections::BinaryHeap;
 use std::net::IpAddr;
@@ -185,7 +187,6 @@ pub fn plan(
     let mut chosen: Vec<u32> = Vec::new();
     let mut covered = Tally::default();
     while covered.stop < target {
-        let mut deferred = Vec::new();
         let mut pick = None;
         while let Some(top) = heap.pop() {
             let id = (top.4).0;
@@ -203,9 +204,10 @@ pub fn plan(
                 pick = Some((id, t));
                 break;
             }
-            deferred.push(now);
+            // Not within the budget or not pure enough now: not considered again (the
+            // budget only shrinks; purity could only grow by others' entries taking its
+            // other clients, and then those entries cover them already).
         }
-        heap.extend(deferred);
         let Some((id, t)) = pick else { break };
         for &m in &cands[id as usize].members {
             blocked[m as usize] += 1;
