@@ -82,7 +82,12 @@ pub fn run(data: &Path, args: HeavyArgs) -> anyhow::Result<i32> {
 pub fn compute(data: &Path, args: &HeavyArgs) -> anyhow::Result<(HeavyReport, RowStats)> {
     let mut sel = args.filters.build()?;
     let source = args.rows.source(data)?;
-    report::run(&source, &mut sel, Heavy::new(args.by, args.capacity))
+    let networks = sel.networks.clone();
+    report::run(
+        &source,
+        &mut sel,
+        Heavy::new(args.by, args.capacity).with_networks(networks),
+    )
 }
 
 /// When requests were selected but the heavy rules matched none of them, say on stderr

@@ -169,8 +169,8 @@ pub fn run(data: &Path, args: ReportArgs) -> anyhow::Result<i32> {
     };
     // Heavy requests over the whole selection.
     let heavy = match args.by {
-        Width::Auto => Heavy::auto(args.capacity),
-        Width::Fixed(by) => Heavy::new(by, args.capacity),
+        Width::Auto => Heavy::auto(args.capacity).with_networks(args.filters.network_db()?),
+        Width::Fixed(by) => Heavy::new(by, args.capacity).with_networks(args.filters.network_db()?),
     };
     let (hv, stats) = report::run(&source, &mut args.filters.build()?, heavy)?;
     // Every time series of the page in the heavy part's buckets.

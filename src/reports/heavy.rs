@@ -33,6 +33,17 @@ impl Heavy {
         }
     }
 
+    /// Also the largest autonomous system of each bucket, from `db`.
+    pub fn with_networks(
+        mut self,
+        db: Option<std::sync::Arc<logscope_core::forensics::netdb::NetworkDb>>,
+    ) -> Heavy {
+        if let Some(db) = db {
+            self.acc = self.acc.with_networks(db);
+        }
+        self
+    }
+
     /// A heavy report in buckets of the width `heavy::auto_width` gives the span of the
     /// selected rows (`report --by auto`).
     pub fn auto(capacity: Option<Rate>) -> Heavy {

@@ -701,3 +701,47 @@ fn the_network_database_is_found_without_the_flag() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("LOGSCOPE_ASN_DB="));
 }
+
+#[test]
+fn heavy_names_each_bucket_s_largest_autonomous_system() {
+    let t = truth();
+    let dir = tempfile::tempdir().unwrap();
+    let v = ok_json(
+        logscope(&dir.path().join("data"))
+            .args(["heavy", &storm("access.log.gz"), "--by", "30m"])
+            .args(WINDOW)
+            .args(["--asn-db", &storm("asn.tsv"), "--format", "json"]),
+    );
+    // The hosting scraper sent the most heavy requests of the storm.
+    assert_eq!(
+        v["top_as"],
+        format!("AS{} CLOUD-HOST", t["scraper_asn"]),
+        "{v}"
+    );
+    let share = v["top_as_share"].as_f64().unwrap();
+    let want = t["scraper_requests"].as_f64().unwrap() / v["heavy"].as_f64().unwrap();
+    assert!((share - want).abs() < 1e-9, "{share} vs {want}");
+    let planted: Vec<String> = t["bot_asns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(std::iter::once(&t["scraper_asn"]))
+        .map(|a| format!("AS{a}"))
+        .collect();
+    let buckets = v["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 4);
+    for b in buckets {
+        let a = b["top_as"].as_str().unwrap();
+        assert!(
+            planted.iter().any(|p| a.starts_with(&format!("{p} "))),
+            "{b}"
+        );
+    }
+    // Without a database there is no such key.
+    let v = ok_json(
+        logscope(&dir.path().join("data"))
+            .args(["heavy", &storm("access.log.gz"), "--format", "json"])
+            .args(WINDOW),
+    );
+    assert!(v.get("top_as").is_none() && v["buckets"][0].get("top_as").is_none());
+}

@@ -138,9 +138,18 @@ pub struct HeavyAcc {
     heavy: u64,
     /// Heavy requests per class id.
     classes: Vec<u64>,
+    networks: Option<std::sync::Arc<super::netdb::NetworkDb>>,
 }
 
 impl HeavyAcc {
+    /// Also names each bucket's and the selection's largest autonomous system, from
+    /// `db` (the AS of each prefix's first address: exact for prefixes no wider than a
+    /// /24 or /48, the longest routed; memory: one entry per distinct prefix).
+    pub fn with_networks(mut self, db: std::sync::Arc<super::netdb::NetworkDb>) -> HeavyAcc {
+        self.networks = Some(db);
+        self
+    }
+
     /// Buckets of `width_ms` (aligned in local time), optional capacity.
     pub fn new(width_ms: i64, capacity: Option<Rate>) -> HeavyAcc {
         HeavyAcc {
@@ -154,6 +163,7 @@ impl HeavyAcc {
             requests: 0,
             heavy: 0,
             classes: Vec::new(),
+            networks: None,
         }
     }
 
@@ -324,6 +334,32 @@ impl HeavyAcc {
                 *prefixes.entry(k).or_default() += n;
             }
         }
+        // With a network database: each prefix's AS, and the largest AS of a tally.
+        let prefix_as: FxHashMap<ClientKey, u32> = match &self.networks {
+            Some(db) => prefixes
+                .keys()
+                .filter_map(|&k| Some((k, db.asn_number(k.net()?.network())?)))
+                .collect(),
+            None => FxHashMap::default(),
+        };
+        let top_as = |counts: &FxHashMap<ClientKey, u64>, heavy: u64| -> Option<(String, f64)> {
+            let db = self.networks.as_ref()?;
+            let mut per: std::collections::BTreeMap<u32, (u64, ClientKey)> = Default::default();
+            for (k, &n) in counts {
+                if let Some(&a) = prefix_as.get(k) {
+                    let e = per.entry(a).or_insert((0, *k));
+                    e.0 += n;
+                }
+            }
+            let (a, (n, k)) = per
+                .into_iter()
+                .max_by(|x, y| x.1.0.cmp(&y.1.0).then(y.0.cmp(&x.0)))?;
+            let label = k
+                .net()
+                .and_then(|net| db.as_label(net.network()))
+                .unwrap_or_else(|| format!("AS{a}"));
+            Some((label, share(n, heavy)))
+        };
         // Capacity windows with heavy requests, in time order.
         let mut windows: Vec<(i64, u64)> = self.windows.iter().map(|(&k, &v)| (k, v)).collect();
         windows.sort_unstable();
@@ -353,7 +389,10 @@ impl HeavyAcc {
                     .then(a.cmp(&b))
             });
             let peak = peak_of(start);
+            let (top_as, top_as_share) = top_as(&b.prefixes, b.heavy).unzip();
             HeavyBucket {
+                top_as,
+                top_as_share,
                 start: local_rfc3339_ms(start, b.offset_ms),
                 label: bucket_label(start, w),
                 start_utc_ms: start - b.offset_ms,
@@ -441,7 +480,10 @@ impl HeavyAcc {
                 .cmp(&a.requests)
                 .then_with(|| a.class.cmp(&b.class))
         });
+        let (top_as, top_as_share) = top_as(&prefixes, self.heavy).unzip();
         HeavyReport {
+            top_as,
+            top_as_share,
             origin: origin.to_string(),
             by: duration_label(w),
             width_ms: w,
@@ -551,6 +593,12 @@ pub struct HeavyBucket {
     pub top_prefix_requests: u64,
     /// Its share of the bucket's heavy requests (0–1).
     pub top_prefix_share: f64,
+    /// With a network database: the autonomous system with the most heavy requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_as: Option<String>,
+    /// Its share of the bucket's heavy requests (0–1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_as_share: Option<f64>,
     /// The agent class with the most heavy requests.
     pub agent: Option<String>,
     /// Its share of the bucket's heavy requests (0–1).
@@ -602,6 +650,12 @@ pub struct HeavyReport {
     pub distinct_prefixes: u64,
     /// The prefix with the most heavy requests over the period.
     pub top_prefix: Option<String>,
+    /// With a network database: the autonomous system with the most heavy requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_as: Option<String>,
+    /// Its share of the heavy requests (0–1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_as_share: Option<f64>,
     /// Its heavy requests.
     pub top_prefix_requests: u64,
     /// Its share (0–1).
@@ -695,6 +749,12 @@ impl HeavyReport {
                 "largest prefix: {t} with {} heavy requests ({})",
                 thousands(self.top_prefix_requests),
                 pct1(self.top_prefix_requests, self.heavy)
+            ));
+        }
+        if let (Some(a), Some(sh)) = (&self.top_as, self.top_as_share) {
+            lines.push(format!(
+                "largest autonomous system: {a} with {:.1}% of the heavy requests",
+                sh * 100.0
             ));
         }
         if !self.classes.is_empty() {

@@ -105,6 +105,8 @@ mod tests {
         let mut t = 0;
         for (i, &v) in values.iter().enumerate() {
             buckets.push(HeavyBucket {
+                top_as: None,
+                top_as_share: None,
                 start: String::new(),
                 label: String::new(),
                 start_utc_ms: t,
@@ -141,6 +143,8 @@ mod tests {
             }
         }
         HeavyReport {
+            top_as: None,
+            top_as_share: None,
             origin: String::new(),
             by: "1h".into(),
             width_ms: w,
