@@ -1,7 +1,6 @@
 //! `logscope agents`: the user-agent mix — devices, families, declared bots — of the
 //! selection next to all traffic of the same period, and a seeded sample of raw agents.
 
-use crate::engine::envelope::Envelope;
 use std::path::Path;
 
 use clap::Args;
@@ -9,7 +8,7 @@ use logscope_core::forensics::agents::AgentsReport;
 use logscope_core::sqlgen as twin;
 
 use super::filters::FilterArgs;
-use super::output::{self, OutputArgs};
+use super::output::OutputArgs;
 use super::rows::RowArgs;
 use super::sqlgen;
 use crate::engine::rows::RowStats;
@@ -67,13 +66,12 @@ pub fn run(data: &Path, args: AgentsArgs) -> anyhow::Result<i32> {
     if args.sql.sql.is_some() {
         return sql_twin(data, &args);
     }
-    if let Err(m) = args.out.check() {
-        return Ok(output::usage(m));
-    }
-    let (report, stats) = compute(data, &args)?;
-    let env = Envelope::report("agents", &report.selection, &args.filters.tz, &stats);
-    args.out.emit_report(&report, &env)?;
-    Ok(stats.exit_code())
+    args.out.run_report(
+        "agents",
+        &args.filters.tz,
+        || compute(data, &args),
+        |r: &AgentsReport| &r.selection,
+    )
 }
 
 /// The agents report of `args` (its output options aside), and what was read.

@@ -18,7 +18,6 @@ use super::filters::{FilterArgs, share_arg, span_arg};
 use super::output::{self, OutputArgs};
 use super::rows::RowArgs;
 use super::usage_error;
-use crate::engine::envelope::Envelope;
 use crate::engine::rows::RowStats;
 use crate::reports::block::{BlockFilter, Keep, clients_of, confirm, tally};
 
@@ -90,29 +89,34 @@ pub struct BlockArgs {
 
 /// Runs `logscope block`.
 pub fn run(data: &Path, args: BlockArgs) -> anyhow::Result<i32> {
-    if let Err(m) = args.out.check() {
-        return Ok(output::usage(m));
+    let Some(format) = args.emit else {
+        return args.out.run_report(
+            "block",
+            &args.filters.tz,
+            || compute(data, &args),
+            |r: &BlockReport| &r.selection,
+        );
+    };
+    if args.out.out.is_some() {
+        return Ok(output::usage(
+            "--emit writes the block to standard output: redirect it (e.g. logscope block … --emit nginx > block.conf)",
+        ));
     }
     let (report, stats) = compute(data, &args)?;
-    if let Some(format) = args.emit {
-        let nets = expand(&report, &args)?;
-        let header = vec![
-            format!(
-                "logscope block: {} entries stop {:.1}% of {} from {} to {}, touching {:.1}% of the requests to keep",
-                report.block.entries.len(),
-                report.block.stopped_share * 100.0,
-                escape::terminal_str(&report.selection, 200),
-                report.since.as_deref().unwrap_or("the start"),
-                report.until.as_deref().unwrap_or("the end"),
-                report.block.collateral_share * 100.0
-            ),
-            format!("source: {}", escape::terminal_str(&stats.origin, 200)),
-        ];
-        print!("{}", block_emit::emit(format, &nets, &header));
-        return Ok(stats.exit_code());
-    }
-    let env = Envelope::report("block", &report.selection, &args.filters.tz, &stats);
-    args.out.emit_report(&report, &env)?;
+    let nets = expand(&report, &args)?;
+    let header = vec![
+        format!(
+            "logscope block: {} entries stop {:.1}% of {} from {} to {}, touching {:.1}% of the requests to keep",
+            report.block.entries.len(),
+            report.block.stopped_share * 100.0,
+            escape::terminal_str(&report.selection, 200),
+            report.since.as_deref().unwrap_or("the start"),
+            report.until.as_deref().unwrap_or("the end"),
+            report.block.collateral_share * 100.0
+        ),
+        format!("source: {}", escape::terminal_str(&stats.origin, 200)),
+    ];
+    print!("{}", block_emit::emit(format, &nets, &header));
     Ok(stats.exit_code())
 }
 

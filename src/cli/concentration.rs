@@ -2,7 +2,6 @@
 //! (or addresses, or autonomous systems) with shares, how many make 50% and 90%, HHI,
 //! Gini — and what a per-prefix limit would have touched.
 
-use crate::engine::envelope::Envelope;
 use std::path::Path;
 
 use clap::{Args, ValueEnum};
@@ -11,7 +10,7 @@ use logscope_core::rate::Rate;
 use logscope_core::sqlgen as twin;
 
 use super::filters::{FilterArgs, rate_arg};
-use super::output::{self, OutputArgs};
+use super::output::OutputArgs;
 use super::rows::RowArgs;
 use super::sqlgen;
 use crate::engine::report;
@@ -80,13 +79,12 @@ pub fn run(data: &Path, args: ConcentrationArgs) -> anyhow::Result<i32> {
     if args.sql.sql.is_some() {
         return sql_twin(data, &args);
     }
-    if let Err(m) = args.out.check() {
-        return Ok(output::usage(m));
-    }
-    let (report, stats) = compute(data, &args)?;
-    let env = Envelope::report("concentration", &report.selection, &args.filters.tz, &stats);
-    args.out.emit_report(&report, &env)?;
-    Ok(stats.exit_code())
+    args.out.run_report(
+        "concentration",
+        &args.filters.tz,
+        || compute(data, &args),
+        |r: &ConcentrationReport| &r.selection,
+    )
 }
 
 /// The concentration report of `args` (its output options aside), and what was read.

@@ -8,10 +8,9 @@ use clap::Args;
 use logscope_core::forensics::diff::{self, AXES, DiffReport};
 
 use super::filters::{FilterArgs, span_arg};
-use super::output::{self, OutputArgs};
+use super::output::OutputArgs;
 use super::rows::RowArgs;
 use super::usage_error;
-use crate::engine::envelope::Envelope;
 use crate::engine::report;
 use crate::engine::rows::RowStats;
 use crate::reports::diff::DiffSide;
@@ -55,13 +54,12 @@ pub struct DiffArgs {
 
 /// Runs `logscope diff`.
 pub fn run(data: &Path, args: DiffArgs) -> anyhow::Result<i32> {
-    if let Err(m) = args.out.check() {
-        return Ok(output::usage(m));
-    }
-    let (report, stats) = compute(data, &args)?;
-    let env = Envelope::report("diff", &report.selection, &args.filters.tz, &stats);
-    args.out.emit_report(&report, &env)?;
-    Ok(stats.exit_code())
+    args.out.run_report(
+        "diff",
+        &args.filters.tz,
+        || compute(data, &args),
+        |r: &DiffReport| &r.selection,
+    )
 }
 
 /// The diff of `args` and what the incident's pass read.

@@ -8,9 +8,8 @@ use clap::Args;
 use logscope_core::forensics::fingerprint::{FingerprintBy, FingerprintReport};
 
 use super::filters::FilterArgs;
-use super::output::{self, OutputArgs};
+use super::output::OutputArgs;
 use super::rows::RowArgs;
-use crate::engine::envelope::Envelope;
 use crate::engine::report;
 use crate::engine::rows::RowStats;
 use crate::reports::fingerprint::Fingerprint;
@@ -53,13 +52,12 @@ pub struct FingerprintArgs {
 
 /// Runs `logscope fingerprint`.
 pub fn run(data: &Path, args: FingerprintArgs) -> anyhow::Result<i32> {
-    if let Err(m) = args.out.check() {
-        return Ok(output::usage(m));
-    }
-    let (report, stats) = compute(data, &args)?;
-    let env = Envelope::report("fingerprint", &report.selection, &args.filters.tz, &stats);
-    args.out.emit_report(&report, &env)?;
-    Ok(stats.exit_code())
+    args.out.run_report(
+        "fingerprint",
+        &args.filters.tz,
+        || compute(data, &args),
+        |r: &FingerprintReport| &r.selection,
+    )
 }
 
 /// The fingerprint of `args` and what was read.

@@ -248,6 +248,26 @@ impl OutputArgs {
         Ok(())
     }
 
+    /// A report command's whole output step: refuses a bad `--out` before any work
+    /// (exit 2), computes the report, and writes it with the envelope of `command`;
+    /// gives the exit status of what was read. `selection` is the report's description
+    /// of its selection.
+    pub fn run_report<R: Document>(
+        &self,
+        command: &str,
+        tz: &str,
+        compute: impl FnOnce() -> anyhow::Result<(R, crate::engine::rows::RowStats)>,
+        selection: impl FnOnce(&R) -> &str,
+    ) -> anyhow::Result<i32> {
+        if let Err(m) = self.check() {
+            return Ok(usage(m));
+        }
+        let (report, stats) = compute()?;
+        let env = Envelope::report(command, selection(&report), tz, &stats);
+        self.emit_report(&report, &env)?;
+        Ok(stats.exit_code())
+    }
+
     /// Emits a finished report: through its `Doc` for text (at the terminal's width),
     /// Markdown, CSV and HTML, serialized as JSON after the envelope's keys. With FILE
     /// inputs, the notes on bad lines and damage are added under the title in text,
