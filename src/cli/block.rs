@@ -27,7 +27,7 @@ use crate::reports::block::{BlockFilter, Keep, clients_of, confirm, tally};
 Examples:
   logscope block --since 2026-11-04T13:00 --until 2026-11-04T15:00 --baseline 2026-11-03..2026-11-03 --asn-db asn.tsv
   logscope block --since 2026-11-04T13:00 --until 2026-11-04T15:00 --target 95% --max-collateral 0.5%
-  logscope block --since … --until … --impostors --crawler-ranges googlebot=googlebot.json --emit nginx > block.conf
+  logscope block --since 2026-11-04T13:00 --until 2026-11-04T15:00 --impostors --crawler-ranges googlebot=googlebot.json --emit nginx > block.conf
 
 What to stop is the shared filters' selection; without any filter, the heavy requests of
 --since/--until. What must not be hurt: identified users' requests, verified crawlers'
@@ -99,7 +99,7 @@ pub fn run(data: &Path, args: BlockArgs) -> anyhow::Result<i32> {
     };
     if args.out.out.is_some() {
         return Ok(output::usage(
-            "--emit writes the block to standard output: redirect it (e.g. logscope block … --emit nginx > block.conf)",
+            "--emit writes the block to standard output: redirect it (e.g. logscope block --since 2026-11-04T13:00 --until 2026-11-04T15:00 --emit nginx > block.conf)",
         ));
     }
     let (report, stats) = compute(data, &args)?;

@@ -1,15 +1,14 @@
 //! `logscope capacity`: from the log alone, what load the backend took per window — the
 //! most it held healthily, where it stalled, its peak throughput — and the evidence.
 
-use crate::engine::envelope::Envelope;
 use std::path::Path;
 
 use clap::Args;
 use logscope_core::duration::Duration;
-use logscope_core::forensics::capacity::Scope;
+use logscope_core::forensics::capacity::{CapacityReport, Scope};
 
 use super::filters::{FilterArgs, duration_arg};
-use super::output::{self, OutputArgs};
+use super::output::OutputArgs;
 use super::rows::RowArgs;
 use crate::engine::report;
 use crate::reports::capacity::Capacity;
@@ -64,13 +63,15 @@ pub struct CapacityArgs {
 
 /// Runs `logscope capacity`.
 pub fn run(data: &Path, args: CapacityArgs) -> anyhow::Result<i32> {
-    if let Err(m) = args.out.check() {
-        return Ok(output::usage(m));
-    }
-    let mut sel = args.filters.build()?;
-    let source = args.rows.source(data)?;
-    let (report, stats) = report::run(&source, &mut sel, Capacity::new(args.by, args.scope))?;
-    let env = Envelope::report("capacity", &report.selection, &args.filters.tz, &stats);
-    args.out.emit_report(&report, &env)?;
-    Ok(stats.exit_code())
+    let compute = || {
+        let mut sel = args.filters.build()?;
+        let source = args.rows.source(data)?;
+        report::run(&source, &mut sel, Capacity::new(args.by, args.scope))
+    };
+    args.out.run_report(
+        "capacity",
+        &args.filters.tz,
+        compute,
+        |r: &CapacityReport| &r.selection,
+    )
 }

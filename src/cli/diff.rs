@@ -20,7 +20,7 @@ use crate::reports::diff::DiffSide;
 #[command(after_help = "\
 Examples:
   logscope diff --baseline 2026-11-03..2026-11-03 --since 2026-11-04T13:00 --until 2026-11-04T15:00
-  logscope diff --baseline 2026-11-03..2026-11-03 --since … --until … --asn-db ip2asn-combined.tsv --heavy
+  logscope diff --baseline 2026-11-03..2026-11-03 --since 2026-11-04T13:00 --until 2026-11-04T15:00 --asn-db ip2asn-combined.tsv --heavy
   logscope diff --baseline 2026-10 --since 2026-11-04 --until 2026-11-04 --format json   # a month against a day
 
 Both periods read the same selection (the shared filters). The baseline is scaled to the

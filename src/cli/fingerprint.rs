@@ -19,7 +19,7 @@ use crate::reports::fingerprint::Fingerprint;
 #[command(after_help = "\
 Examples:
   logscope fingerprint --since 2026-11-04T13:00 --until 2026-11-04T15:00
-  logscope fingerprint --by asn --asn-db ip2asn-combined.tsv --since … --until …
+  logscope fingerprint --by asn --asn-db ip2asn-combined.tsv --since 2026-11-04T13:00 --until 2026-11-04T15:00
   logscope fingerprint --by agent --heavy access.log
 
 Per group: requests, distinct clients, clients that came once, clients that fetched pages

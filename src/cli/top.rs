@@ -3,7 +3,6 @@
 //! country: requests, share, bytes, distinct clients, error share, first and last
 //! seen — over FILE arguments or the dataset, with every shared filter.
 
-use crate::engine::envelope::Envelope;
 use std::path::Path;
 
 use clap::Args;
@@ -12,7 +11,7 @@ use logscope_core::forensics::top::{TopBy, TopReport, TopSort};
 use logscope_core::sqlgen as twin;
 
 use super::filters::FilterArgs;
-use super::output::{self, OutputArgs};
+use super::output::OutputArgs;
 use super::rows::RowArgs;
 use super::sqlgen;
 use crate::engine::report;
@@ -85,13 +84,12 @@ pub fn run(data: &Path, args: TopArgs) -> anyhow::Result<i32> {
     if args.sql.sql.is_some() {
         return sql_twin(data, &args);
     }
-    if let Err(m) = args.out.check() {
-        return Ok(output::usage(m));
-    }
-    let (report, stats) = compute(data, &args)?;
-    let env = Envelope::report("top", &report.selection, &args.filters.tz, &stats);
-    args.out.emit_report(&report, &env)?;
-    Ok(stats.exit_code())
+    args.out.run_report(
+        "top",
+        &args.filters.tz,
+        || compute(data, &args),
+        |r: &TopReport| &r.selection,
+    )
 }
 
 /// The breakdown of `args` (its output options aside), and what was read.
