@@ -737,6 +737,25 @@ fn heavy_names_each_bucket_s_largest_autonomous_system() {
             "{b}"
         );
     }
+    // The table and the CSV say it too.
+    let csv = crate::common::ok_stdout(
+        logscope(&dir.path().join("data"))
+            .args(["heavy", &storm("access.log.gz"), "--by", "30m"])
+            .args(WINDOW)
+            .args(["--asn-db", &storm("asn.tsv"), "--format", "csv"]),
+    );
+    let head = crate::common::csv_fields(csv.lines().next().unwrap());
+    let k = head
+        .iter()
+        .position(|h| h == "top_as")
+        .expect("a top_as column");
+    for line in csv.lines().skip(1) {
+        assert_eq!(
+            crate::common::csv_fields(line)[k],
+            "AS64610 CLOUD-HOST",
+            "{line}"
+        );
+    }
     // Without a database there is no such key.
     let v = ok_json(
         logscope(&dir.path().join("data"))

@@ -822,6 +822,11 @@ impl HeavyReport {
             (format!("top {pfx}, share"), Align::Right),
             ("agent".into(), Align::Left),
         ];
+        // With a network database: each bucket's largest AS.
+        let has_as = self.top_as.is_some();
+        if has_as {
+            cols.push(("top AS, share".into(), Align::Left));
+        }
         if let Some(c) = &self.capacity {
             cols.push((c.peak_header(), Align::Right));
         }
@@ -852,6 +857,9 @@ impl HeavyReport {
                     Cell::from(""),
                     Cell::styled(format!("gap: {} empty", thousands(g.buckets)), Style::Red),
                 ];
+                if has_as {
+                    row.push(Cell::from(""));
+                }
                 if self.capacity.is_some() {
                     row.push(Cell::from("0"));
                 }
@@ -876,6 +884,12 @@ impl HeavyReport {
                 }),
                 Cell::from(b.agent.clone().unwrap_or_default()),
             ];
+            if has_as {
+                row.push(Cell::from(match (&b.top_as, b.top_as_share) {
+                    (Some(a), Some(sh)) => format!("{a} {:.1}%", sh * 100.0),
+                    _ => String::new(),
+                }));
+            }
             if let Some(p) = b.peak {
                 let mark = if b.over_capacity { "!" } else { "" };
                 row.push(Cell::styled(format!("{}{mark}", thousands(p)), heavy_style));
@@ -962,6 +976,10 @@ impl HeavyReport {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        let has_as = self.top_as.is_some();
+        if has_as {
+            cols.extend(["top_as".to_string(), "top_as_share".to_string()]);
+        }
         if let Some(c) = &self.capacity {
             cols.push(c.peak_column());
             cols.push("over_capacity".into());
@@ -975,6 +993,9 @@ impl HeavyReport {
             while let Some(g) = gaps.next_if(|g| g.before <= i) {
                 let mut row: Vec<String> = vec![g.start.clone()];
                 row.extend(["0", "0", "0", "0", "", "", "", ""].map(String::from));
+                if has_as {
+                    row.extend([String::new(), String::new()]);
+                }
                 if cap {
                     row.extend(["0".to_string(), "false".to_string()]);
                 }
@@ -1001,6 +1022,10 @@ impl HeavyReport {
                     String::new()
                 },
             ];
+            if has_as {
+                row.push(b.top_as.clone().unwrap_or_default());
+                row.push(b.top_as_share.map(fraction_data).unwrap_or_default());
+            }
             if cap {
                 row.push(b.peak.unwrap_or(0).to_string());
                 row.push(b.over_capacity.to_string());
