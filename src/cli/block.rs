@@ -53,7 +53,8 @@ pub struct BlockArgs {
     pub purity: f64,
 
     /// Keep every client seen in this period: SINCE..UNTIL in --since/--until's forms
-    /// (2026-11-03..2026-11-03 is that whole day).
+    /// (2026-11-03..2026-11-03 is that whole day), or one year, month or date
+    /// (2026-11-03).
     #[arg(long, value_name = "SINCE..UNTIL", allow_hyphen_values = true)]
     pub baseline: Option<String>,
 
@@ -159,7 +160,7 @@ pub fn compute(data: &Path, args: &BlockArgs) -> anyhow::Result<(BlockReport, Ro
         let (since, until) = span_arg("--baseline", b, &sel.clock)?;
         let mut base = args.filters.build()?;
         base.filter = logscope_core::classify::Filter::with_period(Some(since), Some(until));
-        keep.baseline = Some(clients_of(&source, &mut base)?);
+        keep.baseline = Some(clients_of(&source.quiet(), &mut base)?);
     }
     let (t, stats) = tally(&source, &mut sel, &mut keep)?;
     let goal = Goal {
@@ -178,7 +179,7 @@ pub fn compute(data: &Path, args: &BlockArgs) -> anyhow::Result<(BlockReport, Ro
     let plan = block::plan(&t.clients, t.totals, &goal, &mut asn_of);
     let networks: Vec<Network> = plan.entries.iter().map(|e| e.network.clone()).collect();
     let mut filter = BlockFilter::new(&networks, sel.networks.clone());
-    let hit = confirm(&source, &mut sel, &mut keep, &mut filter)?;
+    let hit = confirm(&source.quiet(), &mut sel, &mut keep, &mut filter)?;
     let as_name = |n: &Network| -> Option<String> {
         let db = sel.networks.as_ref()?;
         match n {

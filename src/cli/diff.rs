@@ -70,18 +70,12 @@ pub fn compute(data: &Path, args: &DiffArgs) -> anyhow::Result<(DiffReport, RowS
             "diff compares the incident --since/--until with --baseline: e.g. --baseline 2026-11-03..2026-11-03 --since 2026-11-04T13:00 --until 2026-11-04T15:00",
         ));
     };
-    let b = args.baseline.trim();
-    let spec = if b.contains("..") {
-        b.to_string()
-    } else {
-        format!("{b}..{b}")
-    };
-    let (bs, bu) = span_arg("--baseline", &spec, &inc_sel.clock)?;
+    let (bs, bu) = span_arg("--baseline", args.baseline.trim(), &inc_sel.clock)?;
     let source = args.rows.source(data)?;
     let mut base_sel = args.filters.build()?;
     base_sel.filter.since_ms = Some(bs);
     base_sel.filter.until_ms = Some(bu);
-    let (mut base, _) = report::run(&source, &mut base_sel, DiffSide::default())?;
+    let (mut base, _) = report::run(&source.quiet(), &mut base_sel, DiffSide::default())?;
     base.span_ms = bu - bs;
     let (mut inc, stats) = report::run(&source, &mut inc_sel, DiffSide::default())?;
     inc.span_ms = until - since;

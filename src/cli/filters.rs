@@ -505,20 +505,16 @@ pub fn share_arg(s: &str) -> Result<f64, String> {
 }
 
 /// A period flag, `SINCE..UNTIL` (`--baseline 2026-11-03..2026-11-03`), each end in
-/// --since/--until's forms and meaning (a date as UNTIL includes that day), as UTC ms.
+/// --since/--until's forms and meaning (a date as UNTIL includes that day), or one
+/// year, month or date alone (`--baseline 2026-10`: that month), as UTC ms.
 pub fn span_arg(flag: &str, s: &str, clock: &Clock) -> anyhow::Result<(i64, i64)> {
     let example = || {
         format!(
             "e.g. {flag} 2026-11-03..2026-11-03 (one whole day) or {flag} 2026-11-03T13:00..2026-11-03T15:00"
         )
     };
-    let Some((a, b)) = s.split_once("..") else {
-        return Err(usage_error(format!(
-            "{flag}: {} is not SINCE..UNTIL ({})",
-            escape::terminal_str(s, 60),
-            example()
-        )));
-    };
+    // One year, month or date alone is that whole period.
+    let (a, b) = s.split_once("..").unwrap_or((s, s));
     let since = clock
         .parse_time(a.trim(), false)
         .map_err(|e| usage_error(format!("{flag}: {e} ({})", example())))?;

@@ -75,6 +75,7 @@ impl RowArgs {
             max_bad: self.max_bad,
             full_paths: self.full_paths,
             opened: Default::default(),
+            quiet: false,
         })
     }
 }

@@ -237,6 +237,7 @@ pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
             max_bad: 1.0,
             full_paths: false,
             opened: Default::default(),
+            quiet: false,
         };
         sel.settle_heavy(&source)?;
     }

@@ -44,6 +44,19 @@ pub struct RowSource {
     /// The files opened already ([`RowSource::site`] looked at their first lines), for
     /// the read that follows: standard input can be opened only once.
     pub opened: OpenedFiles,
+    /// Say nothing on stderr of bad lines and damage (a command's second pass over
+    /// files its first pass reported; the figures still count them).
+    pub quiet: bool,
+}
+
+impl RowSource {
+    /// The same source for another pass whose bad lines the first pass reported.
+    pub fn quiet(&self) -> RowSource {
+        RowSource {
+            quiet: true,
+            ..self.clone()
+        }
+    }
 }
 
 /// Inputs opened ahead of their read (see [`RowSource::opened`]).
@@ -319,7 +332,7 @@ impl RowSource {
                             reason: bad.reason,
                         });
                     }
-                    if shown < 5 {
+                    if shown < 5 && !self.quiet {
                         shown += 1;
                         eprintln!(
                             "{}:{}: {}: {}",
@@ -334,13 +347,15 @@ impl RowSource {
                 ControlFlow::Continue(())
             })?;
             if let Some(d) = &st.damage {
-                eprintln!("logscope: {}", escape::terminal_str(&d.to_string(), 1000));
+                if !self.quiet {
+                    eprintln!("logscope: {}", escape::terminal_str(&d.to_string(), 1000));
+                }
                 input.damage.push(damage_ref(&name, d));
             }
             let parsed = st.lines.saturating_sub(st.skipped);
             let bad_share = st.bad as f64 / parsed.max(1) as f64;
             let too_many_bad = parsed > 0 && bad_share > self.max_bad;
-            if too_many_bad {
+            if too_many_bad && !self.quiet {
                 eprintln!(
                     "logscope: {}: {} of {} lines are bad ({} > --max-bad {}): is the format right? (used {})",
                     escape::terminal_str(&name, 200),
@@ -366,7 +381,7 @@ impl RowSource {
             stats.records += st.records;
             stats.bad += st.bad;
         }
-        if stats.bad > 0 {
+        if stats.bad > 0 && !self.quiet {
             eprintln!("logscope: skipped {} bad lines", stats.bad);
         }
         stats.input = Some(input);
