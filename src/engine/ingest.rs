@@ -13,11 +13,12 @@ use std::time::Instant;
 use anyhow::Context;
 use logscope_core::parse::{Format, ParseOptions};
 use logscope_core::pipeline::{self, PipelineOptions};
-use logscope_core::source::{ReadOptions, SourceError};
+use logscope_core::source::{Input, ReadOptions, SourceError};
 use logscope_core::time::format_rfc3339_ms;
 
 use super::error::exit;
 use super::inputs;
+use crate::store::compact::Compacted;
 use crate::store::ingest::{Distinct, FileSummary, IngestSummary, Ledger, Plan};
 use crate::store::writer::prepare;
 use crate::store::{Dataset, LockWait, Manifest, StagedWriter};
@@ -43,6 +44,16 @@ pub struct IngestJob {
     pub max_bad: f64,
     /// Write every bad line, verbatim, to this file.
     pub rejects: Option<PathBuf>,
+    /// Files read under another name, before `files` (a followed file renamed or
+    /// removed, read through its open descriptor under the name it was followed by).
+    pub renamed: Vec<(PathBuf, String)>,
+    /// An input that cannot be opened or whose format cannot be told yet is skipped
+    /// ([`Event::Skipped`]) instead of stopping the run: a followed file may be
+    /// removed at any time, or hold too little to tell its format.
+    pub skip_unready: bool,
+    /// After the commit, merge a month's small parts once they accumulate
+    /// ([`Dataset::compact`]).
+    pub compact: bool,
 }
 
 /// What happens during an ingest, in order, for the caller to show.
@@ -82,6 +93,15 @@ pub enum Event<'a> {
         /// The bytes held back.
         bytes: u64,
     },
+    /// An input was left for a later run (`skip_unready`).
+    Skipped {
+        /// The input's name.
+        file: &'a str,
+        /// Why.
+        reason: &'a str,
+    },
+    /// After the commit, small parts were merged into larger ones (one more commit).
+    Compacted(&'a Compacted),
     /// An input's share of bad lines is above `max_bad`.
     TooManyBad {
         /// The input's name.
@@ -114,13 +134,24 @@ pub fn run(
 ) -> anyhow::Result<Ingested> {
     let started = Instant::now();
     let mut opened = Vec::new();
-    for input in inputs::expand(&job.files)? {
-        opened.push(inputs::open(
-            input,
-            job.format.as_ref(),
-            &job.read,
-            "--format",
-        )?);
+    let renamed = job
+        .renamed
+        .iter()
+        .map(|(p, name)| (Input::Path(p.clone()), Some(name)));
+    let given = inputs::expand(&job.files)?.into_iter().map(|i| (i, None));
+    for (input, name) in renamed.chain(given) {
+        let shown = name.cloned().unwrap_or_else(|| input.display_name());
+        match inputs::open(input, job.format.as_ref(), &job.read, "--format") {
+            Ok(mut o) => {
+                o.name = shown;
+                opened.push(o);
+            }
+            Err(e) if job.skip_unready => on(Event::Skipped {
+                file: &shown,
+                reason: &format!("{e:#}"),
+            }),
+            Err(e) => return Err(e),
+        }
     }
 
     let ds = if job.dry_run {
@@ -333,6 +364,12 @@ pub fn run(
         (Some(ds), Some(build)) => {
             // Nothing new (no part, no source changed): the dataset is left untouched.
             let id = ds.finish_ingest(build, ledger, parts)?.unwrap_or(0);
+            if id != 0
+                && job.compact
+                && let Some(c) = ds.compact(encode_threads)?
+            {
+                on(Event::Compacted(&c));
+            }
             (id, ds.manifest()?.rows())
         }
         // --dry-run: nothing written.

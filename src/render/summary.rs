@@ -143,6 +143,32 @@ pub fn ingest_text(s: &IngestSummary) -> String {
     o
 }
 
+/// One line per commit of `ingest --follow`: what it added and the dataset's size.
+pub fn follow_line(s: &IngestSummary) -> String {
+    let mut from: Vec<String> = Vec::new();
+    for f in s.files.iter().filter(|f| f.added > 0) {
+        let name = escape::terminal_str(&f.file, 200);
+        if !from.contains(&name) {
+            from.push(name);
+        }
+    }
+    let mut line = format!(
+        "ingest #{}: +{} rows{}, dataset {} rows",
+        s.ingest,
+        thousands(s.added),
+        if from.is_empty() {
+            String::new()
+        } else {
+            format!(" from {}", from.join(", "))
+        },
+        thousands(s.dataset_rows)
+    );
+    if s.bad > 0 {
+        let _ = write!(line, ", {} bad lines", thousands(s.bad));
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

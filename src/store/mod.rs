@@ -35,6 +35,7 @@
 //! the next snapshot, and never copies over an existing file.
 
 pub mod checksum;
+pub mod compact;
 pub mod counts;
 mod delta;
 pub mod frame;
@@ -550,8 +551,20 @@ impl Dataset {
     pub fn commit(
         &self,
         build: Build,
+        manifest: Manifest,
+        parts: Vec<PartEntry>,
+    ) -> Result<Snapshot, StoreError> {
+        self.commit_arranged(build, manifest, parts, None)
+    }
+
+    /// [`Dataset::commit`], the parts then put in the order of `order` (part file
+    /// names, each part once) instead of the committed ones followed by the new ones.
+    pub(crate) fn commit_arranged(
+        &self,
+        build: Build,
         mut manifest: Manifest,
         parts: Vec<PartEntry>,
+        order: Option<&[String]>,
     ) -> Result<Snapshot, StoreError> {
         let result = (|| {
             failpoint("commit-start");
@@ -568,6 +581,20 @@ impl Dataset {
             failpoint("after-links");
             manifest.ingests = build.id;
             manifest.parts.extend(parts);
+            if let Some(order) = order {
+                let rank = |p: &PartEntry| order.iter().position(|f| *f == p.file);
+                if manifest.parts.len() != order.len()
+                    || manifest.parts.iter().any(|p| rank(p).is_none())
+                {
+                    return Err(StoreError::Corrupt {
+                        path: build.dir.clone(),
+                        detail:
+                            "the parts to commit are not the parts ordered; nothing was committed"
+                                .into(),
+                    });
+                }
+                manifest.parts.sort_by_key(|p| rank(p));
+            }
             let lock = build.dir.join(READER_LOCK);
             File::create_new(&lock).map_err(io_err(&lock))?;
             manifest.save(&build.dir)?;

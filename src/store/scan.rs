@@ -172,6 +172,17 @@ pub fn scan(
     scan_with(ds, cols, since, until, order, |_| (), |fb, ()| sink(fb))
 }
 
+/// [`scan`] of the parts whose manifest index is in `only`, in manifest order.
+pub fn scan_parts(
+    ds: &Dataset,
+    cols: Columns,
+    only: &[usize],
+    mut sink: impl FnMut(FileBatch) -> ControlFlow<()>,
+) -> Result<Scanned, StoreError> {
+    let plan = slices::plan_parts(ds, None, None, slices::PartOrder::Manifest, Some(only))?;
+    scan_plan(ds, cols, (None, None), plan, |_| (), |fb, ()| sink(fb))
+}
+
 /// [`scan`], parts in `order`, with `prep` run on each batch on the thread that
 /// decoded it (every core) and its result handed to `sink` with the batch, in the same
 /// order.
@@ -182,9 +193,21 @@ pub fn scan_with<P: Send>(
     until: Option<i64>,
     order: slices::PartOrder,
     prep: impl Fn(&Batch) -> P + Sync,
+    sink: impl FnMut(FileBatch, P) -> ControlFlow<()>,
+) -> Result<Scanned, StoreError> {
+    let plan = slices::plan(ds, since, until, order)?;
+    scan_plan(ds, cols, (since, until), plan, prep, sink)
+}
+
+fn scan_plan<P: Send>(
+    ds: &Dataset,
+    cols: Columns,
+    (since, until): (Option<i64>, Option<i64>),
+    plan: Option<slices::Plan>,
+    prep: impl Fn(&Batch) -> P + Sync,
     mut sink: impl FnMut(FileBatch, P) -> ControlFlow<()>,
 ) -> Result<Scanned, StoreError> {
-    let Some(plan) = slices::plan(ds, since, until, order)? else {
+    let Some(plan) = plan else {
         return Ok(Scanned::default());
     };
     let columns: Vec<String> = cols

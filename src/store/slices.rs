@@ -90,6 +90,17 @@ pub fn plan(
     until: Option<i64>,
     order: PartOrder,
 ) -> Result<Option<Plan>, StoreError> {
+    plan_parts(ds, since, until, order, None)
+}
+
+/// [`plan`] over the parts whose manifest index is in `only` (every part when `None`).
+pub fn plan_parts(
+    ds: &Dataset,
+    since: Option<i64>,
+    until: Option<i64>,
+    order: PartOrder,
+    only: Option<&[usize]>,
+) -> Result<Option<Plan>, StoreError> {
     let (snapshot, manifest) = ds.read()?;
     let Some(snapshot) = snapshot else {
         return Ok(None);
@@ -104,7 +115,9 @@ pub fn plan(
         .parts
         .iter()
         .enumerate()
-        .filter(|(_, p)| overlaps(p.min_ts_ms, p.max_ts_ms))
+        .filter(|(i, p)| {
+            overlaps(p.min_ts_ms, p.max_ts_ms) && only.is_none_or(|only| only.contains(i))
+        })
         .collect();
     if order == PartOrder::Time {
         let mut by_time = parts.clone();

@@ -34,6 +34,7 @@ mod ingest;
 mod ingest_layering;
 mod json_envelope;
 mod layouts;
+mod live;
 mod nginx_conf;
 mod replay;
 mod replay_field;
