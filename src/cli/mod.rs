@@ -25,6 +25,7 @@ pub mod sql;
 pub mod sqlgen;
 pub mod timeline;
 pub mod top;
+pub mod watch;
 
 use std::path::PathBuf;
 
@@ -109,6 +110,8 @@ pub enum Command {
     Top(top::TopArgs),
     /// What one address or network did: requests over time, paths, statuses, agents.
     Timeline(timeline::TimelineArgs),
+    /// Live dashboard: load against capacity, top networks, limits, alerts (--once: one frame).
+    Watch(watch::WatchArgs),
     /// SQL over the dataset: table `requests`, view `requests_x` with the reports' classes.
     Sql(sql::SqlArgs),
     /// Which classification rules are in effect; `--example` prints a starter file.
@@ -206,6 +209,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(args) => report::run(&data, args),
         Command::Top(args) => top::run(&data, args),
         Command::Timeline(args) => timeline::run(&data, args),
+        Command::Watch(args) => watch::run(&data, args),
         Command::Sql(args) => sql::run(&data, args),
         Command::Rules(args) => rules::run(args),
         Command::Completions { shell } => {

@@ -13,6 +13,9 @@ pub mod exit {
     pub const TOO_MANY_BAD: i32 = 3;
     /// Done, but a compressed input was truncated or corrupt (lines before the damage kept).
     pub const DAMAGED: i32 = 4;
+    /// `watch`: an alert fired (`--once`: one is firing in the frame; `--backtest`: one
+    /// fired in the period; live: the first one, with `--exit-on-alert`).
+    pub const ALERT: i32 = 5;
 }
 
 /// A bad option value found after clap parsed the command line (a time zone, a time, a

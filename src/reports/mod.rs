@@ -12,3 +12,4 @@ pub mod fingerprint;
 pub mod heavy;
 pub mod timeline;
 pub mod top;
+pub mod watch;

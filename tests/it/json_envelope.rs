@@ -17,11 +17,10 @@ fn documented() -> BTreeMap<String, (String, Vec<String>)> {
         if cells.len() < 5 || !cells[2].starts_with("`logscope.") {
             continue;
         }
+        // `ingest --json` is `ingest`; `watch --once` and `watch --backtest` are two.
         let command = cells[1]
             .trim_matches('`')
-            .split(' ')
-            .next()
-            .unwrap()
+            .trim_end_matches(" --json")
             .to_string();
         let schema = cells[2].trim_matches('`').to_string();
         let keys = cells[3]
@@ -162,6 +161,17 @@ fn json_of(data: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8")
 }
 
+/// [`json_of`] of a command that may also end with status `also` (an alert fired).
+fn json_of_status(data: &Path, args: &[&str], also: i32) -> String {
+    let out = logscope(data).args(args).output().expect("runs");
+    assert!(
+        out.status.code().is_some_and(|c| c == 0 || c == also),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
 /// Every command, over the dataset and over a log file, in UTC and in a named zone.
 #[test]
 fn every_command_starts_with_the_envelope_and_has_the_documented_keys() {
@@ -213,6 +223,35 @@ fn every_command_starts_with_the_envelope_and_has_the_documented_keys() {
         ),
     ];
     let mut covered: Vec<&str> = vec!["ingest", "info", "detect", "sql"];
+    for (command, args) in [
+        (
+            "watch --once",
+            &[
+                "watch",
+                "--once",
+                "--limit",
+                "10/1m",
+                "--alert",
+                "errors > 1%",
+            ][..],
+        ),
+        (
+            "watch --backtest",
+            &["watch", "--backtest", "--alert", "requests > 100/10m"],
+        ),
+    ] {
+        covered.push(command);
+        for tz in ["UTC", "Asia/Seoul"] {
+            let mut a: Vec<&str> = args.to_vec();
+            a.extend(["--format", "json", "--tz", tz]);
+            let v = check(command, &json_of_status(&data, &a, 5), &docs);
+            assert_eq!(v["tz"], tz, "{command}");
+            assert_eq!(v["inputs"]["dataset_rows"], 9_999, "{command}");
+            if tz == "Asia/Seoul" {
+                assert!(v.to_string().contains(".000+09:00\""), "{command}: {v}");
+            }
+        }
+    }
     for (command, args) in reports {
         covered.push(command);
         for tz in ["UTC", "Asia/Seoul"] {

@@ -310,3 +310,323 @@ fn follow_refuses_stdin_and_dry_run_and_commit_every_alone() {
         );
     }
 }
+
+fn storm(name: &str) -> String {
+    fixture(&format!("storm/{name}")).display().to_string()
+}
+
+/// The storm's frame at 14:30 (the window 14:20–14:30) against the batch reports over
+/// the same rows: every figure the same.
+#[test]
+fn a_watch_frame_shows_the_batch_reports_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let log = storm("access.log.gz");
+    let db = storm("asn.tsv");
+    let until = "2026-11-04T14:30";
+    let nginx = "5r/s,algo=nginx,burst=10,key=ip";
+    let out = logscope(&data)
+        .args(["watch", "--once", "--format", "json", "--until", until])
+        .args(["--asn-db", &db, "--limit", "1600/10m", "--limit", nginx])
+        .args(["--alert", "heavy > 200/10m", "--alert", "prefix_share > 5%"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "an alert is firing");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &v;
+    assert_eq!(v["schema"]["name"], "logscope.watch");
+    assert_eq!(f["latest"], "2026-11-04T14:29:59.000Z", "{f}");
+    assert_eq!(f["since"], "2026-11-04T14:20:00.000Z");
+    let since = "2026-11-04T14:20";
+
+    let top = |by: &str| {
+        crate::common::ok_json(
+            logscope(&data)
+                .args(["top", "--by", by, "--format", "json", "--limit", "5"])
+                .args(["--since", since, "--until", until, "--asn-db", &db])
+                .arg(&log),
+        )
+    };
+    for (by, key) in [("prefix", "prefixes"), ("agent", "agents"), ("asn", "asns")] {
+        let t = top(by);
+        let rows = t["rows"].as_array().unwrap();
+        let shown = f[key].as_array().unwrap();
+        assert_eq!(rows.len(), shown.len(), "{by}");
+        for (r, s) in rows.iter().zip(shown) {
+            assert_eq!(r["value"], s["value"], "{by}");
+            assert_eq!(r["requests"], s["requests"], "{by}");
+            assert_eq!(r["share"], s["share"], "{by}");
+        }
+        assert_eq!(t["requests"], f["totals"]["requests"], "{by}");
+    }
+    // The series against heavy --by 1m: each minute's requests and heavy requests.
+    let h = crate::common::ok_json(
+        logscope(&data)
+            .args(["heavy", "--by", "1m", "--format", "json"])
+            .args(["--since", "2026-11-04T13:30", "--until", until])
+            .arg(&log),
+    );
+    let series = f["series"].as_array().unwrap();
+    assert_eq!(series.len(), 60);
+    let buckets = h["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 60);
+    for (b, p) in buckets.iter().zip(series) {
+        assert_eq!(b["start"], p["minute"]);
+        assert_eq!(b["requests"], p["requests"], "{}", p["minute"]);
+        assert_eq!(b["heavy"], p["heavy"], "{}", p["minute"]);
+    }
+    let window_heavy: u64 = buckets[50..]
+        .iter()
+        .map(|b| b["heavy"].as_u64().unwrap())
+        .sum();
+    assert_eq!(f["totals"]["heavy"].as_u64(), Some(window_heavy));
+    // Each candidate against replay --since over the same rows.
+    for (i, spec) in ["1600/10m", nginx].iter().enumerate() {
+        let r = crate::common::ok_json(
+            logscope(&data)
+                .args(["replay", "--limit", spec, "--format", "json"])
+                .args(["--since", since, "--until", until])
+                .arg(&log),
+        );
+        let c = &r["candidates"][0];
+        assert_eq!(f["limits"][i]["refused"], c["refused"], "{spec}");
+        assert_eq!(f["limits"][i]["requests"], c["requests"], "{spec}");
+    }
+    assert_eq!(f["alerts"][0]["value"].as_f64(), Some(window_heavy as f64));
+    assert_eq!(f["alerts"][0]["firing"], true);
+    assert_eq!(f["alerts"][1]["firing"], false, "the top /24 has 3.9%");
+}
+
+#[test]
+fn an_alert_fires_once_at_the_crossing_of_the_storm() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let got = dir.path().join("alerts.txt");
+    let cmd = format!(
+        "echo \"$LOGSCOPE_ALERT_STATE|$LOGSCOPE_ALERT|$LOGSCOPE_ALERT_VALUE|$LOGSCOPE_ALERT_THRESHOLD|$LOGSCOPE_ALERT_AT\" >> '{}'",
+        got.display()
+    );
+    let out = logscope(&data)
+        .args(["watch", "--backtest", "--alert", "heavy > 200/10m"])
+        .args(["--alert", "errors > 5%/5m", "--on-alert", &cmd])
+        .arg(storm("access.log.gz"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    // The storm starts at 13:00: the 10-minute count passes 200 at 13:07, once; it
+    // falls back under 180 after 15:00, once; no 5xx share ever crosses.
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].starts_with("2026-11-04T13:0") && lines[0].contains(" firing heavy > 200/10m: "),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("2026-11-04T15:0") && lines[1].contains(" resolved "),
+        "{text}"
+    );
+    // The value at the crossing is the heavy requests of the 10 minutes before it.
+    let at = &lines[0][..24];
+    let end = logscope_time_minus(at, 0);
+    let start = logscope_time_minus(at, 10);
+    let h = crate::common::ok_json(
+        logscope(&data)
+            .args([
+                "heavy", "--by", "10m", "--format", "json", "--since", &start, "--until", &end,
+            ])
+            .arg(storm("access.log.gz")),
+    );
+    let heavy = h["heavy"].as_u64().unwrap();
+    assert!(heavy > 200, "{heavy}");
+    assert!(
+        lines[0].ends_with(&format!(": {heavy} (threshold 200)")),
+        "{} vs {heavy}",
+        lines[0]
+    );
+    let env = std::fs::read_to_string(&got).unwrap();
+    let env: Vec<&str> = env.lines().collect();
+    assert_eq!(env.len(), 2, "{env:?}");
+    assert_eq!(env[0], format!("firing|heavy > 200/10m|{heavy}|200|{at}"));
+    assert!(env[1].starts_with("resolved|heavy > 200/10m|"), "{env:?}");
+}
+
+/// `2026-11-04T13:07:00.000Z` minus `m` minutes, as `--since` takes it.
+fn logscope_time_minus(at: &str, m: i64) -> String {
+    let h: i64 = at[11..13].parse().unwrap();
+    let min: i64 = at[14..16].parse().unwrap();
+    let t = h * 60 + min - m;
+    format!("{}T{:02}:{:02}", &at[..10], t / 60, t % 60)
+}
+
+#[test]
+fn watch_refuses_bad_rules_and_a_dashboard_without_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let log = storm("access.log.gz");
+    for args in [
+        vec!["watch", "--once", "--alert", "heavy > 5%", &log],
+        vec!["watch", "--once", "--alert", "latency > 3/1m", &log],
+        vec!["watch", "--once", "--window", "90s", &log],
+        vec!["watch", "--backtest", &log],
+        vec!["watch", "--backtest", "--alert", "prefix_share > 20%", &log],
+        vec!["watch", "--once", "--limit", "lots", &log],
+        vec!["watch", "--follow"],
+        vec!["watch", &log],
+    ] {
+        let out = logscope(&data).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("e.g.") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// A tmux server of the test's own (its own socket), killed when dropped.
+struct Tmux(String);
+
+impl Tmux {
+    fn new() -> Option<Tmux> {
+        if !Path::new("/usr/bin/tmux").is_file() {
+            println!("SKIPPED: tmux is not installed (apt-get install -y tmux)");
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI is set but tmux is not installed"
+            );
+            return None;
+        }
+        Some(Tmux(format!(
+            "logscope-test-{}-{}",
+            std::process::id(),
+            rand_suffix()
+        )))
+    }
+
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("tmux")
+            .arg("-L")
+            .arg(&self.0)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn capture(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "w"]).stdout).into_owned()
+    }
+
+    fn alive(&self) -> bool {
+        self.run(&["has-session", "-t", "w"]).status.success()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The dashboard in a real pseudo-terminal (tmux) at 80×24 and 200×50: the figures of
+/// the batch reports, and q quits leaving the shell's screen as it was.
+#[test]
+fn the_dashboard_in_a_terminal_at_80x24_and_200x50() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let log = storm("access.log.gz");
+    let bin = assert_cmd::cargo::cargo_bin("logscope");
+    let t = crate::common::ok_json(
+        logscope(&data)
+            .args(["top", "--by", "prefix", "--format", "json", "--limit", "1"])
+            .args([
+                "--since",
+                "2026-11-04T14:20",
+                "--until",
+                "2026-11-04T14:30",
+                &log,
+            ]),
+    );
+    let first = &t["rows"][0];
+    let prefix_line = [
+        first["value"].as_str().unwrap().to_string(),
+        first["requests"].to_string(),
+        format!("{:.1}%", 100.0 * first["share"].as_f64().unwrap()),
+    ];
+    let totals = format!("{} requests", t["requests"]);
+    for (w, h) in [(80, 24), (200, 50)] {
+        let Some(tmux) = Tmux::new() else { return };
+        let cmd = format!(
+            "env -u LOGSCOPE_DATA -u COLUMNS -u LINES NO_COLOR=1 XDG_CONFIG_HOME=/nonexistent XDG_DATA_HOME=/nonexistent '{}' --data '{}' watch --capacity 30/1m --limit 1600/10m --alert 'heavy > 200/10m' --until 2026-11-04T14:30 '{}'; echo EXITED $?; sleep 30",
+            bin.display(),
+            data.display(),
+            log
+        );
+        let (ws, hs) = (w.to_string(), h.to_string());
+        let started = tmux.run(&["new-session", "-d", "-s", "w", "-x", &ws, "-y", &hs, &cmd]);
+        assert!(
+            started.status.success(),
+            "{}",
+            String::from_utf8_lossy(&started.stderr)
+        );
+        let mut screen = String::new();
+        for _ in 0..100 {
+            screen = tmux.capture();
+            if screen.contains("top prefixes") && screen.contains("FIRING") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(screen.contains("top prefixes"), "{w}x{h}:\n{screen}");
+        let rows: Vec<&str> = screen.lines().collect();
+        assert!(rows.len() <= h, "{w}x{h}: {} rows", rows.len());
+        assert!(
+            rows.iter().all(|r| r.chars().count() <= w),
+            "{w}x{h}:\n{screen}"
+        );
+        let shown = rows.iter().any(|r| {
+            r.split_whitespace()
+                .take(3)
+                .eq(prefix_line.iter().map(String::as_str))
+        });
+        assert!(shown, "{w}x{h}: no {prefix_line:?} in\n{screen}");
+        assert!(
+            screen.contains(&totals),
+            "{w}x{h}: no '{totals}' in\n{screen}"
+        );
+        assert!(screen.contains("load 80.0%"), "{w}x{h}:\n{screen}");
+        assert!(
+            screen.contains("FIRING heavy > 200/10m: 290 (threshold 200)"),
+            "{w}x{h}:\n{screen}"
+        );
+        assert!(
+            screen.contains("1600/10m: 0 of 310 (0.0%)"),
+            "{w}x{h}:\n{screen}"
+        );
+        tmux.run(&["send-keys", "-t", "w", "q"]);
+        let mut after = String::new();
+        for _ in 0..100 {
+            after = tmux.capture();
+            if after.contains("EXITED") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(
+            after.contains("EXITED 0"),
+            "{w}x{h}: q did not quit cleanly:\n{after}"
+        );
+        assert!(
+            !after.contains("top prefixes"),
+            "{w}x{h}: the screen was not restored:\n{after}"
+        );
+        assert!(tmux.alive());
+    }
+}

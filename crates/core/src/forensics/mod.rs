@@ -1,6 +1,7 @@
 //! Forensic report computations: heavy requests by time bucket ([`heavy`]), traffic
 //! concentration over networks ([`concentration`]) and the user-agent mix ([`agents`]);
-//! the incident of a report found from the data ([`incident`]).
+//! the incident of a report found from the data ([`incident`]); the live view of
+//! `watch` ([`live`]) and its alert rules ([`alert`]).
 //!
 //! Each report is an accumulator fed one classified row at a time (see
 //! [`crate::classify`]) and finished into a typed, serializable result, plus a
@@ -8,6 +9,7 @@
 //! every sort has a tie-breaker and no hash-map order reaches an output.
 
 pub mod agents;
+pub mod alert;
 pub mod asn;
 pub mod block;
 pub mod block_emit;
@@ -21,6 +23,7 @@ pub mod fingerprint;
 pub mod heavy;
 pub mod hosting;
 pub mod incident;
+pub mod live;
 pub mod netdb;
 pub mod timeline;
 pub mod top;
