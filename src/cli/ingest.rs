@@ -92,6 +92,11 @@ pub struct IngestArgs {
     #[arg(long)]
     pub follow: bool,
 
+    /// After the commit, merge a month's small parts once 16 of one size accumulate (in
+    /// one more atomic commit; --follow always does). For ingests run often, e.g. by cron.
+    #[arg(long)]
+    pub compact: bool,
+
     /// With --follow: commit every DURATION (default 10s), or as soon as about N new
     /// lines are waiting (and at least every 10s).
     #[arg(long, value_name = "DURATION|N", value_parser = parse_commit_every)]
@@ -155,7 +160,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         rejects: args.rejects.clone(),
         renamed: Vec::new(),
         skip_unready: false,
-        compact: true,
+        compact: args.follow || args.compact,
     };
     if args.commit_every.is_some() && !args.follow {
         return Err(usage_error(

@@ -1,6 +1,6 @@
 //! `logscope watch`: the live dashboard (ratatui), one frame with `--once`, the alerts'
 //! backtest with `--backtest`; flags, drawing and keys only — frames, alerts and the
-//! follow are `engine::watch`'s.
+//! follow are `reports::live`'s.
 
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
@@ -30,7 +30,7 @@ use crate::engine::envelope::Envelope;
 use crate::engine::error::{exit, usage_error};
 use crate::engine::follow::{CommitEvery, FollowJob};
 use crate::engine::ingest::IngestJob;
-use crate::engine::watch::{self, Alerted, Live, LiveEvent, WatchJob, Watcher};
+use crate::reports::live::{self as watch, Alerted, Live, LiveEvent, WatchJob, Watcher};
 use crate::store::LockWait;
 
 /// Arguments of `logscope watch`.
@@ -599,17 +599,17 @@ fn draw(
     ])
     .render(rows[4], buf);
 
-    // Top lists side by side: prefixes and agents, ASNs too when wide enough.
+    // Top lists side by side: prefixes and agents, ASNs between them when wide enough.
     let mut lists: Vec<(&str, &[TopLine])> = vec![("top prefixes", &fr.prefixes)];
-    if !fr.asns.is_empty() && area.width >= 120 {
+    if !fr.asns.is_empty() && area.width >= 100 {
         lists.push(("top AS", &fr.asns));
     }
     lists.push(("top agents", &fr.agents));
     let constraints: Vec<Constraint> = match lists.len() {
         2 => vec![Constraint::Length(40), Constraint::Min(20)],
         _ => vec![
-            Constraint::Length(40),
-            Constraint::Length(40),
+            Constraint::Length(36),
+            Constraint::Length(32 + area.width.saturating_sub(100) / 4),
             Constraint::Min(20),
         ],
     };
@@ -636,7 +636,7 @@ fn draw(
         Paragraph::new(lines).render(*r, buf);
     }
 
-    let mut lines: Vec<Line> = Vec::new();
+    let mut lines: Vec<Line> = vec![Line::raw("")];
     if !fr.limits.is_empty() {
         lines.push(Line::styled("limits: would refuse in the window", bold));
         for l in &fr.limits {
@@ -683,8 +683,11 @@ fn draw(
             ]));
         }
     }
-    for l in log.iter().rev().take(5) {
-        lines.push(Line::raw(l.clone()));
+    if !log.is_empty() {
+        lines.push(Line::styled("alert log (the data's time)", bold));
+        for l in log.iter().rev().take(5) {
+            lines.push(Line::raw(format!("  {l}")));
+        }
     }
     Paragraph::new(lines).render(rows[7], buf);
     Paragraph::new(Line::styled(

@@ -2,7 +2,7 @@
 //! [`clock`]), where they come from ([`rows`]: log files or the dataset, [`inputs`]),
 //! the one interface every report is built on and its driver ([`report`]), the replay
 //! pipeline ([`replay`]), the ingest into the dataset ([`ingest`]) and
-//! following live logs into it ([`follow`]), the live view and its alerts ([`watch`]), and the errors
+//! following live logs into it ([`follow`]), and the errors
 //! and exit statuses they share ([`error`]), and the JSON envelope every command's
 //! result starts with ([`envelope`]).
 
@@ -16,4 +16,3 @@ pub mod replay;
 pub mod report;
 pub mod rows;
 pub mod selection;
-pub mod watch;

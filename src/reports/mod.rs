@@ -1,7 +1,8 @@
 //! The reports, each on the engine's [`Report`](crate::engine::report::Report)
 //! interface: the columns and classes it reads, its fast path (a tally per batch where the
 //! batch is decoded) and how it finishes. The commands in `cli/` parse flags and call
-//! [`run`](crate::engine::report::run) with one of these.
+//! [`run`](crate::engine::report::run) with one of these. [`live`] composes them into the
+//! frames, alerts and live loop of `logscope watch`.
 
 pub mod agents;
 pub mod block;
@@ -10,6 +11,7 @@ pub mod concentration;
 pub mod diff;
 pub mod fingerprint;
 pub mod heavy;
+pub mod live;
 pub mod timeline;
 pub mod top;
 pub mod watch;

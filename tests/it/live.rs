@@ -237,7 +237,7 @@ fn compaction_merges_small_parts_and_changes_no_report() {
     for chunk in src.chunks(100) {
         append(&log, &(chunk.join("\n") + "\n"));
         let out = logscope(&small)
-            .args(["ingest", "a.log"])
+            .args(["ingest", "--compact", "a.log"])
             .current_dir(dir.path())
             .output()
             .unwrap();

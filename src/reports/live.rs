@@ -1,10 +1,10 @@
-//! `logscope watch`: frames of the live view over the dataset (or log files), the alert
+//! The live view of `logscope watch`, composed of the reports: frames over the dataset (or log files), the alert
 //! rules evaluated on them, the `--on-alert` commands, the backtest of the rules over a
 //! past period, and the live loop (with a follow of the logs into the dataset on a
 //! thread of its own).
 //!
 //! A frame is built from the reports the batch commands use, over the same rows: the
-//! per-minute series ([`crate::reports::watch::Series`]) over the last `--span`, then
+//! per-minute series ([`super::watch::Series`]) over the last `--span`, then
 //! `top --by prefix|agent|asn` and each candidate's `replay` over the window, and the
 //! capacity report's estimate. Its clock is the latest row's, never the wall clock.
 
@@ -26,16 +26,16 @@ use logscope_core::rate::Rate;
 use logscope_core::replay::Policy;
 use logscope_core::replay::report::{DecisionsWriter, InternalMarks, ReportOptions, SpillOptions};
 
-use super::clock::Clock;
-use super::error::exit;
-use super::follow::{self, FollowJob};
-use super::replay::{ReplayJob, replay};
-use super::report;
-use super::rows::{RowSource, RowStats};
-use super::selection::Selection;
-use crate::reports::capacity::Capacity;
-use crate::reports::top::Top;
-use crate::reports::watch::Series;
+use super::capacity::Capacity;
+use super::top::Top;
+use super::watch::Series;
+use crate::engine::clock::Clock;
+use crate::engine::error::exit;
+use crate::engine::follow::{self, FollowJob};
+use crate::engine::replay::{ReplayJob, replay};
+use crate::engine::report;
+use crate::engine::rows::{RowSource, RowStats};
+use crate::engine::selection::Selection;
 use crate::store::{Dataset, TABLE};
 
 /// Builds the selection of the command's flags, once per pass.
