@@ -22,8 +22,8 @@ SECONDS_EACH=${SECONDS_EACH:-30}
 [ -x "$BIN" ] || { echo "no release binary at $BIN: run cargo build --release" >&2; exit 1; }
 [ -f "$LOG" ] || python3 benches/gen_combined.py -n 20000000 --days 120 -o "$LOG"
 
-echo "| appended lines/s | seconds | lines | max backlog (lines) | all committed after the writer stopped | follower CPU (100% = one core) | commits, parts at the end |"
-echo "|---:|---:|---:|---:|---:|---:|---:|"
+echo "| appended lines/s | seconds | lines | max backlog (lines) | all committed after the writer stopped | follower CPU (100% = one core) | follower peak RSS | commits, parts at the end |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 for RATE in $RATES; do
   WORK=$(mktemp -d /var/tmp/logscope-follow.XXXXXX)
   python3 - "$BIN" "$LOG" "$WORK" "$RATE" "$SECONDS_EACH" <<'PY'
@@ -50,6 +50,12 @@ def committed():
         return json.loads(out.stdout)["rows"]
     except Exception:
         return 0
+def peak_rss_mib():
+    with open("/proc/%d/status" % follower.pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0
 def cpu():
     with open("/proc/%d/stat" % follower.pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -77,15 +83,16 @@ while committed() < need:
         break
 caught_up = time.monotonic() - wrote_at
 used = cpu()
+rss = peak_rss_mib()
 wall = time.monotonic() - start
 follower.terminate()
 err = follower.communicate()[1].decode()
 commits = err.count("ingest #")
 info = json.loads(subprocess.run([binary, "--data", data, "info", "--json"], capture_output=True).stdout)
 assert info["rows"] == need, (info["rows"], need)
-print("| %s | %d | %s | %s | %.1f s | %.0f%% (%.1f s CPU in %.0f s) | %d, %d |" % (
+print("| %s | %d | %s | %s | %.1f s | %.0f%% (%.1f s CPU in %.0f s) | %.0f MiB | %d, %d |" % (
     format(rate, ","), secs, format(need, ","), format(backlog, ","), caught_up,
-    100 * used / wall, used, wall, commits, info["parts"]))
+    100 * used / wall, used, wall, rss, commits, info["parts"]))
 PY
   rm -rf "$WORK"
 done

@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration as StdDuration, Instant};
 
 use clap::Args;
@@ -286,6 +286,9 @@ pub fn run(data: &Path, args: WatchArgs) -> anyhow::Result<i32> {
     ] {
         signal_hook::flag::register(sig, stop.clone())?;
     }
+    let resized = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGWINCH, resized.clone())?;
+    let keys = std::io::stdin().is_terminal();
     let follow = if args.follow {
         Some((
             data.to_path_buf(),
@@ -325,7 +328,7 @@ pub fn run(data: &Path, args: WatchArgs) -> anyhow::Result<i32> {
                 if drawn.is_err() {
                     return ControlFlow::Break(());
                 }
-                wait_for_key(StdDuration::from_secs(1))
+                wait_for_key(StdDuration::from_secs(1), keys, &stop, &resized)
             }
         },
     );
@@ -364,30 +367,74 @@ fn follow_ingest(args: &WatchArgs) -> anyhow::Result<IngestJob> {
     })
 }
 
-/// Waits up to `d` for a key: q, Esc or Ctrl-C break; a resize returns at once.
-fn wait_for_key(d: StdDuration) -> ControlFlow<()> {
-    use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+/// Waits up to `d` for a key on the terminal (standard input, raw mode): q, Esc or
+/// Ctrl-C break, as do a terminal that went away (end of input, a hang-up) and `stop`
+/// (a signal); a resize (`resized`, SIGWINCH) returns at once to redraw. crossterm's
+/// event reader is not used: on a terminal that hung up it reads end-of-file forever
+/// (crossterm 0.29, `source/unix/mio.rs`), which would leave the process spinning.
+fn wait_for_key(
+    d: StdDuration,
+    keys: bool,
+    stop: &AtomicBool,
+    resized: &AtomicBool,
+) -> ControlFlow<()> {
     let until = Instant::now() + d;
     loop {
+        if stop.load(Ordering::Relaxed) {
+            return ControlFlow::Break(());
+        }
+        if resized.swap(false, Ordering::Relaxed) {
+            return ControlFlow::Continue(());
+        }
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return ControlFlow::Continue(());
         }
-        match event::poll(left) {
-            Ok(true) => match event::read() {
-                Ok(Event::Key(k)) if k.kind == KeyEventKind::Press => match k.code {
-                    KeyCode::Char('q') | KeyCode::Esc => return ControlFlow::Break(()),
-                    KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
-                        return ControlFlow::Break(());
-                    }
-                    _ => {}
-                },
-                Ok(Event::Resize(..)) => return ControlFlow::Continue(()),
-                Ok(_) => {}
-                Err(_) => return ControlFlow::Break(()),
-            },
-            Ok(false) => return ControlFlow::Continue(()),
-            Err(_) => return ControlFlow::Break(()),
+        let slice = left.min(StdDuration::from_millis(100));
+        if !keys {
+            std::thread::sleep(slice);
+            continue;
+        }
+        let mut pfd = libc::pollfd {
+            fd: 0,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the duration of the call.
+        let n = unsafe { libc::poll(&mut pfd, 1, slice.as_millis() as i32) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return ControlFlow::Break(());
+        }
+        if n == 0 {
+            continue;
+        }
+        if pfd.revents & libc::POLLIN == 0 {
+            // POLLHUP, POLLERR, POLLNVAL: the terminal is gone.
+            return ControlFlow::Break(());
+        }
+        let mut buf = [0u8; 64];
+        // SAFETY: reads at most `buf.len()` bytes into `buf`.
+        let r = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
+        if r < 0 {
+            let kind = std::io::Error::last_os_error().kind();
+            if matches!(
+                kind,
+                std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+            ) {
+                continue;
+            }
+            return ControlFlow::Break(());
+        }
+        if r == 0 {
+            return ControlFlow::Break(());
+        }
+        let got = &buf[..r as usize];
+        // q, Ctrl-C, or a lone Esc (an escape sequence — an arrow key — is not one).
+        if got.contains(&b'q') || got.contains(&3) || got == [0x1b] {
+            return ControlFlow::Break(());
         }
     }
 }

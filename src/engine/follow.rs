@@ -242,11 +242,15 @@ pub fn run(
                 .metadata()
                 .is_ok_and(|m| !ids.contains(&(m.dev(), m.ino())))
         });
-        let changed = !renamed.is_empty()
-            || files.iter().any(|f| last.get(f) != looks.get(f))
-            || last.len() != looks.len();
-        if changed {
-            job.ingest.files = files.iter().map(|f| f.display().to_string()).collect();
+        // Only what changed is read: a file that did not is read to its end already
+        // (but for a last line still without its newline, which waits for a change).
+        let todo: Vec<String> = files
+            .iter()
+            .filter(|f| last.get(*f) != looks.get(*f))
+            .map(|f| f.display().to_string())
+            .collect();
+        if !renamed.is_empty() || !todo.is_empty() {
+            job.ingest.files = todo;
             job.ingest.renamed = renamed
                 .iter()
                 .map(|r| {

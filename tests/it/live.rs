@@ -630,3 +630,54 @@ fn the_dashboard_in_a_terminal_at_80x24_and_200x50() {
         assert!(tmux.alive());
     }
 }
+
+/// A dashboard whose terminal goes away (ssh dropped: the tmux server killed) ends at
+/// once instead of spinning on a dead terminal.
+#[test]
+fn the_dashboard_ends_when_its_terminal_goes_away() {
+    let Some(tmux) = Tmux::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let cmd = format!(
+        "echo $$ > '{}'; exec env NO_COLOR=1 XDG_CONFIG_HOME=/nonexistent XDG_DATA_HOME=/nonexistent '{}' --data '{}' watch --capacity 30/1m '{}'",
+        pid_file.display(),
+        assert_cmd::cargo::cargo_bin("logscope").display(),
+        dir.path().join("data").display(),
+        storm("access.log.gz")
+    );
+    let started = tmux.run(&["new-session", "-d", "-s", "w", "-x", "80", "-y", "24", &cmd]);
+    assert!(started.status.success());
+    let mut screen = String::new();
+    for _ in 0..100 {
+        screen = tmux.capture();
+        if screen.contains("top prefixes") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(screen.contains("top prefixes"), "{screen}");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    tmux.run(&["kill-server"]);
+    // Ended: no such process, or a zombie no one reaped yet (its parent, the tmux
+    // server, is gone).
+    let ended = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
+    };
+    let gone = (0..50).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        ended()
+    });
+    if !gone {
+        // SAFETY: the test's own process, left behind.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(gone, "watch kept running after its terminal went away");
+}
