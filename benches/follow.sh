@@ -5,7 +5,10 @@
 # empty dataset. Every second the script reads how many rows are committed; the backlog
 # (lines written − rows committed) must stay within one commit interval's lines, and
 # after the writer stops every line must be committed within one interval. The
-# follower's CPU is its utime + stime over the run (from /proc). Prints Markdown rows.
+# follower's CPU is its utime + stime over the run (from /proc). The peer, in the same run:
+# GoAccess following the same file in real time (`--real-time-html`, its WebSocket server
+# on 127.0.0.1), its CPU measured the same way (its counts go to the browser over the
+# WebSocket, so that it read every line is not checked). Prints Markdown rows.
 #
 #   benches/follow.sh [LOG]        default LOG: /var/tmp/bench/access-120d.log (scale.sh's)
 #   RATES="50000 200000" SECONDS_EACH=30 benches/follow.sh
@@ -22,8 +25,8 @@ SECONDS_EACH=${SECONDS_EACH:-30}
 [ -x "$BIN" ] || { echo "no release binary at $BIN: run cargo build --release" >&2; exit 1; }
 [ -f "$LOG" ] || python3 benches/gen_combined.py -n 20000000 --days 120 -o "$LOG"
 
-echo "| appended lines/s | seconds | lines | max backlog (lines) | all committed after the writer stopped | follower CPU (100% = one core) | follower peak RSS | commits, parts at the end |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| appended lines/s | seconds | lines | max backlog (lines) | all committed after the writer stopped | follower CPU (100% = one core) | follower peak RSS | commits, parts at the end | GoAccess following the same file: CPU, peak RSS |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for RATE in $RATES; do
   WORK=$(mktemp -d /var/tmp/logscope-follow.XXXXXX)
   python3 - "$BIN" "$LOG" "$WORK" "$RATE" "$SECONDS_EACH" <<'PY'
@@ -42,6 +45,11 @@ open(live, "wb").close()
 env = dict(os.environ, NO_COLOR="1")
 follower = subprocess.Popen([binary, "--data", data, "ingest", "--follow", "--commit-every", "10s", live],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+goaccess = None
+if subprocess.run(["sh", "-c", "command -v goaccess"], capture_output=True).returncode == 0:
+    goaccess = subprocess.Popen(["goaccess", live, "--log-format=COMBINED", "-o", os.path.join(work, "ga.html"),
+                                 "--real-time-html", "--addr=127.0.0.1", "--port=7893"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 def committed():
     if not os.path.exists(os.path.join(data, "requests")):
         return 0
@@ -50,14 +58,14 @@ def committed():
         return json.loads(out.stdout)["rows"]
     except Exception:
         return 0
-def peak_rss_mib():
-    with open("/proc/%d/status" % follower.pid) as f:
+def peak_rss_mib(pid):
+    with open("/proc/%d/status" % pid) as f:
         for line in f:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     return 0
-def cpu():
-    with open("/proc/%d/stat" % follower.pid) as f:
+def cpu(pid):
+    with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 start = time.monotonic()
@@ -82,17 +90,23 @@ while committed() < need:
     if time.monotonic() - wrote_at > 120:
         break
 caught_up = time.monotonic() - wrote_at
-used = cpu()
-rss = peak_rss_mib()
+used = cpu(follower.pid)
+rss = peak_rss_mib(follower.pid)
+peer = "not installed"
+if goaccess:
+    peer = "%.0f%% (%.1f s), %.0f MiB" % (100 * cpu(goaccess.pid) / (time.monotonic() - start),
+                                         cpu(goaccess.pid), peak_rss_mib(goaccess.pid))
+    goaccess.terminate()
+    goaccess.wait()
 wall = time.monotonic() - start
 follower.terminate()
 err = follower.communicate()[1].decode()
 commits = err.count("ingest #")
 info = json.loads(subprocess.run([binary, "--data", data, "info", "--json"], capture_output=True).stdout)
 assert info["rows"] == need, (info["rows"], need)
-print("| %s | %d | %s | %s | %.1f s | %.0f%% (%.1f s CPU in %.0f s) | %.0f MiB | %d, %d |" % (
+print("| %s | %d | %s | %s | %.1f s | %.0f%% (%.1f s CPU in %.0f s) | %.0f MiB | %d, %d | %s |" % (
     format(rate, ","), secs, format(need, ","), format(backlog, ","), caught_up,
-    100 * used / wall, used, wall, rss, commits, info["parts"]))
+    100 * used / wall, used, wall, rss, commits, info["parts"], peer))
 PY
   rm -rf "$WORK"
 done
