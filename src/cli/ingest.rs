@@ -25,6 +25,7 @@ use crate::store::ingest::IngestSummary;
 #[command(after_help = "Examples:
   logscope ingest /var/log/nginx/access.log*          rotated set, .gz/.zst recognised by content
   zcat old.log.gz | logscope ingest -                 from standard input
+  logscope ingest --follow '/var/log/nginx/access.log*'   live, like tail -F, until Ctrl-C
   logscope ingest --log-format '$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\" $request_time' access.log
 
 Ingesting the same file again adds nothing; a file that grew adds only its new lines; a
