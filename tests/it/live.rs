@@ -681,3 +681,70 @@ fn the_dashboard_ends_when_its_terminal_goes_away() {
     }
     assert!(gone, "watch kept running after its terminal went away");
 }
+
+/// The live path end to end: `watch --follow` follows a growing log into the dataset and
+/// shows it; the storm's lines arrive, the alert fires at its crossing and
+/// `--exit-on-alert` ends the watch with status 5, its alert log on stderr.
+#[test]
+fn watch_follow_fires_the_alert_live_and_exits_5() {
+    let Some(tmux) = Tmux::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("live.log");
+    let all = std::process::Command::new("gzip")
+        .args(["-dc", &storm("access.log.gz")])
+        .output()
+        .unwrap()
+        .stdout;
+    let all = String::from_utf8(all).unwrap();
+    // (day, hour) of a line: `[04/Nov/2026:13:…`.
+    let when = |l: &str| -> (u32, u32) {
+        let t = &l[l.find('[').unwrap() + 1..];
+        (t[..2].parse().unwrap(), t[12..14].parse().unwrap())
+    };
+    let before: Vec<&str> = all.lines().filter(|l| when(l) < (4, 13)).collect();
+    let first: Vec<&str> = all
+        .lines()
+        .filter(|l| (4, 13) <= when(l) && when(l) < (4, 14))
+        .collect();
+    append(&log, &(before.join("\n") + "\n"));
+    let err = dir.path().join("err");
+    let cmd = format!(
+        "env NO_COLOR=1 XDG_CONFIG_HOME=/nonexistent XDG_DATA_HOME=/nonexistent '{}' --data '{}' watch --follow --capacity 30/1m --alert 'heavy > 200/10m' --exit-on-alert '{}' 2> '{}'; echo EXITED $?; sleep 30",
+        assert_cmd::cargo::cargo_bin("logscope").display(),
+        dir.path().join("data").display(),
+        log.display(),
+        err.display()
+    );
+    let started = tmux.run(&["new-session", "-d", "-s", "w", "-x", "80", "-y", "24", &cmd]);
+    assert!(started.status.success());
+    let mut screen = String::new();
+    for _ in 0..150 {
+        screen = tmux.capture();
+        if screen.contains("ok     heavy > 200/10m") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        screen.contains("ok     heavy > 200/10m"),
+        "before the storm:\n{screen}"
+    );
+    // The storm's first hour arrives.
+    append(&log, &(first.join("\n") + "\n"));
+    let mut after = String::new();
+    for _ in 0..150 {
+        after = tmux.capture();
+        if after.contains("EXITED") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        after.contains("EXITED 5"),
+        "the alert did not end the watch:\n{after}"
+    );
+    let told = std::fs::read_to_string(&err).unwrap();
+    let fired: Vec<&str> = told.lines().filter(|l| l.contains(" firing ")).collect();
+    assert_eq!(fired.len(), 1, "{told}");
+    assert!(fired[0].contains("heavy > 200/10m"), "{told}");
+}
