@@ -4,7 +4,7 @@
 //! process spawns chosen by a seeded generator from every command's flags × edge values,
 //! valid values and mutated valid values, each on a tiny log in a tempdir.
 //!
-//! Every run must exit 0, 1, 2, 3 or 4 — never 101 (a panic), a signal (an abort, e.g.
+//! Every run must exit 0, 1, 2, 3, 4 or 5 (`watch`: an alert fired) — never 101 (a panic), a signal (an abort, e.g.
 //! an allocation failure under the 2 GiB address-space limit each run gets) or the 30 s
 //! timeout — and print no "panicked at". Failures are collected and listed together, each
 //! as a command line to paste. `LOGSCOPE_FUZZ_SCALE=N` runs N× the spawns,
@@ -288,8 +288,43 @@ const COMMANDS: &[Cmd] = &[
             ("--quiet", Bool),
             ("--json", Bool),
             ("--dry-run", Bool),
+            ("--compact", Bool),
+            // Without --follow (which runs until a signal): a usage error, or none.
+            (
+                "--commit-every",
+                Value(&["10s", "0", "100000", "1h30", "x"]),
+            ),
         ],
         reports: false,
+    },
+    Cmd {
+        name: "watch",
+        flags: &[
+            ("--once", Bool),
+            ("--backtest", Bool),
+            ("--follow", Bool),
+            ("--window", Value(WIDTHS)),
+            ("--span", Value(WIDTHS)),
+            ("--top", Value(NUMBERS)),
+            ("--capacity", Value(RATES)),
+            ("--limit", Value(SPECS)),
+            (
+                "--alert",
+                Value(&[
+                    "heavy > 1600/10m",
+                    "errors > 5%/5m",
+                    "requests < 1/1m",
+                    "prefix_share > 20%",
+                    "heavy > 5%",
+                    "errors > 1e999%",
+                    "requests > 9999999999999999999999/1m",
+                    "x",
+                ]),
+            ),
+            ("--on-alert", Value(&["true", "exit 3"])),
+            ("--exit-on-alert", Bool),
+        ],
+        reports: true,
     },
     Cmd {
         name: "detect",
@@ -376,7 +411,7 @@ impl Run {
 
 /// Runs the binary with a 30 s timeout and a 2 GiB address-space limit; returns a
 /// description of what went wrong, if anything.
-fn run(dir: &Path, data: &Path, args: &[String], codes: &mut [u32; 5]) -> Option<String> {
+fn run(dir: &Path, data: &Path, args: &[String], codes: &mut [u32; 6]) -> Option<String> {
     let bin = assert_cmd::cargo::cargo_bin("logscope");
     let out_path = dir.join("stdout.txt");
     let err_path = dir.join("stderr.txt");
@@ -412,7 +447,7 @@ fn run(dir: &Path, data: &Path, args: &[String], codes: &mut [u32; 5]) -> Option
         return Some(format!("panicked (exit {:?}): {}", status.code(), tail()));
     }
     match (status.code(), status.signal()) {
-        (Some(c @ 0..=4), _) => {
+        (Some(c @ 0..=5), _) => {
             codes[c as usize] += 1;
             None
         }
@@ -602,7 +637,7 @@ fn option_grammars_never_crash_the_binary() {
     }
 
     let mut failures = Vec::new();
-    let mut codes = [0u32; 5];
+    let mut codes = [0u32; 6];
     for args in &runs {
         if let Some(why) = run(dir, &data, args, &mut codes) {
             failures.push(format!(
@@ -622,7 +657,7 @@ fn option_grammars_never_crash_the_binary() {
     let total = runs.len() + special.len();
     // Shown with --nocapture: how the runs ended (a run that only ever exits 2 fuzzes
     // nothing past clap).
-    eprintln!("fuzz_cli: {total} runs; exit codes 0..=4: {codes:?}");
+    eprintln!("fuzz_cli: {total} runs; exit codes 0..=5: {codes:?}");
     assert!(
         failures.is_empty(),
         "{} of {} runs crashed (DATA = an empty or small dataset dir; FILE = a 42-line combined log):\n{}",
