@@ -73,7 +73,7 @@ pub struct WatchArgs {
     pub once: bool,
 
     /// Run the alerts over the whole input as a live watch would have, a minute at a
-    /// time, and print each crossing (count and ratio rules; not the *_share ones).
+    /// time, and print each crossing (every rule but asn_share).
     #[arg(long)]
     pub backtest: bool,
 
@@ -168,12 +168,14 @@ pub fn run(data: &Path, args: WatchArgs) -> anyhow::Result<i32> {
         ));
     }
     if args.backtest
-        && let Some(r) = args.alert.iter().find(|r| r.metric.is_share())
+        && args
+            .alert
+            .iter()
+            .any(|r| r.metric == logscope_core::forensics::alert::Metric::AsnShare)
     {
-        return Err(usage_error(format!(
-            "--backtest evaluates counts and ratios, not {} (a top value's share is told live and by --once); e.g. --alert 'errors > 5%/5m'",
-            r.metric.name()
-        )));
+        return Err(usage_error(
+            "--backtest evaluates asn_share only live and with --once (an AS per address over the whole input); e.g. --alert 'prefix_share > 20%'",
+        ));
     }
     for spec in &args.limit {
         if let Err(e) = logscope_core::replay::Policy::from_spec(spec) {

@@ -16,10 +16,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use logscope_core::duration::Duration;
-use logscope_core::forensics::alert::{Crossing, Rule, Shares, State};
+use std::collections::HashMap;
+
+use logscope_core::classify::ClientKey;
+use logscope_core::forensics::alert::{Crossing, Metric, Rule, Shares, State};
 use logscope_core::forensics::capacity::Scope;
 use logscope_core::forensics::live::{
-    AlertLine, Frame, LimitLine, Load, MINUTE_MS, Minutes, Point, TopLine, minute_of,
+    AlertLine, Frame, LimitLine, Load, MINUTE_MS, Point, TopLine, minute_of,
 };
 use logscope_core::forensics::top::{TopBy, TopReport, TopSort};
 use logscope_core::rate::Rate;
@@ -28,7 +31,7 @@ use logscope_core::replay::report::{DecisionsWriter, InternalMarks, ReportOption
 
 use super::capacity::Capacity;
 use super::top::Top;
-use super::watch::Series;
+use super::watch::{PerMinute, Series};
 use crate::engine::clock::Clock;
 use crate::engine::error::exit;
 use crate::engine::follow::{self, FollowJob};
@@ -175,7 +178,8 @@ impl<'a> Watcher<'a> {
             raise_since(&mut sel, from);
         }
         let clock = sel.clock.clone();
-        let (minutes, stats) = report::run(&self.source, &mut sel, Series::new(Some(keep)))?;
+        let (out, stats) = report::run(&self.source, &mut sel, Series::new(Some(keep)))?;
+        let minutes = out.minutes;
         self.stats = Some(stats);
         let Some(latest) = minutes.latest() else {
             return Ok(None);
@@ -349,9 +353,12 @@ fn time_text(clock: &Clock, utc_ms: i64) -> String {
     logscope_core::time::local_rfc3339_ms(local, local - utc_ms)
 }
 
-/// Evaluates the count and ratio rules at the end of every minute of the input, from
-/// its first minute to its last (minutes without rows included), as a live watch would
-/// have: the crossings in order. Memory: one entry per minute that holds rows.
+/// Evaluates the rules at the end of every minute of the input, from its first minute
+/// to its last (minutes without rows included), as a live watch would have: the
+/// crossings in order. `prefix_share` and `agent_share` are the top value's share of
+/// the window ending with that minute (`asn_share` is told live only). Memory: one
+/// entry per minute that holds rows, and with a share rule each minute's distinct
+/// prefixes or agents.
 pub fn backtest(
     source: &RowSource,
     make_sel: MakeSelection<'_>,
@@ -359,15 +366,33 @@ pub fn backtest(
 ) -> anyhow::Result<(Vec<Alerted>, RowStats)> {
     let mut sel = make_sel()?;
     let clock = sel.clock.clone();
-    let (minutes, stats): (Minutes, _) = report::run(source, &mut sel, Series::new(None))?;
+    let wants = |m: Metric| job.alerts.iter().any(|r| r.metric == m);
+    let series =
+        Series::new(None).with_shares(wants(Metric::PrefixShare), wants(Metric::AgentShare));
+    let (got, stats) = report::run(source, &mut sel, series)?;
+    let minutes = got.minutes;
     let mut out = Vec::new();
     let (Some((first, _)), Some(latest)) = (minutes.iter().next(), minutes.latest()) else {
         return Ok((out, stats));
     };
+    let mut prefixes = got.prefixes.map(Sliding::new);
+    let mut agents = got.agents.map(Sliding::new);
+    let window = job.window as i64 * MINUTE_MS;
     let mut states = vec![State::default(); job.alerts.len()];
-    let shares = Shares::default();
     let mut m = first;
     while m <= minute_of(latest) {
+        let requests = minutes.sum(m, job.window).requests;
+        let share = |top: Option<u64>| {
+            top.filter(|_| requests > 0)
+                .map(|n| n as f64 / requests as f64)
+        };
+        let top_prefix = prefixes.as_mut().and_then(|p| p.advance(m, window));
+        let top_agent = agents.as_mut().and_then(|a| a.advance(m, window));
+        let shares = Shares {
+            prefix: share(top_prefix.map(|(_, n)| n)),
+            asn: None,
+            agent: share(top_agent.map(|(_, n)| n)),
+        };
         for (rule, state) in job.alerts.iter().zip(states.iter_mut()) {
             let value = rule.value(&minutes, m, job.window, &shares);
             if let (Some(c), Some(v)) = (state.update(rule, value), value) {
@@ -377,13 +402,61 @@ pub fn backtest(
                     value: v,
                     threshold: rule.limit(),
                     at: time_text(&clock, m + MINUTE_MS),
-                    top_prefix: None,
+                    top_prefix: top_prefix.and_then(|(k, _)| match k {
+                        ClientKey::Net { .. } => Some(k.to_string()),
+                        ClientKey::Name(_) => None,
+                    }),
                 });
             }
         }
         m += MINUTE_MS;
     }
     Ok((out, stats))
+}
+
+/// Requests per value over a window that slides a minute at a time.
+struct Sliding<K> {
+    per_minute: PerMinute<K>,
+    sums: HashMap<K, u64>,
+    /// Minutes added so far (all before this one).
+    next: i64,
+}
+
+impl<K: std::hash::Hash + Eq + Clone> Sliding<K> {
+    fn new(per_minute: PerMinute<K>) -> Sliding<K> {
+        Sliding {
+            per_minute,
+            sums: HashMap::new(),
+            next: i64::MIN,
+        }
+    }
+
+    /// Moves the window to end with minute `m` (`window` ms long) and gives its top
+    /// value and count (ties: the first found; only the count is compared).
+    fn advance(&mut self, m: i64, window: i64) -> Option<(K, u64)> {
+        if let Some(counts) = self.per_minute.get(&m)
+            && self.next <= m
+        {
+            for (k, n) in counts {
+                *self.sums.entry(k.clone()).or_default() += n;
+            }
+        }
+        self.next = m + MINUTE_MS;
+        if let Some(counts) = self.per_minute.get(&(m - window)) {
+            for (k, n) in counts {
+                if let Some(s) = self.sums.get_mut(k) {
+                    *s -= n;
+                    if *s == 0 {
+                        self.sums.remove(k);
+                    }
+                }
+            }
+        }
+        self.sums
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(k, n)| (k.clone(), *n))
+    }
 }
 
 /// Starts `--on-alert CMD` (`sh -c CMD`) with the crossing in its environment:

@@ -452,12 +452,10 @@ fn an_alert_fires_once_at_the_crossing_of_the_storm() {
     assert!(env[1].starts_with("resolved|heavy > 200/10m|"), "{env:?}");
 }
 
-/// `2026-11-04T13:07:00.000Z` minus `m` minutes, as `--since` takes it.
+/// `2026-11-04T13:07:00.000Z` minus `m` minutes, as `--since` takes it (UTC).
 fn logscope_time_minus(at: &str, m: i64) -> String {
-    let h: i64 = at[11..13].parse().unwrap();
-    let min: i64 = at[14..16].parse().unwrap();
-    let t = h * 60 + min - m;
-    format!("{}T{:02}:{:02}", &at[..10], t / 60, t % 60)
+    let t = chrono::DateTime::parse_from_rfc3339(at).unwrap() - chrono::Duration::minutes(m);
+    t.format("%Y-%m-%dT%H:%M").to_string()
 }
 
 #[test]
@@ -470,7 +468,7 @@ fn watch_refuses_bad_rules_and_a_dashboard_without_a_terminal() {
         vec!["watch", "--once", "--alert", "latency > 3/1m", &log],
         vec!["watch", "--once", "--window", "90s", &log],
         vec!["watch", "--backtest", &log],
-        vec!["watch", "--backtest", "--alert", "prefix_share > 20%", &log],
+        vec!["watch", "--backtest", "--alert", "asn_share > 20%", &log],
         vec!["watch", "--once", "--limit", "lots", &log],
         vec!["watch", "--follow"],
         vec!["watch", &log],
@@ -747,4 +745,43 @@ fn watch_follow_fires_the_alert_live_and_exits_5() {
     let fired: Vec<&str> = told.lines().filter(|l| l.contains(" firing ")).collect();
     assert_eq!(fired.len(), 1, "{told}");
     assert!(fired[0].contains("heavy > 200/10m"), "{told}");
+}
+
+/// A backtest of share rules: at each crossing, the value is `top`'s first share over the
+/// window ending there.
+#[test]
+fn a_backtest_of_share_rules_gives_top_s_shares() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let log = storm("access.log.gz");
+    let out = logscope(&data)
+        .args(["watch", "--backtest", "--format", "json"])
+        .args([
+            "--alert",
+            "prefix_share > 10%",
+            "--alert",
+            "agent_share > 20%",
+        ])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let crossings = v["crossings"].as_array().unwrap();
+    assert!(crossings.len() >= 4, "{v}");
+    for c in crossings {
+        let at = c["at"].as_str().unwrap();
+        let by = if c["rule"].as_str().unwrap().starts_with("prefix") {
+            "prefix"
+        } else {
+            "agent"
+        };
+        let (since, until) = (logscope_time_minus(at, 10), logscope_time_minus(at, 0));
+        let t = crate::common::ok_json(
+            logscope(&data)
+                .args(["top", "--by", by, "--format", "json", "--limit", "1"])
+                .args(["--since", &since, "--until", &until, &log]),
+        );
+        assert_eq!(c["value"], t["rows"][0]["share"], "{by} at {at}: {c}");
+    }
 }
