@@ -42,7 +42,7 @@ pub struct IngestArgs {
     #[command(flatten)]
     pub format: FormatArgs,
 
-    /// Write every bad line, verbatim, to this file.
+    /// Write every bad line, verbatim, to this file (with --follow: added to it).
     #[arg(long, value_name = "FILE")]
     pub rejects: Option<PathBuf>,
 
@@ -159,6 +159,7 @@ pub fn run(data: &Path, args: IngestArgs) -> anyhow::Result<i32> {
         dry_run: args.dry_run,
         max_bad: args.max_bad,
         rejects: args.rejects.clone(),
+        append_rejects: false,
         renamed: Vec::new(),
         skip_unready: false,
         compact: args.follow || args.compact,

@@ -363,6 +363,7 @@ fn follow_ingest(args: &WatchArgs) -> anyhow::Result<IngestJob> {
         dry_run: false,
         max_bad: 1.0,
         rejects: None,
+        append_rejects: false,
         renamed: Vec::new(),
         skip_unready: true,
         compact: true,

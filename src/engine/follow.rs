@@ -134,6 +134,9 @@ pub fn run(
 ) -> anyhow::Result<i32> {
     let patterns = std::mem::take(&mut job.ingest.files);
     job.ingest.skip_unready = true;
+    // One follow, however often restarted, is one stream: its bad lines are added to
+    // `--rejects` (resumed runs read no line twice).
+    job.ingest.append_rejects = true;
     let mut held: BTreeMap<String, Held> = BTreeMap::new();
     let mut missing: BTreeMap<String, bool> = BTreeMap::new();
     let mut renamed: Vec<Renamed> = Vec::new();

@@ -2,7 +2,6 @@
 //! telling the caller what happens as it goes ([`Event`]).
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -44,6 +43,8 @@ pub struct IngestJob {
     pub max_bad: f64,
     /// Write every bad line, verbatim, to this file.
     pub rejects: Option<PathBuf>,
+    /// Add to the `rejects` file instead of starting it anew (a follow's later runs).
+    pub append_rejects: bool,
     /// Files read under another name, before `files` (a followed file renamed or
     /// removed, read through its open descriptor under the name it was followed by).
     pub renamed: Vec<(PathBuf, String)>,
@@ -173,7 +174,13 @@ pub fn run(
     let mut parts = Vec::new();
     let mut rejects = match &job.rejects {
         Some(p) => Some(BufWriter::new(
-            File::create(p).with_context(|| format!("--rejects {}", p.display()))?,
+            std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .append(job.append_rejects)
+                .truncate(!job.append_rejects)
+                .open(p)
+                .with_context(|| format!("--rejects {}", p.display()))?,
         )),
         None => None,
     };

@@ -785,3 +785,33 @@ fn a_backtest_of_share_rules_gives_top_s_shares() {
         assert_eq!(c["value"], t["rows"][0]["share"], "{by} at {at}: {c}");
     }
 }
+
+/// `--rejects` of a follow keeps the bad lines of every commit, not only the last one's,
+/// and of an earlier follow of the same files.
+#[test]
+fn a_follow_keeps_every_commits_rejected_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let log = dir.path().join("access.log");
+    let rejects = dir.path().join("rejects.txt");
+    append(&log, &(lines(0..100) + "not a log line one\n"));
+    std::fs::write(&rejects, "from an earlier follow\n").unwrap();
+    let mut f = live(&data)
+        .current_dir(dir.path())
+        .args(["ingest", "--follow", "--commit-every", "1s", "--rejects"])
+        .arg(&rejects)
+        .arg("access.log")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    settles_at(&data, 100, "the first bad line", &mut f);
+    append(&log, &(lines(100..200) + "not a log line two\n"));
+    settles_at(&data, 200, "the second bad line", &mut f);
+    let (code, err) = stop(f);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&rejects).unwrap(),
+        "from an earlier follow\nnot a log line one\nnot a log line two\n"
+    );
+}
