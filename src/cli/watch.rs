@@ -238,8 +238,13 @@ pub fn run(data: &Path, args: WatchArgs) -> anyhow::Result<i32> {
     }
     let estimate = match args.capacity {
         Some(_) => Err(String::new()),
+        // Live, the estimate's read (before the dashboard takes the screen) is the one
+        // that tells the files' bad lines; --once tells them in its frame's read.
+        None if args.once => watch::estimate(&source.quiet(), &make_sel)?,
         None => watch::estimate(&source, &make_sel)?,
     };
+    // Live, the frames' reads say nothing on stderr: it is the dashboard's terminal.
+    let source = if args.once { source } else { source.quiet() };
     let mut watcher = Watcher::new(source, &make_sel, job.clone(), estimate);
 
     if args.once {

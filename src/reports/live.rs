@@ -85,11 +85,12 @@ pub type Estimate = Result<f64, String>;
 
 /// Estimates the capacity from the whole input: the heavy requests a minute the backend
 /// held before its first stall (the capacity report, 1-minute windows); an explanation
-/// when it never stalled or nothing was read.
+/// when it never stalled or nothing was read. The source's bad lines are told on stderr
+/// unless it is quiet.
 pub fn estimate(source: &RowSource, make_sel: MakeSelection<'_>) -> anyhow::Result<Estimate> {
     let mut sel = make_sel()?;
     let by = Duration::from_ms(MINUTE_MS as u64).expect("a minute");
-    let (r, _) = report::run(&source.quiet(), &mut sel, Capacity::new(by, Scope::Heavy))?;
+    let (r, _) = report::run(source, &mut sel, Capacity::new(by, Scope::Heavy))?;
     let e = &r.capacity;
     Ok(match (e.reached, e.held_per_window) {
         (true, Some(held)) => Ok(held as f64),

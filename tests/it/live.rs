@@ -815,3 +815,61 @@ fn a_follow_keeps_every_commits_rejected_lines() {
         "from an earlier follow\nnot a log line one\nnot a log line two\n"
     );
 }
+
+/// A watched log with bad lines: they are told once, before the dashboard takes the
+/// screen, and never written over the dashboard when the file grows.
+#[test]
+fn bad_lines_never_write_over_the_dashboard() {
+    let Some(tmux) = Tmux::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    append(&log, &(lines(0..300) + "not a log line one\n"));
+    let cmd = format!(
+        "env NO_COLOR=1 XDG_CONFIG_HOME=/nonexistent XDG_DATA_HOME=/nonexistent '{}' --data '{}' watch '{}'; echo EXITED $?; sleep 30",
+        assert_cmd::cargo::cargo_bin("logscope").display(),
+        dir.path().join("data").display(),
+        log.display()
+    );
+    let started = tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "w",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &cmd,
+    ]);
+    assert!(started.status.success());
+    let wait_for = |what: &str| {
+        let mut screen = String::new();
+        for _ in 0..100 {
+            screen = tmux.capture();
+            if screen.contains(what) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        screen
+    };
+    let screen = wait_for("300 requests");
+    assert!(screen.contains("300 requests"), "{screen}");
+    // The file grows, with another bad line: the next frame reads it again.
+    append(&log, &(lines(300..310) + "not a log line two\n"));
+    let screen = wait_for("310 requests");
+    assert!(screen.contains("310 requests"), "{screen}");
+    std::thread::sleep(Duration::from_millis(300));
+    let screen = tmux.capture();
+    assert!(
+        !screen.contains("not a log line"),
+        "a bad line over the dashboard:\n{screen}"
+    );
+    tmux.run(&["send-keys", "-t", "w", "q"]);
+    let after = wait_for("EXITED");
+    assert!(after.contains("EXITED 0"), "{after}");
+    assert!(
+        after.contains(":301: ") && after.contains("not a log line one"),
+        "told before the dashboard:\n{after}"
+    );
+}
