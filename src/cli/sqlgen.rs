@@ -1,4 +1,4 @@
-//! `--sql duckdb|spark|trino` of the reports: instead of running a report, print the SQL
+//! `--sql duckdb|spark|clickhouse` of the reports: instead of running a report, print the SQL
 //! that computes it over the dataset's Parquet files in that engine (its "twin", see
 //! `logscope_core::sqlgen`), with the same selection and classification. The agent
 //! classes are a `VALUES` table of the dataset's distinct User-Agent strings classified
@@ -22,8 +22,8 @@ use crate::store::scan::Columns;
 /// The `--sql` options every report flattens in.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SqlArgs {
-    /// Print the SQL that computes this report in DuckDB, Spark or Trino over the
-    /// dataset's Parquet files (the report is not run): duckdb, spark, trino.
+    /// Print the SQL that computes this report in DuckDB, Spark or ClickHouse over the
+    /// dataset's Parquet files (the report is not run): duckdb, spark, clickhouse.
     #[arg(long, value_name = "ENGINE", value_parser = engine_arg, help_heading = "SQL twin")]
     pub sql: Option<Dialect>,
 
@@ -36,7 +36,7 @@ pub struct SqlArgs {
 
 fn engine_arg(s: &str) -> Result<Dialect, String> {
     Dialect::parse(s).ok_or_else(|| {
-        format!("{s:?} is not an engine: duckdb, spark or trino (e.g. --sql duckdb)")
+        format!("{s:?} is not an engine: duckdb, spark or clickhouse (e.g. --sql duckdb)")
     })
 }
 
@@ -221,7 +221,7 @@ pub fn parts(
 /// Prints a script.
 pub fn print(p: &Parts, script: &sqlgen::Script) -> anyhow::Result<i32> {
     use std::io::Write;
-    let text = script.render(p.dialect, &p.dialect.header(&p.source));
+    let text = script.render(p.dialect, &p.dialect.header());
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;

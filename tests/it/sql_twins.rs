@@ -147,7 +147,7 @@ fn run_engine(script: &str, files: &[PathBuf]) -> Option<Value> {
         println!("SKIPPED: {script}: {m} not installed");
         assert!(
             std::env::var_os("CI").is_none(),
-            "{m} is required in CI (python3 -m pip install duckdb pyspark; Java 17)"
+            "{m} is required in CI (python3 -m pip install duckdb pyspark chdb; Java 17)"
         );
         return None;
     }
@@ -482,7 +482,7 @@ const CASES: &[&[&str]] = &[
 ];
 
 #[test]
-fn twins_give_logscope_numbers_in_duckdb_and_spark() {
+fn twins_give_logscope_numbers_in_duckdb_spark_and_clickhouse() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let log = write_log(dir.path());
@@ -497,19 +497,23 @@ fn twins_give_logscope_numbers_in_duckdb_and_spark() {
         String::from_utf8_lossy(&out.stderr)
     );
     let mut expected = Vec::new();
-    let (mut duck, mut spark) = (Vec::new(), Vec::new());
+    let (mut duck, mut spark, mut ch) = (Vec::new(), Vec::new(), Vec::new());
     for (i, args) in CASES.iter().enumerate() {
         expected.push(run_json(&data, args));
         let d = dir.path().join(format!("case{i:02}.duckdb.sql"));
         let s = dir.path().join(format!("case{i:02}.spark.sql"));
         write_twin(&data, args, "duckdb", &d);
+        let c = dir.path().join(format!("case{i:02}.clickhouse.sql"));
         write_twin(&data, args, "spark", &s);
+        write_twin(&data, args, "clickhouse", &c);
         duck.push(d);
         spark.push(s);
+        ch.push(c);
     }
     for (engine, script, files) in [
         ("duckdb", "run_duckdb.py", &duck),
         ("spark", "run_spark.py", &spark),
+        ("clickhouse", "run_clickhouse.py", &ch),
     ] {
         let Some(results) = run_engine(script, files) else {
             continue;

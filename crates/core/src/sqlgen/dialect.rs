@@ -1,4 +1,4 @@
-//! The three SQL dialects a twin is written in (DuckDB, Spark SQL, Trino): literals,
+//! The three SQL dialects a twin is written in (DuckDB, Spark SQL, ClickHouse): literals,
 //! regex matching, bit arithmetic, epoch milliseconds, local time and the file source.
 
 use std::fmt::Write as _;
@@ -10,17 +10,18 @@ pub enum Dialect {
     DuckDb,
     /// Apache Spark SQL (Java regexes, ``parquet.`path` ``, backslash escapes in literals).
     Spark,
-    /// Trino (Joni regexes; the dataset as a Hive table over the Parquet directory).
-    Trino,
+    /// ClickHouse (RE2 regexes, `file()`/`s3()` table functions, backslash escapes in
+    /// literals; setup views inlined as `WITH`).
+    ClickHouse,
 }
 
 impl Dialect {
-    /// Parses `duckdb`, `spark`, `trino`.
+    /// Parses `duckdb`, `spark`, `clickhouse`.
     pub fn parse(s: &str) -> Option<Dialect> {
         match s.trim().to_ascii_lowercase().as_str() {
             "duckdb" => Some(Dialect::DuckDb),
             "spark" | "sparksql" | "spark-sql" => Some(Dialect::Spark),
-            "trino" | "presto" => Some(Dialect::Trino),
+            "clickhouse" | "ch" | "chdb" => Some(Dialect::ClickHouse),
             _ => None,
         }
     }
@@ -30,13 +31,14 @@ impl Dialect {
         match self {
             Dialect::DuckDb => "duckdb",
             Dialect::Spark => "spark",
-            Dialect::Trino => "trino",
+            Dialect::ClickHouse => "clickhouse",
         }
     }
 
-    /// A string literal. Quotes and (for Spark) backslashes are escaped; control and
-    /// bidi characters (log text may hold them) are spliced in with `chr(n)`, so the
-    /// query is safe to show on a terminal and means exactly the stored text.
+    /// A string literal. Quotes and (for Spark and ClickHouse) backslashes are escaped;
+    /// control and bidi characters (log text may hold them) are spliced in with `chr(n)`
+    /// (ClickHouse: `unhex` of their UTF-8), so the query is safe to show on a terminal
+    /// and means exactly the stored text.
     pub fn lit(self, s: &str) -> String {
         let mut parts: Vec<String> = Vec::new();
         let mut cur = String::new();
@@ -44,7 +46,7 @@ impl Dialect {
             if unsafe_char(c) {
                 parts.push(self.plain_lit(&cur));
                 cur.clear();
-                parts.push(format!("chr({})", c as u32));
+                parts.push(self.char_expr(c));
             } else {
                 cur.push(c);
             }
@@ -58,13 +60,28 @@ impl Dialect {
         format!("({})", parts.join(" || "))
     }
 
+    fn char_expr(self, c: char) -> String {
+        match self {
+            Dialect::ClickHouse => {
+                let mut b = [0u8; 4];
+                let hex: String = c
+                    .encode_utf8(&mut b)
+                    .bytes()
+                    .map(|x| format!("{x:02X}"))
+                    .collect();
+                format!("unhex('{hex}')")
+            }
+            _ => format!("chr({})", c as u32),
+        }
+    }
+
     fn plain_lit(self, s: &str) -> String {
         let mut out = String::with_capacity(s.len() + 2);
         out.push('\'');
         for c in s.chars() {
             match c {
                 '\'' => out.push_str("''"),
-                '\\' if self == Dialect::Spark => out.push_str("\\\\"),
+                '\\' if self.backslash_escapes() => out.push_str("\\\\"),
                 c => out.push(c),
             }
         }
@@ -72,12 +89,17 @@ impl Dialect {
         out
     }
 
+    /// Whether string literals take backslash escapes (Spark, ClickHouse).
+    fn backslash_escapes(self) -> bool {
+        matches!(self, Dialect::Spark | Dialect::ClickHouse)
+    }
+
     /// A regex literal: a Rust `regex` pattern in the engine's flavour (named groups
-    /// `(?P<n>` become `(?<n>` for Java and Joni).
+    /// `(?P<n>` become `(?<n>` for Java).
     pub fn regex_lit(self, re: &str) -> String {
         match self {
-            Dialect::DuckDb => self.lit(re),
-            _ => self.lit(&re.replace("(?P<", "(?<")),
+            Dialect::Spark => self.lit(&re.replace("(?P<", "(?<")),
+            _ => self.lit(re),
         }
     }
 
@@ -88,20 +110,19 @@ impl Dialect {
         match self {
             Dialect::DuckDb => format!("regexp_matches({expr}, {p})"),
             Dialect::Spark => format!("({expr} RLIKE {p})"),
-            Dialect::Trino => format!("regexp_like({expr}, {p})"),
+            Dialect::ClickHouse => format!("match({expr}, {p})"),
         }
     }
 
     /// The first match of `re` in `expr` replaced by `with`, where `with` names groups
-    /// as `$1` (rewritten to `\1` for DuckDB).
+    /// as `$1` (rewritten to `\1` for DuckDB and ClickHouse).
     pub fn rx_replace_first(self, expr: &str, re: &str, with: &str) -> String {
         let p = self.regex_lit(re);
+        let w = with.replace('$', "\\");
         match self {
-            Dialect::DuckDb => {
-                let w = with.replace('$', "\\");
-                format!("regexp_replace({expr}, {p}, {})", self.lit(&w))
-            }
-            _ => format!("regexp_replace({expr}, {p}, {})", self.lit(with)),
+            Dialect::DuckDb => format!("regexp_replace({expr}, {p}, {})", self.lit(&w)),
+            Dialect::ClickHouse => format!("replaceRegexpOne({expr}, {p}, {})", self.lit(&w)),
+            Dialect::Spark => format!("regexp_replace({expr}, {p}, {})", self.lit(with)),
         }
     }
 
@@ -116,7 +137,7 @@ impl Dialect {
     /// Bitwise and of two bigints.
     pub fn band(self, a: &str, b: &str) -> String {
         match self {
-            Dialect::Trino => format!("bitwise_and({a}, {b})"),
+            Dialect::ClickHouse => format!("bitAnd({a}, {b})"),
             _ => format!("({a} & {b})"),
         }
     }
@@ -126,7 +147,7 @@ impl Dialect {
         match self {
             Dialect::DuckDb => format!("({a} >> {n})"),
             Dialect::Spark => format!("shiftright({a}, {n})"),
-            Dialect::Trino => format!("bitwise_right_shift_arithmetic({a}, {n})"),
+            Dialect::ClickHouse => format!("bitShiftRight({a}, {n})"),
         }
     }
 
@@ -135,7 +156,7 @@ impl Dialect {
         match self {
             Dialect::DuckDb => format!("({a} // {b})"),
             Dialect::Spark => format!("({a} div {b})"),
-            Dialect::Trino => format!("({a} / {b})"),
+            Dialect::ClickHouse => format!("intDiv({a}, {b})"),
         }
     }
 
@@ -155,7 +176,8 @@ impl Dialect {
     /// A small non-negative integer as lower-case hex without leading zeros.
     pub fn hex(self, a: &str) -> String {
         match self {
-            Dialect::Trino => format!("to_base({a}, 16)"),
+            // hex() of an integer is whole bytes: 256 → '0100'.
+            Dialect::ClickHouse => format!("replaceRegexpOne(lower(hex({a})), '^0+(.)', '\\\\1')"),
             _ => format!("lower(hex({a}))"),
         }
     }
@@ -168,9 +190,36 @@ impl Dialect {
         }
     }
 
-    /// `CAST(a AS text)`.
+    /// `CAST(a AS text)` (NULL stays NULL).
     pub fn to_text(self, a: &str) -> String {
-        format!("CAST({a} AS {})", self.text())
+        match self {
+            Dialect::ClickHouse => format!("toString({a})"),
+            _ => format!("CAST({a} AS {})", self.text()),
+        }
+    }
+
+    /// A comparison as a boolean column (ClickHouse's comparisons are 0/1 integers).
+    pub fn boolean(self, cond: &str) -> String {
+        match self {
+            Dialect::ClickHouse => format!("CAST({cond} AS Bool)"),
+            _ => format!("({cond})"),
+        }
+    }
+
+    /// A text NULL.
+    pub fn null_text(self) -> String {
+        match self {
+            Dialect::ClickHouse => "CAST(NULL AS Nullable(String))".into(),
+            _ => format!("CAST(NULL AS {})", self.text()),
+        }
+    }
+
+    /// The value of `x` on the row with the least `by` (DuckDB and Spark `min_by`).
+    pub fn min_by(self, x: &str, by: &str) -> String {
+        match self {
+            Dialect::ClickHouse => format!("argMin({x}, {by})"),
+            _ => format!("min_by({x}, {by})"),
+        }
     }
 
     /// `a / b` as a double, 0 when `b` is 0 (logscope's `share`).
@@ -192,10 +241,7 @@ impl Dialect {
         match self {
             Dialect::DuckDb => format!("epoch_ms({ts})"),
             Dialect::Spark => format!("unix_millis({ts})"),
-            // The Hive connector reads the column as timestamp(3), the UTC wall clock.
-            Dialect::Trino => format!(
-                "date_diff('millisecond', TIMESTAMP '1970-01-01 00:00:00 UTC', with_timezone({ts}, 'UTC'))"
-            ),
+            Dialect::ClickHouse => format!("toUnixTimestamp64Milli({ts})"),
         }
     }
 
@@ -205,8 +251,8 @@ impl Dialect {
         match self {
             Dialect::DuckDb => format!("epoch_ms(timezone({z}, {ts}))"),
             Dialect::Spark => format!("unix_millis(from_utc_timestamp({ts}, {z}))"),
-            Dialect::Trino => format!(
-                "({} + (timezone_hour(with_timezone({ts}, 'UTC') AT TIME ZONE {z}) * 60 + timezone_minute(with_timezone({ts}, 'UTC') AT TIME ZONE {z})) * 60000)",
+            Dialect::ClickHouse => format!(
+                "({} + toInt64(timeZoneOffset(toTimeZone({ts}, {z}))) * 1000)",
                 self.epoch_ms(ts)
             ),
         }
@@ -220,7 +266,7 @@ impl Dialect {
         match self {
             Dialect::DuckDb => format!("TIMESTAMPTZ '{plain}+00:00'"),
             Dialect::Spark => format!("timestamp_millis({ms})"),
-            Dialect::Trino => format!("TIMESTAMP '{plain}'"),
+            Dialect::ClickHouse => format!("toDateTime64('{plain}', 3, 'UTC')"),
         }
     }
 
@@ -236,15 +282,15 @@ impl Dialect {
                 "date_format(timestamp_millis({local_ms}), '{}')",
                 if day { "yyyy-MM-dd" } else { "yyyy-MM" }
             ),
-            Dialect::Trino => format!(
-                "format_datetime(from_unixtime({local_ms} / 1000, 'UTC'), '{}')",
-                if day { "yyyy-MM-dd" } else { "yyyy-MM" }
+            Dialect::ClickHouse => format!(
+                "formatDateTime(fromUnixTimestamp64Milli(toInt64({local_ms}), 'UTC'), '{}')",
+                if day { "%Y-%m-%d" } else { "%Y-%m" }
             ),
         }
     }
 
-    /// The dataset's rows as a `FROM` item: `source` is the Parquet glob (DuckDB,
-    /// Spark) or ignored for Trino, which reads the `requests` table (see the header).
+    /// The dataset's rows as a `FROM` item: `source` is the Parquet glob (a path, or an
+    /// `s3://` or `http(s)://` URL).
     pub fn source(self, source: &str) -> String {
         match self {
             Dialect::DuckDb => format!("read_parquet({})", self.lit(source)),
@@ -260,12 +306,32 @@ impl Dialect {
                 s.push('`');
                 s
             }
-            Dialect::Trino => "requests".into(),
+            Dialect::ClickHouse => {
+                let lower = source.to_ascii_lowercase();
+                if lower.starts_with("s3://")
+                    || lower.starts_with("https://")
+                    || lower.starts_with("http://")
+                {
+                    let url = match source.strip_prefix("s3://") {
+                        // s3://bucket/key → the bucket's virtual-hosted URL.
+                        Some(rest) => match rest.split_once('/') {
+                            Some((bucket, key)) => {
+                                format!("https://{bucket}.s3.amazonaws.com/{key}")
+                            }
+                            None => source.to_string(),
+                        },
+                        None => source.to_string(),
+                    };
+                    format!("s3({}, 'Parquet')", self.lit(&url))
+                } else {
+                    format!("file({}, 'Parquet')", self.lit(source))
+                }
+            }
         }
     }
 
     /// Comment lines that start the script: how to run it.
-    pub fn header(self, source: &str) -> String {
+    pub fn header(self) -> String {
         let mut h = String::new();
         match self {
             Dialect::DuckDb => {
@@ -280,21 +346,20 @@ impl Dialect {
                     "-- Spark SQL: spark-sql -f this.sql   (timestamps below are read in UTC)"
                 );
             }
-            Dialect::Trino => {
-                let dir = source.trim_end_matches("*.parquet").trim_end_matches('/');
+            Dialect::ClickHouse => {
                 let _ = writeln!(
                     h,
-                    "-- Trino: the dataset as a Hive table first (once), e.g.\n--   CREATE TABLE hive.logs.requests (ts timestamp(3), ts_precision integer,\n--     client varchar, ip_hi bigint, ip_lo bigint, ident varchar, \"user\" varchar, method varchar,\n--     path varchar, query varchar, protocol varchar, status integer, bytes bigint, referer varchar,\n--     user_agent varchar, host varchar, request_time_us bigint, xff varchar, has_cookie boolean,\n--     client_list boolean, file varchar, line bigint)\n--   WITH (external_location = '{}', format = 'PARQUET');\n-- (ts: the UTC wall clock; the Parquet column is UTC-adjusted)\n-- then: trino --catalog hive --schema logs -f this.sql",
-                    dir.replace('\'', "''").replace(['\n', '\r'], " ")
+                    "-- ClickHouse: clickhouse local --queries-file this.sql   (or chdb; a server reads file() under its user_files_path)"
                 );
             }
         }
         h
     }
 
-    /// Whether setup statements may create temporary views (Trino: inlined as `WITH`).
+    /// Whether setup statements may create temporary views (ClickHouse has none: they
+    /// are inlined as `WITH`).
     pub fn temp_views(self) -> bool {
-        self != Dialect::Trino
+        self != Dialect::ClickHouse
     }
 
     /// `CREATE … TEMP VIEW name AS`.

@@ -52,11 +52,13 @@ GROUP BY heavy_class ORDER BY requests DESC, class"
 row_number() OVER (PARTITION BY bucket_local ORDER BY count(*) DESC, pfam, (phi < 0), phi, (plo < 0), plo, pname) AS rk\n    \
 FROM logscope_sel WHERE heavy_class IS NOT NULL GROUP BY bucket_local, pfam, phi, plo, pname";
     let mut with = vec![
-        "b AS (SELECT bucket_local, min_by(local_ms - ts_ms, ts_ms) AS off, count(*) AS requests, count(heavy_class) AS heavy,\n    \
+        format!(
+            "b AS (SELECT bucket_local, {} AS off, count(*) AS requests, count(heavy_class) AS heavy,\n    \
 count(DISTINCT CASE WHEN heavy_class IS NOT NULL THEN ckey END) AS distinct_ips,\n    \
 count(DISTINCT CASE WHEN heavy_class IS NOT NULL THEN pkey END) AS distinct_prefixes\n    \
-FROM logscope_sel GROUP BY bucket_local)"
-            .to_string(),
+FROM logscope_sel GROUP BY bucket_local)",
+            d.min_by("local_ms - ts_ms", "ts_ms")
+        ),
         format!(
             "p AS (SELECT * FROM ({}) q WHERE rk = 1)",
             t.labelled(bucket_prefixes, v4, v6)
@@ -78,7 +80,8 @@ FROM logscope_sel WHERE heavy_class IS NOT NULL GROUP BY bucket_local, agent_id,
             ));
             (
                 format!(
-                    ",\n  coalesce(pk.peak, 0) AS peak, coalesce(pk.peak, 0) > {count} AS over_capacity"
+                    ",\n  coalesce(pk.peak, 0) AS peak, {} AS over_capacity",
+                    d.boolean(&format!("coalesce(pk.peak, 0) > {count}"))
                 ),
                 " LEFT JOIN pk ON pk.bucket_local = b.bucket_local".to_string(),
             )

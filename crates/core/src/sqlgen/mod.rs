@@ -1,12 +1,12 @@
 //! SQL twins of the reports: the SQL that computes a report over the dataset's Parquet
-//! files in DuckDB, Spark or Trino, with logscope's classification written out — heavy
+//! files in DuckDB, Spark or ClickHouse, with logscope's classification written out — heavy
 //! rules as `CASE`/regex expressions, the prefix from `ip_hi`/`ip_lo` arithmetic, the
 //! identity from `user`/`has_cookie`, and the agent classes (woothee and the crawler
 //! lists, which SQL cannot express) as a `VALUES` table of the dataset's distinct
 //! User-Agent strings, classified by logscope when the query is written.
 //!
 //! A [`Script`] is a list of statements, each after a marker line: `-- setup: NAME`
-//! (temporary views; inlined as `WITH` for Trino) or `-- result: NAME` (a result set
+//! (temporary views; inlined as `WITH` for ClickHouse) or `-- result: NAME` (a result set
 //! whose columns are named like the fields of the report's JSON).
 
 pub mod agents;
@@ -105,8 +105,17 @@ impl Script {
         for n in &self.notes {
             let _ = writeln!(out, "-- {}", n.replace(['\n', '\r'], " "));
         }
-        if d == Dialect::Spark {
-            out.push_str("-- setup: zone\nSET spark.sql.session.timeZone = UTC;\n");
+        match d {
+            Dialect::Spark => {
+                out.push_str("-- setup: zone\nSET spark.sql.session.timeZone = UTC;\n");
+            }
+            // An outer join's missing side is NULL, as in SQL (ClickHouse's default fills
+            // in zeros and empty strings), and a name is the column before an alias of
+            // the same SELECT (`count(CASE WHEN selected …) AS selected`).
+            Dialect::ClickHouse => out.push_str(
+                "-- setup: joins\nSET join_use_nulls = 1;\n-- setup: names\nSET prefer_column_name_to_alias = 1;\n",
+            ),
+            Dialect::DuckDb => {}
         }
         let views: Vec<&Statement> = self.statements.iter().filter(|s| !s.result).collect();
         for s in &self.statements {
@@ -183,7 +192,7 @@ impl Twin<'_> {
                 conds.join(" AND ")
             };
             let then = if c.exclude {
-                format!("CAST(NULL AS {})", d.text())
+                d.null_text()
             } else {
                 d.lit(&c.name)
             };
@@ -218,7 +227,7 @@ impl Twin<'_> {
             }
         }
         if arms.is_empty() {
-            return format!("CAST(NULL AS {})", d.text());
+            return d.null_text();
         }
         format!("CASE {} END", arms.join(" "))
     }
@@ -246,9 +255,17 @@ impl Twin<'_> {
     fn agents_values(&self) -> String {
         let d = self.dialect;
         let sel = |i: &AgentInfo| self.filter.agent.as_ref().is_none_or(|s| s.matches(i));
+        let ch = d == Dialect::ClickHouse;
+        // ClickHouse's `values()` table function takes the types once; the others a
+        // typed first row.
+        let null = if ch {
+            "NULL".to_string()
+        } else {
+            d.null_text()
+        };
         let mut rows = vec![format!(
-            "(CAST(NULL AS {t}), CAST(0 AS BIGINT), CAST(NULL AS {t}), CAST(NULL AS {t}), CAST(NULL AS {t}), CAST(NULL AS {t}), FALSE, FALSE)",
-            t = d.text()
+            "({null}, {}, {null}, {null}, {null}, {null}, FALSE, FALSE)",
+            if ch { "0" } else { "CAST(0 AS BIGINT)" }
         )];
         for a in self.agents {
             rows.push(format!(
@@ -258,13 +275,16 @@ impl Twin<'_> {
                 d.lit(&a.info.label),
                 d.lit(&a.info.family),
                 d.lit(a.info.device.name()),
-                a.info.bot.map_or_else(
-                    || format!("CAST(NULL AS {})", d.text()),
-                    |k| d.lit(k.name())
-                ),
+                a.info.bot.map_or_else(|| null.clone(), |k| d.lit(k.name())),
                 if a.info.declared { "TRUE" } else { "FALSE" },
                 if sel(&a.info) { "TRUE" } else { "FALSE" }
             ));
+        }
+        if ch {
+            return format!(
+                "SELECT * FROM values('ua Nullable(String), agent_id Int64, label Nullable(String), family Nullable(String), device Nullable(String), bot_kind Nullable(String), declared Bool, sel Bool',\n  {}\n)",
+                rows.join(",\n  ")
+            );
         }
         format!(
             "SELECT * FROM (VALUES\n  {}\n) AS v(ua, agent_id, label, family, device, bot_kind, declared, sel)",
