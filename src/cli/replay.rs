@@ -260,6 +260,14 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE", help_heading = "Report")]
     pub decisions: Option<PathBuf>,
 
+    /// Begin each --decisions row with seq, the row's place in one run's file (the
+    /// request's place in decision order × the number of candidates + the candidate's
+    /// place). It is the same in every --keys shard: the shards' rows merged by seq,
+    /// without the column, are one unsharded run's file byte for byte
+    /// (contrib/spark_replay.py merges them so).
+    #[arg(long, requires = "decisions", help_heading = "Report")]
+    pub decisions_seq: bool,
+
     /// Statuses that mean a deployed limiter refused the request in the log.
     #[arg(
         long,
@@ -732,10 +740,13 @@ fn compute_with(
         Some(path) => {
             let f = AtomicFile::create("--decisions", path)?;
             let names = job.policies.iter().map(|p| p.name().to_string()).collect();
-            Some(
-                DecisionsWriter::new(BufWriter::with_capacity(1 << 20, f), names)
-                    .with_context(decisions_context)?,
-            )
+            let out = BufWriter::with_capacity(1 << 20, f);
+            let w = if args.decisions_seq {
+                DecisionsWriter::with_seq(out, names)
+            } else {
+                DecisionsWriter::new(out, names)
+            };
+            Some(w.with_context(decisions_context)?)
         }
     };
     let replayed = match engine::replay::replay(&source, &mut sel, job, decisions.as_mut()) {

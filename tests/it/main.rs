@@ -10,6 +10,7 @@ mod capacity;
 mod charts;
 mod cli_contract;
 mod cli_extras;
+mod cluster_replay;
 mod common;
 mod corpus;
 mod dataset;

@@ -3,6 +3,14 @@
 //! what the client would have been told ([`crate::replay::ClientView`]: `limit` as
 //! `N;w=SECONDS`, `remaining`, `reset_s`, and `retry_after_s` on a refusal). Every text
 //! cell goes through [`csv_cell`] (control characters escaped, formulas defused).
+//!
+//! With a leading `seq` column ([`DecisionsWriter::with_seq`], `--decisions-seq`) each row
+//! also says where it stands in one run's file: the request's place among every request
+//! fed (decision order) × the number of candidates + the candidate's place. A `--keys`
+//! shard is fed every request in that order too (it only leaves the other shards' keys
+//! undecided), so the shards' rows merged by `seq` are one unsharded run's rows, in its
+//! order — which the CSV's own columns cannot give (within a millisecond the order also
+//! depends on the request time, a refusal in the log and the input's order).
 
 use std::io::{self, Write};
 
@@ -19,18 +27,41 @@ pub struct DecisionsWriter<W: Write> {
     out: W,
     names: Vec<String>,
     rows: u64,
+    /// With the `seq` column: the place of the request being written among those fed.
+    seq: Option<u64>,
 }
 
 impl<W: Write> DecisionsWriter<W> {
     /// A writer for candidates with these names; writes the header.
-    pub fn new(mut out: W, names: Vec<String>) -> io::Result<Self> {
+    pub fn new(out: W, names: Vec<String>) -> io::Result<Self> {
+        Self::start(out, names, None)
+    }
+
+    /// A writer whose rows begin with `seq` (see the module); writes the header.
+    pub fn with_seq(out: W, names: Vec<String>) -> io::Result<Self> {
+        Self::start(out, names, Some(0))
+    }
+
+    fn start(mut out: W, names: Vec<String>, seq: Option<u64>) -> io::Result<Self> {
+        if seq.is_some() {
+            write!(out, "seq,")?;
+        }
         writeln!(out, "{HEADER}")?;
         let names = names.iter().map(|n| csv_cell(n)).collect();
         Ok(DecisionsWriter {
             out,
             names,
             rows: 0,
+            seq,
         })
+    }
+
+    /// Ends the rows of one request (every request fed, limited or not): the next
+    /// rows' `seq` is that of the next request.
+    pub(super) fn next_request(&mut self) {
+        if let Some(s) = self.seq.as_mut() {
+            *s += 1;
+        }
     }
 
     /// Writes the row of candidate `c` for one request, if the candidate limited it.
@@ -72,6 +103,9 @@ impl<W: Write> DecisionsWriter<W> {
             ),
             None => Default::default(),
         };
+        if let Some(s) = self.seq {
+            write!(self.out, "{},", s * self.names.len() as u64 + c as u64)?;
+        }
         writeln!(
             self.out,
             "{},{},{},{},{},{word},{delay},{},{},{},{limit},{remaining},{reset},{retry}",

@@ -78,6 +78,7 @@ impl<W: Write> DecisionSink for DecisionsWriter<W> {
         for (c, v) in verdicts.iter().enumerate() {
             self.write(file, meta, req, c, &policies[c], v)?;
         }
+        self.next_request();
         Ok(())
     }
 }
