@@ -607,12 +607,6 @@ fn sql_twin(data: &Path, a: &AvailabilityArgs) -> anyhow::Result<i32> {
     if matches!(a.by, ByArg::Week | ByArg::Hour) {
         refused.push("--by week/hour (month and day only)");
     }
-    if a.expect_every.is_some() {
-        refused.push("--expect-every");
-    }
-    if a.min_gap.is_some() {
-        refused.push("--min-gap");
-    }
     if !refused.is_empty() {
         return Err(sqlgen::refuse(&refused));
     }
@@ -642,6 +636,9 @@ fn sql_twin(data: &Path, a: &AvailabilityArgs) -> anyhow::Result<i32> {
             PolicyArg::Success => Policy::Success,
             PolicyArg::Failure => Policy::Failure,
         },
+        expect_every_ms: a.expect_every.map(Span::ms_i64),
+        min_gap_ms: a.min_gap.map(Span::ms_i64),
+        bucket_ms: a.bucket.ms_i64(),
     };
     let s = twin::availability::script(&p.twin(), &o);
     sqlgen::print(&p, &s)

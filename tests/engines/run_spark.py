@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from twin_script import plain, statements  # noqa: E402
@@ -26,6 +27,9 @@ def main():
     if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
         print(json.dumps({"missing": "java (Spark needs a JRE 17)"}))
         return
+    # The twins' intermediate tables (database logscope_twin) live in a temporary
+    # directory, not in the current one.
+    warehouse = tempfile.mkdtemp(prefix="logscope-spark-")
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("logscope-twins")
@@ -33,6 +37,7 @@ def main():
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "1g")
+        .config("spark.sql.warehouse.dir", warehouse)
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
@@ -54,6 +59,7 @@ def main():
             files[os.path.basename(path)] = results
     finally:
         spark.stop()
+        shutil.rmtree(warehouse, ignore_errors=True)
     print(json.dumps({"engine": "spark", "files": files}))
 
 

@@ -360,13 +360,81 @@ fn compare(report: &str, case: &str, j: &Value, r: &Value) -> usize {
             count(&f, rows.len());
         }
         "availability" => {
-            let periods = arr(&j["periods"]);
-            let mut f = vec!["label", "requests", "succeeded", "failed", "policy"];
-            if periods.iter().all(|p| p["missing"] == json!(0)) {
-                f.push("availability");
-            }
+            // Every period with its missing probes; the report's times are RFC 3339, the
+            // twin's UTC ms.
+            let periods: Vec<Value> = arr(&j["periods"])
+                .into_iter()
+                .map(|mut p| {
+                    p["start_ms"] = ms(&p["start"]);
+                    p["end_ms"] = ms(&p["end"]);
+                    p
+                })
+                .collect();
+            let f = [
+                "label",
+                "last_label",
+                "periods",
+                "start_ms",
+                "end_ms",
+                "hours",
+                "requests",
+                "succeeded",
+                "failed",
+                "policy",
+                "missing",
+                "expected",
+                "availability",
+            ];
             check_rows(case, &periods, &arr(&r["periods"]), &f);
             count(&f, periods.len());
+            let mut total = j["total"].clone();
+            total["span_start_ms"] = ms(&j["span_start"]);
+            total["span_end_ms"] = ms(&j["span_end"]);
+            total["cadence_ms"] = j["cadence"]["ms"].clone();
+            total["gap_ms"] = j["gap_ms"].clone();
+            total["probe_requests"] = j["probe_requests"].clone();
+            let f = [
+                "span_start_ms",
+                "span_end_ms",
+                "cadence_ms",
+                "gap_ms",
+                "probe_requests",
+                "requests",
+                "succeeded",
+                "failed",
+                "policy",
+                "missing",
+                "expected",
+                "availability",
+            ];
+            check(case, &total, &one("summary"), &f);
+            count(&f, 1);
+            // The site's rhythm (without a probe): its summary and expected requests per
+            // hour of the week.
+            let rhythm = &j["rhythm"];
+            if rhythm.is_null() {
+                assert!(arr(&r["rhythm"]).is_empty(), "{case}: a rhythm in the twin");
+            } else {
+                let f = [
+                    "days",
+                    "kind",
+                    "requests_per_day",
+                    "silences_checked",
+                    "silences_counted",
+                    "counted_ms",
+                    "expected_quiet",
+                    "availability_loose",
+                    "availability_strict",
+                ];
+                check(case, rhythm, &one("rhythm"), &f);
+                count(&f, 1);
+                let want: Vec<Value> = arr(&rhythm["expected_per_hour"])
+                    .into_iter()
+                    .map(|e| json!({"expected": e}))
+                    .collect();
+                check_rows(case, &want, &arr(&r["expected_per_hour"]), &["expected"]);
+                count(&["expected"], want.len());
+            }
             let mut want = Vec::new();
             for p in &periods {
                 if let Some(m) = p["failures_by_status"].as_object() {
@@ -479,6 +547,44 @@ const CASES: &[&[&str]] = &[
         "--tz",
         "Europe/Berlin",
     ],
+    // Two months of empty days before the log and one after: runs of more than 24
+    // periods without a probe are one row; a given cadence.
+    &[
+        "availability",
+        "--by",
+        "day",
+        "--since",
+        "2025-11-01",
+        "--until",
+        "2026-05-01",
+        "--probe",
+        "^/wiki/",
+        "--expect-every",
+        "6h",
+        "--tz",
+        "Asia/Seoul",
+    ],
+    // Three days: too few to learn the rhythm, one request per mean interval.
+    &[
+        "availability",
+        "--by",
+        "day",
+        "--since",
+        "2026-03-18",
+        "--until",
+        "2026-03-21",
+    ],
+    &[
+        "availability",
+        "--probe",
+        "index",
+        "--min-gap",
+        "2h",
+        "--by",
+        "day",
+        "--tz",
+        "+05:30",
+    ],
 ];
 
 #[test]
@@ -541,10 +647,6 @@ fn untranslatable_flags_are_refused_by_name() {
         ),
         (&["agents", "--sample", "5"][..], "--sample"),
         (&["concentration", "--by", "asn"][..], "--by asn"),
-        (
-            &["availability", "--expect-every", "1m"][..],
-            "--expect-every",
-        ),
         (&["availability", "--by", "week"][..], "--by week"),
     ] {
         let out = logscope(&data)

@@ -153,6 +153,11 @@ impl Dialect {
 
     /// Integer division of non-negative bigints.
     pub fn idiv(self, a: &str, b: i64) -> String {
+        self.idiv_by(a, &b.to_string())
+    }
+
+    /// Integer division of non-negative bigints by an expression.
+    pub fn idiv_by(self, a: &str, b: &str) -> String {
         match self {
             Dialect::DuckDb => format!("({a} // {b})"),
             Dialect::Spark => format!("({a} div {b})"),
@@ -203,6 +208,52 @@ impl Dialect {
         match self {
             Dialect::ClickHouse => format!("CAST({cond} AS Bool)"),
             _ => format!("({cond})"),
+        }
+    }
+
+    /// Rows `a..=b` of a bigint column, as a `SELECT` item (one row per value).
+    pub fn explode_range(self, a: &str, b: &str) -> String {
+        match self {
+            Dialect::DuckDb => {
+                format!("unnest(range(CAST({a} AS BIGINT), CAST({b} AS BIGINT) + 1))")
+            }
+            Dialect::Spark => {
+                format!("explode(sequence(CAST({a} AS BIGINT), CAST({b} AS BIGINT)))")
+            }
+            Dialect::ClickHouse => format!("arrayJoin(range(toInt64({a}), toInt64({b}) + 1))"),
+        }
+    }
+
+    /// The instant `ms` (a bigint expression, UTC ms) as a timestamp like `ts`.
+    pub fn ts_of_ms(self, ms: &str) -> String {
+        match self {
+            Dialect::DuckDb => format!("timezone('UTC', epoch_ms(CAST({ms} AS BIGINT)))"),
+            Dialect::Spark => format!("timestamp_millis(CAST({ms} AS BIGINT))"),
+            Dialect::ClickHouse => format!("fromUnixTimestamp64Milli(toInt64({ms}), 'UTC')"),
+        }
+    }
+
+    /// The UTC ms of the local wall-clock ms `local` in the IANA zone `zone`.
+    pub fn utc_of_local(self, local: &str, zone: &str) -> String {
+        let z = self.lit(zone);
+        match self {
+            Dialect::DuckDb => {
+                format!("epoch_ms(timezone({z}, make_timestamp(CAST({local} AS BIGINT) * 1000)))")
+            }
+            Dialect::Spark => format!(
+                "unix_millis(to_utc_timestamp(timestamp_millis(CAST({local} AS BIGINT)), {z}))"
+            ),
+            Dialect::ClickHouse => format!(
+                "toUnixTimestamp64Milli(toDateTime64(formatDateTime(fromUnixTimestamp64Milli(toInt64({local}), 'UTC'), '%Y-%m-%d %H:%i:%S'), 3, {z}))"
+            ),
+        }
+    }
+
+    /// `CAST(a AS BIGINT)`, NULL staying NULL.
+    pub fn to_bigint(self, a: &str) -> String {
+        match self {
+            Dialect::ClickHouse => format!("CAST({a} AS Nullable(Int64))"),
+            _ => format!("CAST({a} AS BIGINT)"),
         }
     }
 
@@ -360,6 +411,16 @@ impl Dialect {
     /// are inlined as `WITH`).
     pub fn temp_views(self) -> bool {
         self != Dialect::ClickHouse
+    }
+
+    /// `CREATE … TEMP TABLE name AS`: rows computed once for the session (Spark: a
+    /// Parquet table in the current database, dropped first).
+    pub fn create_table(self, name: &str) -> String {
+        match self {
+            Dialect::DuckDb => format!("CREATE OR REPLACE TEMP TABLE {name} AS"),
+            Dialect::Spark => format!("CREATE TABLE {name} USING parquet AS"),
+            Dialect::ClickHouse => format!("CREATE TEMPORARY TABLE {name} ENGINE = Memory AS"),
+        }
     }
 
     /// `CREATE … TEMP VIEW name AS`.

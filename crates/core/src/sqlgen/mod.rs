@@ -64,6 +64,9 @@ pub struct Twin<'a> {
 pub struct Statement {
     /// A result set (else a setup view).
     pub result: bool,
+    /// A setup view materialised once (a temporary table: its rows are used many
+    /// times, and recomputing them at each use is slow in every engine).
+    pub table: bool,
     /// Its name.
     pub name: String,
     /// The SQL, without the final `;`.
@@ -84,6 +87,17 @@ impl Script {
     pub fn view(&mut self, name: &str, sql: String) {
         self.statements.push(Statement {
             result: false,
+            table: false,
+            name: name.into(),
+            sql,
+        });
+    }
+
+    /// Adds a setup view materialised as a temporary table.
+    pub fn table(&mut self, name: &str, sql: String) {
+        self.statements.push(Statement {
+            result: false,
+            table: true,
             name: name.into(),
             sql,
         });
@@ -93,6 +107,7 @@ impl Script {
     pub fn result(&mut self, name: &str, sql: String) {
         self.statements.push(Statement {
             result: true,
+            table: false,
             name: name.into(),
             sql,
         });
@@ -108,6 +123,12 @@ impl Script {
         match d {
             Dialect::Spark => {
                 out.push_str("-- setup: zone\nSET spark.sql.session.timeZone = UTC;\n");
+                // Spark plans a cached view's whole lineage at each use (a twin's steps
+                // would be planned again and again): its tables are written once, as
+                // Parquet tables of a database of their own.
+                if self.statements.iter().any(|s| s.table) {
+                    out.push_str("-- setup: database\nCREATE DATABASE IF NOT EXISTS logscope_twin;\n-- setup: use\nUSE logscope_twin;\n");
+                }
             }
             // An outer join's missing side is NULL, as in SQL (ClickHouse's default fills
             // in zeros and empty strings), and a name is the column before an alias of
@@ -117,9 +138,40 @@ impl Script {
             ),
             Dialect::DuckDb => {}
         }
-        let views: Vec<&Statement> = self.statements.iter().filter(|s| !s.result).collect();
+        // ClickHouse has no temporary views: the views so far are inlined as `WITH`.
+        let mut views: Vec<&Statement> = Vec::new();
+        let inline = |views: &[&Statement], sql: &str| -> String {
+            if d.temp_views() || views.is_empty() {
+                return sql.to_string();
+            }
+            let with: Vec<String> = views
+                .iter()
+                .map(|v| format!("{} AS ({})", v.name, v.sql))
+                .collect();
+            match sql.strip_prefix("WITH ") {
+                Some(b) => format!("WITH {},\n{b}", with.join(",\n")),
+                None => format!("WITH {}\n{sql}", with.join(",\n")),
+            }
+        };
         for s in &self.statements {
-            if !s.result && d.temp_views() {
+            if s.result {
+                let _ = writeln!(out, "-- result: {}\n{};", s.name, inline(&views, &s.sql));
+            } else if s.table {
+                if d == Dialect::Spark {
+                    let _ = writeln!(
+                        out,
+                        "-- setup: {n}_drop\nDROP TABLE IF EXISTS {n};",
+                        n = s.name
+                    );
+                }
+                let _ = writeln!(
+                    out,
+                    "-- setup: {}\n{} {};",
+                    s.name,
+                    d.create_table(&s.name),
+                    inline(&views, &s.sql)
+                );
+            } else if d.temp_views() {
                 let _ = writeln!(
                     out,
                     "-- setup: {}\n{} {};",
@@ -127,25 +179,8 @@ impl Script {
                     d.create_view(&s.name),
                     s.sql
                 );
-            } else if s.result {
-                let _ = writeln!(out, "-- result: {}", s.name);
-                if d.temp_views() || views.is_empty() {
-                    let _ = writeln!(out, "{};", s.sql);
-                } else {
-                    let with: Vec<String> = views
-                        .iter()
-                        .map(|v| format!("{} AS ({})", v.name, v.sql))
-                        .collect();
-                    let body = s.sql.strip_prefix("WITH ");
-                    match body {
-                        Some(b) => {
-                            let _ = writeln!(out, "WITH {},\n{};", with.join(",\n"), b);
-                        }
-                        None => {
-                            let _ = writeln!(out, "WITH {}\n{};", with.join(",\n"), s.sql);
-                        }
-                    }
-                }
+            } else {
+                views.push(s);
             }
         }
         out
