@@ -1,6 +1,6 @@
 //! The dataset's schema and the forms of its values (addresses as two halves, months).
 //!
-//! Format 2 uses only types every engine reads natively (DuckDB, polars, Spark, Trino):
+//! Format 2 uses only types every engine reads natively (DuckDB, polars, Spark, ClickHouse):
 //! signed integers, booleans, UTF-8 strings and `ts` as a UTC timestamp in ms.
 //!
 //! Text columns hold the *stored form* of the log's bytes (format 4): the text as the

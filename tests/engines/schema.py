@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints the dataset's columns and their types as an engine sees them, as JSON.
 
-  python3 tests/engines/schema.py duckdb|spark 'DATA/requests/*.parquet'
+  python3 tests/engines/schema.py duckdb|spark|clickhouse 'DATA/requests/*.parquet'
 
 Output: {"engine": …, "columns": [[name, type], …]}; {"missing": "…"} when the engine
 is not installed.
@@ -21,6 +21,13 @@ def duckdb_schema(glob):
         "DESCRIBE SELECT * FROM read_parquet(?)", [glob]
     ).fetchall()
     return [[r[0], r[1]] for r in rows]
+
+
+def clickhouse_schema(glob):
+    import chdb
+
+    res = chdb.query("DESCRIBE file('%s', Parquet)" % glob.replace("'", "\\'"), "JSONCompact")
+    return [[r[0], r[1]] for r in json.loads(res.bytes())["data"]]
 
 
 def spark_schema(glob):
@@ -46,6 +53,8 @@ def main():
     try:
         if engine == "duckdb":
             import duckdb  # noqa: F401
+        elif engine == "clickhouse":
+            import chdb  # noqa: F401
         else:
             import pyspark  # noqa: F401
             if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
@@ -53,7 +62,7 @@ def main():
     except ImportError as e:
         print(json.dumps({"missing": "%s (%s)" % (engine, e)}))
         return
-    cols = duckdb_schema(glob) if engine == "duckdb" else spark_schema(glob)
+    cols = {"duckdb": duckdb_schema, "clickhouse": clickhouse_schema}.get(engine, spark_schema)(glob)
     print(json.dumps({"engine": engine, "columns": cols}))
 
 

@@ -1,4 +1,4 @@
-//! The dataset's schema as DuckDB and Spark read it natively — every integer a plain
+//! The dataset's schema as DuckDB, Spark and ClickHouse read it natively — every integer a plain
 //! signed integer (no `decimal(20,0)`, no unsigned type), `ts` a timestamp with UTC, text
 //! as strings, flags as booleans, and no partition column read as a string. The types
 //! each engine sees are printed (the README's schema table comes from this output).
@@ -50,6 +50,12 @@ fn accepted(engine: &str, kind: &str) -> &'static [&'static str] {
         ("spark", "int64") => &["bigint"],
         ("spark", "text") => &["string"],
         ("spark", "bool") => &["boolean"],
+        // Parquet's optional columns are Nullable in ClickHouse.
+        ("clickhouse", "timestamp") => &["Nullable(DateTime64(3, 'UTC'))"],
+        ("clickhouse", "int32") => &["Nullable(Int32)"],
+        ("clickhouse", "int64") => &["Nullable(Int64)"],
+        ("clickhouse", "text") => &["Nullable(String)"],
+        ("clickhouse", "bool") => &["Nullable(Bool)"],
         _ => &[],
     }
 }
@@ -72,7 +78,7 @@ fn schema_of(engine: &str, glob: &str) -> Option<Vec<(String, String)>> {
         println!("SKIPPED: {m} not installed");
         assert!(
             std::env::var_os("CI").is_none(),
-            "{m} is required in CI (python3 -m pip install duckdb pyspark; Java 17)"
+            "{m} is required in CI (python3 -m pip install duckdb pyspark chdb; Java 17)"
         );
         return None;
     }
@@ -92,7 +98,7 @@ fn schema_of(engine: &str, glob: &str) -> Option<Vec<(String, String)>> {
 }
 
 #[test]
-fn duckdb_and_spark_read_plain_signed_integers_and_timestamps() {
+fn duckdb_spark_and_clickhouse_read_plain_signed_integers_and_timestamps() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let log = dir.path().join("access.log");
@@ -106,7 +112,7 @@ fn duckdb_and_spark_read_plain_signed_integers_and_timestamps() {
     let glob = format!("{}/requests/*.parquet", data.display());
     let mut table = Vec::new();
     let mut problems = Vec::new();
-    for engine in ["duckdb", "spark"] {
+    for engine in ["duckdb", "spark", "clickhouse"] {
         let Some(cols) = schema_of(engine, &glob) else {
             continue;
         };
