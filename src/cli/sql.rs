@@ -110,7 +110,8 @@ pub struct SqlArgs {
     pub query: String,
 
     /// Also print on standard error how many of the dataset's parts each scan of
-    /// `requests` opened (and their months).
+    /// `requests` opened (and their months), and whether a GROUP BY was counted per
+    /// dictionary code in the pages instead.
     #[arg(long)]
     pub explain: bool,
 
@@ -269,13 +270,18 @@ pub fn run(data: &Path, args: SqlArgs) -> anyhow::Result<i32> {
     if args.explain {
         for r in &res.reads {
             eprintln!(
-                "logscope: {TABLE}: opened {} of {} parts{}",
+                "logscope: {TABLE}: opened {} of {} parts{}{}",
                 r.parts,
                 r.of,
                 if r.months.is_empty() {
                     String::new()
                 } else {
                     format!(" ({})", r.months.join(", "))
+                },
+                if r.grouped {
+                    "; grouped per dictionary code in the pages"
+                } else {
+                    ""
                 }
             );
         }

@@ -39,6 +39,7 @@ pub mod compact;
 pub mod counts;
 mod delta;
 pub mod frame;
+pub mod groups;
 pub mod ingest;
 pub mod manifest;
 pub mod migrate;

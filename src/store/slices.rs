@@ -38,6 +38,8 @@ pub struct Plan {
     pub rows: u64,
     /// The manifest's schema version.
     pub version: u32,
+    /// The manifest's parts, planned or not ([`Slice::part`] indexes them).
+    pub parts: Vec<super::PartEntry>,
     footers: Vec<Footer>,
     /// The snapshot read (its reader lock held by the dataset handle).
     snapshot: Snapshot,
@@ -164,6 +166,7 @@ pub fn plan_parts(
         slices,
         rows,
         version: manifest.version,
+        parts: manifest.parts.clone(),
         footers,
         snapshot,
     }))

@@ -33,7 +33,8 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserOptions};
 
 use super::checksum;
-use super::frame::{ip_of_halves, schema};
+use super::frame::{Column as Stored, ip_of_halves, schema};
+use super::groups::{By, Key, group_counts};
 use super::slices::{check_part, part_sums};
 use super::sql_time::{self, TimeError, TimeFunctions};
 use super::{Dataset, PartEntry, StoreError};
@@ -153,6 +154,9 @@ pub struct ScanRead {
     pub of: usize,
     /// Months of the parts opened (sorted, distinct).
     pub months: Vec<String>,
+    /// Counted per dictionary code from the pages ([`group_counts`]): a plain GROUP BY
+    /// over the table, answered without polars reading its rows.
+    pub grouped: bool,
 }
 
 /// A query's result and what it read.
@@ -403,7 +407,7 @@ fn run_here(
     let failure = Arc::new(Mutex::new(None));
     let schema = Arc::new(requests_schema());
     let scan = PartsScan {
-        parts,
+        parts: parts.clone(),
         synth_client_list: manifest.version < 3,
         synth_request: manifest.version < 4,
         schema: schema.clone(),
@@ -423,9 +427,12 @@ fn run_here(
     let mut ctx = SQLContext::new().with_function_registry(Arc::new(TimeFunctions));
     ctx.register(TABLE, requests);
     ctx.register(VIEW, view);
-    let lf = ctx
+    let mut lf = ctx
         .execute(query)
         .map_err(|e| SqlError::Query(polars_message(&e)))?;
+    if let Some(plan) = grouped_from_pages(&lf.logical_plan, ds, &parts, &reads) {
+        lf = LazyFrame::from(plan);
+    }
     let collected = lf.collect();
     if let Some(e) = failure.lock().ok().and_then(|mut f| f.take()) {
         return Err(SqlError::Store(e));
@@ -442,6 +449,256 @@ fn run_here(
         frame,
         reads,
         dataset_rows,
+    })
+}
+
+/// The query's plan with its `GROUP BY` answered from the pages ([`group_counts`]:
+/// rows counted per dictionary code, no row decoded to a string or hashed), when it is
+/// one polars would run straight over `requests`: keys that are stored columns or
+/// `month`, no HAVING, only `count(*)` (or `count(key)`) per group, and above it only
+/// the SELECT list, WHERE, ORDER BY, LIMIT or DISTINCT of this or an outer query, which
+/// polars runs on the groups as always. The groups are those polars would make, with the
+/// schema polars gives them (checked), in order of first appearance (polars' GROUP BY
+/// keeps no order). `None`: the plan as it is (any other query, a chunk the page reader
+/// does not decode, a damaged part: the general path answers or says what is wrong).
+fn grouped_from_pages(
+    plan: &DslPlan,
+    ds: &Dataset,
+    parts: &[(PathBuf, PartEntry)],
+    reads: &Mutex<Vec<ScanRead>>,
+) -> Option<DslPlan> {
+    let inner = |input: &Arc<DslPlan>| grouped_from_pages(input, ds, parts, reads).map(Arc::new);
+    Some(match plan {
+        DslPlan::GroupBy { .. } => return group_by_from_pages(plan, ds, parts, reads),
+        // A part polars has planned already (its schema asked for): the plan it came from,
+        // rewritten below.
+        DslPlan::IR { dsl, .. } => return grouped_from_pages(dsl, ds, parts, reads),
+        DslPlan::Select {
+            expr,
+            input,
+            options,
+        } => DslPlan::Select {
+            expr: expr.clone(),
+            input: inner(input)?,
+            options: *options,
+        },
+        DslPlan::HStack {
+            input,
+            exprs,
+            options,
+        } => DslPlan::HStack {
+            input: inner(input)?,
+            exprs: exprs.clone(),
+            options: *options,
+        },
+        DslPlan::Filter { input, predicate } => DslPlan::Filter {
+            input: inner(input)?,
+            predicate: predicate.clone(),
+        },
+        DslPlan::Sort {
+            input,
+            by_column,
+            slice,
+            sort_options,
+        } => DslPlan::Sort {
+            input: inner(input)?,
+            by_column: by_column.clone(),
+            slice: *slice,
+            sort_options: sort_options.clone(),
+        },
+        DslPlan::Slice { input, offset, len } => DslPlan::Slice {
+            input: inner(input)?,
+            offset: *offset,
+            len: *len,
+        },
+        DslPlan::Distinct { input, options } => DslPlan::Distinct {
+            input: inner(input)?,
+            options: options.clone(),
+        },
+        _ => return None,
+    })
+}
+
+/// What one aggregation of a GROUP BY answered from the pages counts.
+enum Count {
+    /// The group's rows (`count(*)`).
+    Rows,
+    /// Its rows where key `k` is not null (`count(key)`).
+    NonNull(usize),
+}
+
+/// [`grouped_from_pages`] for one `GroupBy` node: the groups as a frame in its place.
+fn group_by_from_pages(
+    plan: &DslPlan,
+    ds: &Dataset,
+    parts: &[(PathBuf, PartEntry)],
+    reads: &Mutex<Vec<ScanRead>>,
+) -> Option<DslPlan> {
+    let DslPlan::GroupBy {
+        input,
+        keys,
+        predicates,
+        aggs,
+        maintain_order: _,
+        options,
+        apply: None,
+    } = plan
+    else {
+        return None;
+    };
+    if !predicates.is_empty()
+        || options.slice.is_some()
+        || options.is_rolling()
+        || options.is_dynamic()
+        || parts.is_empty()
+    {
+        return None;
+    }
+    let mut input = input.as_ref();
+    while let DslPlan::IR { dsl, .. } = input {
+        input = dsl;
+    }
+    let DslPlan::Scan { scan_type, .. } = input else {
+        return None;
+    };
+    let FileScanDsl::Anonymous { function, .. } = scan_type.as_ref() else {
+        return None;
+    };
+    function.as_any().downcast_ref::<PartsScan>()?;
+    let names: Vec<&PlSmallStr> = keys
+        .iter()
+        .map(|k| match k {
+            Expr::Column(n) => Some(n),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let by: Vec<By> = names
+        .iter()
+        .map(|n| match n.as_str() {
+            "month" => Some(By::Month),
+            n => Stored::named(n).map(By::Stored),
+        })
+        .collect::<Option<_>>()?;
+    let mut counts = Vec::with_capacity(aggs.len());
+    for a in aggs {
+        let a = match a {
+            Expr::Alias(e, _) => e.as_ref(),
+            e => e,
+        };
+        counts.push(match a {
+            Expr::Len => Count::Rows,
+            Expr::Agg(AggExpr::Count {
+                input,
+                include_nulls,
+            }) => {
+                let Expr::Column(n) = input.as_ref() else {
+                    return None;
+                };
+                match names.iter().position(|k| *k == n)? {
+                    _ if *include_nulls => Count::Rows,
+                    k => Count::NonNull(k),
+                }
+            }
+            _ => return None,
+        });
+    }
+    // The schema polars gives the groups: what the frame must have, name for name.
+    let schema = LazyFrame::from(plan.clone()).collect_schema().ok()?;
+    if schema.len() != keys.len() + counts.len() {
+        return None;
+    }
+    let grouped = group_counts(ds, &by).ok()??;
+    // The snapshot the query's plan was made from, part for part.
+    if grouped.parts.len() != parts.len()
+        || grouped
+            .parts
+            .iter()
+            .zip(parts)
+            .any(|(a, (_, p))| *a != p.file)
+    {
+        return None;
+    }
+    let groups = &grouped.groups;
+    let mut columns = Vec::with_capacity(schema.len());
+    for (i, (name, dtype)) in schema.iter().enumerate() {
+        let column = match counts.get(i.wrapping_sub(keys.len())) {
+            None => key_column(name, dtype, groups.iter().map(|(k, _)| &k[i]))?,
+            Some(count) => {
+                let v: Vec<IdxSize> = groups
+                    .iter()
+                    .map(|(k, n)| match count {
+                        Count::NonNull(j) if k[*j] == Key::Null => Some(0),
+                        _ => IdxSize::try_from(*n).ok(),
+                    })
+                    .collect::<Option<_>>()?;
+                IdxCa::from_vec(name.clone(), v).into_column()
+            }
+        };
+        if column.name() != name || column.dtype() != dtype {
+            return None;
+        }
+        columns.push(column);
+    }
+    let df = DataFrame::new(groups.len(), columns).ok()?;
+    let mut months: Vec<String> = parts.iter().map(|(_, p)| p.month.clone()).collect();
+    months.sort();
+    months.dedup();
+    if let Ok(mut r) = reads.lock() {
+        r.push(ScanRead {
+            parts: parts.len(),
+            of: parts.len(),
+            months,
+            grouped: true,
+        });
+    }
+    Some(DslPlan::DataFrameScan {
+        df: Arc::new(df),
+        schema,
+    })
+}
+
+/// A key column of the groups, of the type polars gives it (`None`: a type or value
+/// this does not build).
+fn key_column<'a>(
+    name: &PlSmallStr,
+    dtype: &DataType,
+    keys: impl Iterator<Item = &'a Key>,
+) -> Option<Column> {
+    Some(match dtype {
+        DataType::String => {
+            let v: Vec<Option<&str>> = keys
+                .map(|k| match k {
+                    Key::Text(s) => Some(Some(s.as_str())),
+                    Key::Null => Some(None),
+                    _ => None,
+                })
+                .collect::<Option<_>>()?;
+            StringChunked::from_iter_options(name.clone(), v.into_iter()).into_column()
+        }
+        DataType::Boolean => {
+            let v: Vec<Option<bool>> = keys
+                .map(|k| match k {
+                    Key::Bool(b) => Some(Some(*b)),
+                    Key::Null => Some(None),
+                    _ => None,
+                })
+                .collect::<Option<_>>()?;
+            BooleanChunked::from_iter_options(name.clone(), v.into_iter()).into_column()
+        }
+        DataType::Int32 | DataType::Int64 | DataType::Datetime(..) => {
+            let v: Vec<Option<i64>> = keys
+                .map(|k| match k {
+                    Key::Int(x) => Some(Some(*x)),
+                    Key::Null => Some(None),
+                    _ => None,
+                })
+                .collect::<Option<_>>()?;
+            Int64Chunked::from_iter_options(name.clone(), v.into_iter())
+                .into_column()
+                .strict_cast(dtype)
+                .ok()?
+        }
+        _ => return None,
     })
 }
 
@@ -514,6 +771,7 @@ impl AnonymousScan for PartsScan {
                 parts: chosen.len(),
                 of: self.parts.len(),
                 months,
+                grouped: false,
             });
         }
         let names: Vec<PlSmallStr> = match &args.with_columns {

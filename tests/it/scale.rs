@@ -10,7 +10,7 @@ use super::common::{Rng, logscope, report_json_without_origin};
 /// A vhost-combined log of `n` lines over ten days: hosts, users, methods, heavy and
 /// light MediaWiki requests, API searches, host-name clients among addresses, IPv6,
 /// agents that repeat and agents that do not.
-fn mixed_log(path: &Path, n: usize, seed: u64) {
+pub(crate) fn mixed_log(path: &Path, n: usize, seed: u64) {
     let mut rng = Rng(seed);
     let start = 1_717_200_000i64; // 2024-06-01
     let mut out = String::new();

@@ -765,3 +765,165 @@ fn network_columns_agree_with_top() {
     let all = json(d, &["sql", "SELECT count(*) AS n FROM requests"])["rows"][0]["n"].clone();
     assert_eq!(json(d, &["sql", q])["rows"][0]["n"], all);
 }
+
+/// A plain `GROUP BY` over `requests` is counted per dictionary code in the pages
+/// (`src/store/groups.rs`): against polars grouping the rows it read
+/// (`LOGSCOPE_SCAN=polars`), every such query answers the same (the same columns,
+/// types and groups; rows in the same order where the query orders them totally), and
+/// `--explain` shows which path answered. Small row groups, two months, nulls, text,
+/// integer, flag, timestamp and month keys.
+#[test]
+fn group_by_from_the_pages_answers_as_polars() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let log = tmp.path().join("access.log");
+    crate::scale::mixed_log(&log, 6_000, 0x5eed);
+    // July: a second part, and a host and agent June has not.
+    let july = tmp.path().join("july.log");
+    let mut s = String::new();
+    for i in 0..700 {
+        s.push_str(&format!(
+            "www.example.org 192.0.2.{} - bob [03/Jul/2024:10:{:02}:00 +0000] \"GET /j{} HTTP/1.1\" {} 7 \"-\" \"{}\"\n",
+            i % 9,
+            i % 60,
+            i % 13,
+            [200, 404][i % 2],
+            ["curl/8.5.0", "july-agent/1", "-"][i % 3],
+        ));
+    }
+    std::fs::write(&july, s).unwrap();
+    let out = logscope(&data)
+        .env("LOGSCOPE_ROW_GROUP_ROWS", "512")
+        .args(["ingest", "--format", "vhost-combined"])
+        .arg(&log)
+        .arg(&july)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = |mode: &str, q: &str| -> (Value, String) {
+        let out = logscope(&data)
+            .env("LOGSCOPE_SCAN", mode)
+            .args(["sql", q, "--explain", "--format", "json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{mode} {q}: {err}");
+        (serde_json::from_slice(&out.stdout).unwrap(), err)
+    };
+    const GROUPED: &str = "grouped per dictionary code in the pages";
+    // (query, rows in a total order, answered from the pages)
+    let queries: &[(&str, bool, bool)] = &[
+        (
+            "SELECT user_agent, count(*) AS n FROM requests GROUP BY user_agent",
+            false,
+            true,
+        ),
+        (
+            "SELECT user_agent, count(*) FROM requests GROUP BY 1",
+            false,
+            true,
+        ),
+        (
+            "SELECT status, count(*) AS n FROM requests GROUP BY status ORDER BY status",
+            true,
+            true,
+        ),
+        (
+            "SELECT host, status, count(*) AS n FROM requests GROUP BY host, status",
+            false,
+            true,
+        ),
+        (
+            "SELECT status, host, count(*) AS n FROM requests GROUP BY host, status ORDER BY n DESC, host, status LIMIT 4",
+            true,
+            true,
+        ),
+        (
+            "SELECT month, \"user\", count(\"user\") AS named, count(*) AS n FROM requests GROUP BY month, \"user\"",
+            false,
+            true,
+        ),
+        (
+            "SELECT path, method, count(*) AS n FROM requests GROUP BY path, method ORDER BY n DESC, path, method LIMIT 10",
+            true,
+            true,
+        ),
+        (
+            "SELECT has_cookie, client_list, ts_precision, count(*) FROM requests GROUP BY 1, 2, 3",
+            false,
+            true,
+        ),
+        (
+            "SELECT ts, count(*) AS n FROM requests GROUP BY ts ORDER BY ts",
+            true,
+            true,
+        ),
+        (
+            "SELECT bytes, client, count(*) AS n FROM requests GROUP BY bytes, client ORDER BY bytes, client",
+            true,
+            true,
+        ),
+        (
+            "SELECT u AS agent, n FROM (SELECT user_agent AS u, count(*) AS n FROM requests GROUP BY user_agent) WHERE n > 100 ORDER BY n, agent",
+            true,
+            true,
+        ),
+        (
+            "SELECT count(*) AS groups FROM (SELECT path, query FROM requests GROUP BY path, query)",
+            true,
+            true,
+        ),
+        // The general path: a WHERE below the grouping, HAVING, another aggregate, the view.
+        (
+            "SELECT status, count(*) AS n FROM requests WHERE month = '2024-07' GROUP BY status ORDER BY status",
+            true,
+            false,
+        ),
+        (
+            "SELECT host, count(*) AS n FROM requests GROUP BY host HAVING count(*) > 10 ORDER BY host",
+            true,
+            false,
+        ),
+        (
+            "SELECT host, count(*) AS n, sum(bytes) AS b FROM requests GROUP BY host ORDER BY host",
+            true,
+            false,
+        ),
+        (
+            "SELECT agent, count(*) AS n FROM requests_x GROUP BY agent ORDER BY agent",
+            true,
+            false,
+        ),
+    ];
+    let canon = |v: &Value, ordered: bool| -> (Value, Vec<String>) {
+        let mut rows: Vec<String> = v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.to_string())
+            .collect();
+        if !ordered {
+            rows.sort();
+        }
+        (v["columns"].clone(), rows)
+    };
+    for &(q, ordered, fast) in queries {
+        let (general, err) = run("polars", q);
+        assert!(!err.contains(GROUPED), "{q}: {err}");
+        let (pages, err) = run("pages", q);
+        assert_eq!(err.contains(GROUPED), fast, "{q}: {err}");
+        assert!(
+            err.contains("opened 2 of 2 parts (2024-06, 2024-07)") || !fast,
+            "{q}: {err}"
+        );
+        assert!(general["row_count"].as_u64().unwrap() > 0, "{q}");
+        assert_eq!(canon(&pages, ordered), canon(&general, ordered), "{q}");
+        // Without LOGSCOPE_SCAN too (the default reader falls back where it must).
+        let (default, _) = run("", q);
+        assert_eq!(canon(&default, ordered), canon(&general, ordered), "{q}");
+    }
+}
