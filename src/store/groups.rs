@@ -59,7 +59,7 @@ const DENSE: u64 = 1 << 20;
 /// caller then answers the general way.
 ///
 /// Each thread takes every n-th slice and adds its groups to a table of its own (each
-/// group found again by its encoded key, [`Coded::encode`]); the tables are merged at
+/// group found again by its encoded key, `Coded::encode`); the tables are merged at
 /// the end and the groups put in order of first appearance.
 pub fn group_counts(ds: &Dataset, by: &[By]) -> Result<Option<Grouped>, StoreError> {
     let mode = ScanMode::from_env();
