@@ -196,6 +196,8 @@ const COMMANDS: &[Cmd] = &[
             ("--by", Value(WIDTHS)),
             ("--top", Value(NUMBERS)),
             ("--decisions", OutPath),
+            ("--decisions-seq", Bool),
+            ("--keys", Value(&["0/3", "2/3", "3/3", "x"])),
             ("--refusal-status", Value(&["429", "429,503", "70000"])),
             ("--drop-logged-refusals", Bool),
         ],
