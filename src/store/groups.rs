@@ -422,7 +422,7 @@ fn count_slice(
             if space <= DENSE {
                 dense.clear();
                 dense.resize(space as usize, u32::MAX);
-                let mut count = |k: u64, i: usize| {
+                let count = |k: u64, i: usize| {
                     let at = &mut dense[k as usize];
                     if *at == u32::MAX {
                         *at = first.len() as u32;
@@ -430,40 +430,17 @@ fn count_slice(
                     }
                     first[*at as usize].2 += 1;
                 };
-                match single {
-                    // The common case: one coded column, its codes are the combinations.
-                    Some(codes) => {
-                        for (i, &k) in codes.iter().enumerate() {
-                            count(k as u64, i);
-                        }
-                    }
-                    None => {
-                        for (i, &k) in combined.iter().enumerate() {
-                            count(k, i);
-                        }
-                    }
-                }
+                each_key(single, &combined, count);
             } else {
                 sparse.clear();
-                let mut count = |k: u64, i: usize| {
+                let count = |k: u64, i: usize| {
                     let at = *sparse.entry(k).or_insert_with(|| {
                         first.push((k, i, 0));
                         (first.len() - 1) as u32
                     });
                     first[at as usize].2 += 1;
                 };
-                match single {
-                    Some(codes) => {
-                        for (i, &k) in codes.iter().enumerate() {
-                            count(k as u64, i);
-                        }
-                    }
-                    None => {
-                        for (i, &k) in combined.iter().enumerate() {
-                            count(k, i);
-                        }
-                    }
-                }
+                each_key(single, &combined, count);
             }
             for &(_, i, rows_of) in &first {
                 key.clear();
@@ -477,4 +454,21 @@ fn count_slice(
         start += n;
     }
     Ok(true)
+}
+
+/// Calls `count(key, row)` for each row of a row group: the codes of its one coded column
+/// (the common case: they are the combinations), else the combined keys.
+fn each_key(single: Option<&[u32]>, combined: &[u64], mut count: impl FnMut(u64, usize)) {
+    match single {
+        Some(codes) => {
+            for (i, &k) in codes.iter().enumerate() {
+                count(u64::from(k), i);
+            }
+        }
+        None => {
+            for (i, &k) in combined.iter().enumerate() {
+                count(k, i);
+            }
+        }
+    }
 }
